@@ -1,0 +1,153 @@
+# ebprof: one non-recursive Makefile. Build output goes under build/.
+#
+#   make            the CLI (build/ebprof) and the collectd plugin (build/ebprof.so)
+#   make check      every test: unit tests under ASan+UBSan, then end to end
+#   make deps       install the Debian packages (safe to run again)
+#   make demo       collectd with the plugin on examples/collectd.conf
+#   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
+#   make lint       cppcheck and clang-tidy
+
+CC       ?= cc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+PREFIX   ?= /usr/local
+PLUGINDIR ?= /usr/lib/collectd
+B        := build
+
+WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
+BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
+CFLAGS   ?= -O2
+LIBS     := -lbpf -lelf -lz -lpthread
+SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# collectd 5.12 headers as Debian installs them; HAVE_CONFIG_H pulls in its config.h.
+COLLECTD_CFLAGS := -DHAVE_CONFIG_H -I/usr/include/collectd/core -I/usr/include/collectd
+
+# The library: everything below the composition roots (plugin/, cli/).
+CORE_SRCS := $(filter-out %.bpf.c,$(wildcard bpf/*.c)) $(wildcard symbolizer/*.c) \
+	     $(wildcard render/*.c)
+PLUGIN_SRCS := $(wildcard plugin/*.c)
+CLI_SRCS := $(wildcard cli/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+STUB_SRCS := $(wildcard tests/unit/stub_*.c)
+
+CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
+PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(B)/obj/%.o)
+CLI_OBJS := $(CLI_SRCS:%.c=$(B)/obj/%.o)
+SAN_OBJS := $(CORE_SRCS:%.c=$(B)/san/%.o) $(PLUGIN_SRCS:%.c=$(B)/san/%.o) \
+	    $(STUB_SRCS:%.c=$(B)/san/%.o)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+
+SKEL := $(B)/bpf/ebprof.skel.h
+
+.PHONY: all check unit e2e deps install uninstall demo lint clean bench
+.DEFAULT_GOAL := all
+
+all: $(B)/ebprof $(B)/ebprof.so
+
+# --- BPF: vmlinux.h from this kernel's BTF, the object, the skeleton ------
+$(B)/bpf/vmlinux.h:
+	@mkdir -p $(@D)
+	@test -r /sys/kernel/btf/vmlinux || { echo "no /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
+	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
+
+$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/ebprof.h $(B)/bpf/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I. -I$(B)/bpf -Wall -Werror -c $< -o $@
+
+$(SKEL): $(B)/bpf/ebprof.bpf.o
+	$(BPFTOOL) gen skeleton $< name ebprof_bpf > $@.tmp && mv $@.tmp $@
+
+# --- user space ------------------------------------------------------------
+$(B)/obj/%.o: %.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/obj/plugin/%.o: plugin/%.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libebprof.a: $(CORE_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/ebprof: $(CLI_OBJS) $(B)/libebprof.a
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS)
+
+# The plugin exports module_register only (-fvisibility=hidden everywhere else).
+$(B)/ebprof.so: $(PLUGIN_OBJS) $(B)/libebprof.a
+	$(CC) $(CFLAGS) -shared -o $@ $(PLUGIN_OBJS) $(B)/libebprof.a $(LIBS)
+
+# --- tests: unit tests build against an ASan+UBSan copy of every module ----
+$(B)/san/%.o: %.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(SANFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/san/plugin/%.o: plugin/%.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(SANFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/san/tests/unit/%.o: tests/unit/%.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(SANFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libebprof-san.a: $(SAN_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/tests/%: $(B)/san/tests/unit/%.o $(B)/libebprof-san.a
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(B)/libebprof-san.a -lcmocka $(LIBS)
+
+# Fixture programs for the unit tests, built by the test run from C sources:
+# each tests/fixtures/NAME.c becomes a PIE, a non-PIE executable and a
+# shared object, with frame pointers and symbols.
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
+FIXTURE_FLAGS := -O1 -g -fno-omit-frame-pointer -fno-inline
+FIXTURES := $(foreach f,$(FIXTURE_SRCS:tests/fixtures/%.c=%),\
+	$(B)/fixtures/$(f)-pie $(B)/fixtures/$(f)-nopie $(B)/fixtures/lib$(f).so)
+
+$(B)/fixtures/%-pie: tests/fixtures/%.c
+	@mkdir -p $(@D)
+	$(CC) $(FIXTURE_FLAGS) -fPIE -pie -o $@ $<
+$(B)/fixtures/%-nopie: tests/fixtures/%.c
+	@mkdir -p $(@D)
+	$(CC) $(FIXTURE_FLAGS) -fno-pie -no-pie -o $@ $<
+$(B)/fixtures/lib%.so: tests/fixtures/%.c
+	@mkdir -p $(@D)
+	$(CC) $(FIXTURE_FLAGS) -fPIC -shared -DFIXTURE_SHARED -o $@ $<
+
+$(UNIT_BINS): | $(FIXTURES)
+
+unit: $(UNIT_BINS)
+	@tests/run.sh unit $(UNIT_BINS)
+
+e2e: all
+	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
+
+check: all $(UNIT_BINS)
+	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
+
+# --- set-up, install, demo -------------------------------------------------
+deps:
+	@tests/deps.sh
+
+install: all
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin
+	install -m 0644 $(B)/ebprof.so $(DESTDIR)$(PLUGINDIR)/ebprof.so
+	install -m 0755 $(B)/ebprof $(DESTDIR)$(PREFIX)/bin/ebprof
+
+uninstall:
+	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof
+
+demo: all
+	@examples/demo.sh
+
+lint: $(SKEL)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(CORE_SRCS) $(CLI_SRCS)
+	clang-tidy --quiet $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B) -name '*.d' 2>/dev/null)

@@ -1,0 +1,62 @@
+/*
+ * The one header the kernel program and the user-space sampler share.
+ *
+ * The BPF program keys every sample by (process, thread, kernel stack, user
+ * stack) and counts it in a hash map. Stacks are not stored with
+ * bpf_get_stackid(): its table is direct-mapped, so two stacks that hash to
+ * one bucket collide and one is lost (-EEXIST). Instead the program copies
+ * each stack with bpf_get_stack(), hashes it itself, and stores it once in
+ * a hash map keyed by that 64-bit hash. A hash map only refuses a stack when
+ * it is full, and that is counted.
+ *
+ * Both maps sit behind one-slot map-in-map arrays. To drain, user space
+ * puts a fresh pair of inner maps in the slots. The kernel waits for every
+ * running BPF program to finish before that update returns
+ * (synchronize_rcu() in maybe_wait_bpf_programs(), kernel/bpf/syscall.c),
+ * so after it no program can write the old pair, and user space reads and
+ * clears it without racing any increment.
+ */
+#ifndef EBPROF_BPF_EBPROF_H
+#define EBPROF_BPF_EBPROF_H
+
+/* The kernel's own cap is sysctl kernel.perf_event_max_stack (127). */
+#define EBPROF_MAX_DEPTH 127
+#define EBPROF_COMM_LEN 16
+
+/* Kept in a hash map: one entry per distinct sampled stack pair. */
+struct ebprof_key {
+	__u32 tgid;
+	__u32 pid;
+	__u64 kstack; /* key in the stacks map; 0 = no kernel stack */
+	__u64 ustack; /* key in the stacks map; 0 = no user stack */
+	char comm[EBPROF_COMM_LEN]; /* the process (group leader) name */
+};
+
+struct ebprof_stack {
+	__u64 nr; /* valid entries in ips[], leaf first */
+	__u64 ips[EBPROF_MAX_DEPTH];
+};
+
+/*
+ * Per-CPU counters, indexes into the stats array. They only grow; user
+ * space keeps the last totals and reports differences, so reading them
+ * never races the program.
+ */
+enum ebprof_stat {
+	EBPROF_STAT_SAMPLES,	 /* every time the program ran */
+	EBPROF_STAT_RECORDED,	 /* samples counted in the counts map */
+	EBPROF_STAT_FILTERED,	 /* not a loss: outside the PID/process filter */
+	EBPROF_STAT_IDLE,	 /* not a loss: the idle task, when excluded */
+	EBPROF_STAT_KSTACK_ERR,	 /* bpf_get_stack() failed on the kernel stack */
+	EBPROF_STAT_USTACK_ERR,	 /* bpf_get_stack() failed on the user stack */
+	EBPROF_STAT_COLLISION,	 /* two different stacks with one hash */
+	EBPROF_STAT_STACKS_FULL, /* the stacks map refused a new stack */
+	EBPROF_STAT_COUNTS_FULL, /* the counts map refused a new key */
+	EBPROF_STAT_NR,
+};
+
+/* Filter flags, set in .rodata before load. */
+#define EBPROF_FILTER_TGID (1u << 0)
+#define EBPROF_FILTER_COMM (1u << 1)
+
+#endif

@@ -1,0 +1,106 @@
+/*
+ * sampler: the user-space half of the BPF sampler.
+ *
+ * It loads the embedded BPF program (a libbpf skeleton), attaches it to a
+ * CPU-clock perf event on every online CPU, and drains the maps on request.
+ * Each drain hands every distinct (process, thread, kernel stack, user
+ * stack) with its count to a callback, as raw instruction pointers; turning
+ * them into names is the symbolizer's job. The sampler holds no global
+ * state, so a process may run several.
+ */
+#ifndef EBPROF_BPF_SAMPLER_H
+#define EBPROF_BPF_SAMPLER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SAMPLER_DEFAULT_FREQUENCY 99
+#define SAMPLER_MAX_FREQUENCY 100000
+#define SAMPLER_COMM_LEN 16
+
+struct sampler;
+
+struct sampler_config {
+	unsigned int frequency; /* Hz; 0 means SAMPLER_DEFAULT_FREQUENCY */
+	const uint32_t *tgids;	/* profile only these processes; NULL: all */
+	size_t n_tgids;
+	const char *const *comms; /* or these exact process names */
+	size_t n_comms;
+	bool kernel_stacks;
+	bool user_stacks;
+	bool include_idle; /* sample the idle task (pid 0) too */
+	bool include_self; /* sample the process that runs the sampler */
+	uint32_t max_stacks; /* entries per stacks map; 0: default */
+	uint32_t max_keys;   /* entries per counts map; 0: default */
+};
+
+/* Fills *config with the defaults: 99 Hz, both stacks, no idle, no self. */
+void sampler_config_init(struct sampler_config *config);
+
+/* One distinct stack pair and how often it was sampled since the last drain. */
+struct sampler_sample {
+	uint32_t tgid;
+	uint32_t pid;
+	char comm[SAMPLER_COMM_LEN]; /* process name, NUL-terminated */
+	const uint64_t *kips;	     /* kernel stack, leaf first */
+	uint32_t n_kips;
+	const uint64_t *uips; /* user stack, leaf first */
+	uint32_t n_uips;
+	uint64_t count;
+};
+
+/*
+ * Counters. In a drain's result they cover that drain's window; from
+ * sampler_totals() they cover the whole run. Only the error and full
+ * counters are losses.
+ */
+struct sampler_stats {
+	uint64_t samples;	   /* the program ran */
+	uint64_t recorded;	   /* counted into a stack pair */
+	uint64_t filtered;	   /* outside the PID or process filter */
+	uint64_t idle;		   /* idle task, excluded */
+	uint64_t kstack_errors;	   /* lost: kernel stack could not be read */
+	uint64_t ustack_errors;	   /* lost: user stack could not be read */
+	uint64_t stack_collisions; /* lost: two stacks shared one hash */
+	uint64_t stacks_full;	   /* lost: stacks map full */
+	uint64_t counts_full;	   /* lost: counts map full */
+	uint64_t missing_stacks;   /* lost: a key whose stack was not found */
+	uint64_t unique_stacks;	   /* distinct stack pairs handed out */
+	uint64_t drains;
+};
+
+/* Sum of every counter that is a loss. */
+uint64_t sampler_stats_lost(const struct sampler_stats *stats);
+
+/* Return 0 to go on; a non-zero value stops the drain and is returned. */
+typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx);
+
+/*
+ * Loads, configures and attaches the program. Returns 0 and sets *out, or
+ * a negative errno and writes into err a sentence that says what to fix
+ * (capabilities, perf_event_paranoid, BTF, kernel version).
+ * The caller owns *out and frees it with sampler_free().
+ */
+int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
+		 size_t errlen);
+
+/*
+ * Swaps in empty maps, then hands every sample of the old ones to fn and
+ * clears them. No increment that races the drain is lost. Fills *delta
+ * (may be NULL) with this window's counters. Returns 0, a negative errno,
+ * or fn's non-zero return.
+ */
+int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
+		  struct sampler_stats *delta);
+
+/* The counters since sampler_open(). */
+void sampler_totals(const struct sampler *s, struct sampler_stats *total);
+
+/* CPUs the event is attached to. */
+int sampler_cpu_count(const struct sampler *s);
+
+/* Detaches and frees; NULL is fine. */
+void sampler_free(struct sampler *s);
+
+#endif

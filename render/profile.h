@@ -1,0 +1,72 @@
+/*
+ * profile: symbolized stacks aggregated into a call tree.
+ *
+ * Each node is one frame under its parent, with the samples that ended
+ * there (self) and that passed through it (total). Names are interned, so
+ * a function sampled a million times is stored once. Every node holds two
+ * weights: slot 0 is the profile; slot 1 is free for a second profile laid
+ * over the same tree (differential graphs). Writers (folded_*, svg_*) and
+ * the plugin's metrics read the tree; none of them modify it.
+ */
+#ifndef EBPROF_RENDER_PROFILE_H
+#define EBPROF_RENDER_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbolizer/frame.h"
+
+#define PROFILE_WEIGHTS 2
+
+struct profile;
+struct profile_node;
+
+/* Returns NULL when out of memory. Free with profile_free(). */
+struct profile *profile_new(void);
+void profile_free(struct profile *p);
+
+/* Drops every stack; keeps the allocations for reuse. */
+void profile_clear(struct profile *p);
+
+/*
+ * Adds count samples of one stack (frames root first) to weight slot
+ * `slot`. Names are copied. Returns 0 or -ENOMEM (then nothing is added).
+ */
+int profile_add(struct profile *p, const struct frame *frames, size_t n, uint64_t count);
+int profile_add_weight(struct profile *p, unsigned int slot, const struct frame *frames,
+		       size_t n, uint64_t count);
+
+/* Adds every stack of src into dst (slot 0 to slot 0). 0 or -ENOMEM. */
+int profile_merge(struct profile *dst, const struct profile *src);
+
+uint64_t profile_total(const struct profile *p); /* samples in slot 0 */
+size_t profile_stack_count(const struct profile *p); /* nodes with self > 0 */
+size_t profile_max_depth(const struct profile *p);
+
+/* Tree walking. The root is a sentinel with no name; children are sorted
+ * by name, then kind, so every walk has one stable order. */
+const struct profile_node *profile_root(const struct profile *p);
+const char *profile_node_name(const struct profile_node *n);
+enum frame_kind profile_node_kind(const struct profile_node *n);
+uint64_t profile_node_total(const struct profile_node *n, unsigned int slot);
+uint64_t profile_node_self(const struct profile_node *n, unsigned int slot);
+size_t profile_node_child_count(const struct profile_node *n);
+const struct profile_node *profile_node_child(const struct profile_node *n, size_t i);
+
+/* One function's share: self counts samples where it is the leaf; total
+ * counts samples where it appears at least once (recursion counted once). */
+struct profile_function {
+	const char *name; /* owned by the profile */
+	enum frame_kind kind;
+	uint64_t self;
+	uint64_t total;
+};
+
+/*
+ * Fills *out with every function but process roots, sorted by self, then
+ * total, descending, then by name. The caller frees *out with free();
+ * the names belong to p. Returns 0 or -ENOMEM.
+ */
+int profile_functions(const struct profile *p, struct profile_function **out, size_t *n);
+
+#endif

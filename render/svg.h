@@ -1,0 +1,33 @@
+/*
+ * svg: a self-contained, interactive flame graph.
+ *
+ * The file needs no external script or style: click to zoom, reset, regex
+ * search with "Matched: x%" computed from sample counts, and tooltips with
+ * samples and percent. Frames narrower than min_width pixels are pruned.
+ * Every name is escaped and stripped of control characters, and labels are
+ * cut with ".." on UTF-8 boundaries, so a hostile symbol name can neither
+ * break the XML nor inject script.
+ */
+#ifndef EBPROF_RENDER_SVG_H
+#define EBPROF_RENDER_SVG_H
+
+#include <stdio.h>
+
+#include "render/profile.h"
+
+struct svg_options {
+	const char *title;    /* NULL: "Flame Graph" */
+	const char *subtitle; /* NULL: none */
+	unsigned int width;   /* pixels; 0: 1200 */
+	unsigned int frame_height; /* pixels; 0: 16 */
+	double min_width;     /* pixels; < 0: 0.1, as flamegraph.pl */
+	const char *count_name; /* "samples" when NULL */
+	int inverted;	      /* icicle: root at the top */
+};
+
+void svg_options_init(struct svg_options *opts);
+
+/* Writes the graph. Returns 0 or a negative errno from the stream. */
+int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts);
+
+#endif
