@@ -39,10 +39,10 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 SKEL := $(B)/bpf/ebprof.skel.h
 
-.PHONY: all check unit e2e deps install uninstall demo lint clean bench
+.PHONY: all examples check unit e2e deps install uninstall demo lint clean bench
 .DEFAULT_GOAL := all
 
-all: $(B)/ebprof $(B)/ebprof.so
+all: $(B)/ebprof $(B)/ebprof.so examples
 
 # --- BPF: vmlinux.h from this kernel's BTF, the object, the skeleton ------
 $(B)/bpf/vmlinux.h:
@@ -117,6 +117,27 @@ $(B)/fixtures/lib%.so: tests/fixtures/%.c
 	$(CC) $(FIXTURE_FLAGS) -fPIC -shared -DFIXTURE_SHARED -o $@ $<
 
 $(UNIT_BINS): | $(FIXTURES)
+
+# Workloads with known answers (examples/*.c), three builds each:
+#   NAME         -fno-omit-frame-pointer, as most distributions build; GCC
+#                still sets up no frame in leaf functions (see README)
+#   NAME-leaffp  also -mno-omit-leaf-frame-pointer: every frame walkable
+#   NAME-nofp    -fomit-frame-pointer: stacks are expected to be truncated
+EXAMPLE_SRCS := $(wildcard examples/*.c)
+EXAMPLE_FLAGS := -O2 -g -fno-optimize-sibling-calls
+EXAMPLES := $(foreach v,% %-leaffp %-nofp,$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
+
+$(B)/examples/%-leaffp: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o $@ $<
+$(B)/examples/%-nofp: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<
+$(B)/examples/%: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -o $@ $<
+
+examples: $(EXAMPLES)
 
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
