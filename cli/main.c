@@ -1,0 +1,39 @@
+/*
+ * ebprof: the command-line face of the profiler. `record` samples with the
+ * BPF sampler and writes a flame graph or folded stacks; `render` turns
+ * folded stacks (ours, flamegraph.pl's or stackcollapse output) into an
+ * SVG. Both are built from the same modules as the collectd plugin.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static void usage(FILE *out)
+{
+	fputs("usage: ebprof record [-p PID]... [-c COMM]... [-d SECONDS] [-F HZ]\n"
+	      "                     [--format svg|folded] [-o FILE] [options]\n"
+	      "       ebprof render [FILE.folded]... [-o FILE.svg] [options]\n"
+	      "\n"
+	      "Run `ebprof record --help` or `ebprof render --help` for the options.\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cli_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "render"))
+		return cli_render(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	fprintf(stderr, "ebprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

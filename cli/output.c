@@ -1,0 +1,112 @@
+/*
+ * output: what record and render share at their ends. Argument parsing of
+ * numbers and formats, and writing a profile to a file atomically: a
+ * temporary file beside the target, then rename(2), so a half-written
+ * flame graph never appears under the final name, even on Ctrl-C or a
+ * full disk.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "render/folded.h"
+#include "render/svg.h"
+
+int cli_parse_format(const char *s)
+{
+	if (!strcmp(s, "svg"))
+		return CLI_FORMAT_SVG;
+	if (!strcmp(s, "folded"))
+		return CLI_FORMAT_FOLDED;
+	return -1;
+}
+
+int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
+			const char *title, const char *subtitle, double min_width)
+{
+	struct svg_options opts;
+	int err;
+
+	if (fmt == CLI_FORMAT_FOLDED)
+		return folded_write(p, out);
+	svg_options_init(&opts);
+	opts.title = title;
+	opts.subtitle = subtitle;
+	if (min_width >= 0)
+		opts.min_width = min_width;
+	err = svg_write(p, out, &opts);
+	return err;
+}
+
+int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *path,
+		      const char *title, const char *subtitle, double min_width)
+{
+	char tmp[PATH_MAX];
+	FILE *out;
+	int fd, err;
+
+	if (!path || !strcmp(path, "-")) {
+		err = write_stream(p, fmt, stdout, title, subtitle, min_width);
+		if (!err && fflush(stdout))
+			err = -errno;
+		if (err)
+			fprintf(stderr, "ebprof: writing to stdout: %s\n", strerror(-err));
+		return err ? -1 : 0;
+	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
+		fprintf(stderr, "ebprof: output path too long: %s\n", path);
+		return -1;
+	}
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		fprintf(stderr, "ebprof: cannot create a file beside %s: %s\n", path,
+			strerror(errno));
+		return -1;
+	}
+	out = fdopen(fd, "w");
+	if (!out) {
+		err = -errno;
+		close(fd);
+		goto unlink_tmp;
+	}
+	err = write_stream(p, fmt, out, title, subtitle, min_width);
+	if (fflush(out) && !err)
+		err = -errno;
+	if (fsync(fileno(out)) && !err)
+		err = -errno;
+	if (fclose(out) && !err)
+		err = -errno;
+	if (err)
+		goto unlink_tmp;
+	if (chmod(tmp, 0644) || rename(tmp, path)) {
+		err = -errno;
+		goto unlink_tmp;
+	}
+	return 0;
+
+unlink_tmp:
+	fprintf(stderr, "ebprof: writing %s: %s (nothing was written under that name)\n", path,
+		strerror(-err));
+	unlink(tmp);
+	return -1;
+}

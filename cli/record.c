@@ -1,0 +1,353 @@
+/*
+ * record: sample stacks for a while, then write one flame graph.
+ *
+ * The loop is the whole pipeline in a straight line: open the sampler,
+ * drain it every interval into the symbolizer and a profile, stop on the
+ * deadline, on Ctrl-C or SIGTERM, or when every traced process has exited,
+ * drain one last time and write the output. Ctrl-C never loses what was
+ * recorded. The summary on stderr counts every loss by cause.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bpf/sampler.h"
+#include "cli/cli.h"
+#include "symbolizer/symbolizer.h"
+
+#define MAX_TARGETS 1024
+#define MAX_FRAMES (1 + 2 * 128)
+
+struct record_opts {
+	struct sampler_config sampler;
+	uint32_t tgids[MAX_TARGETS];
+	const char *comms[MAX_TARGETS];
+	unsigned long duration_s;
+	unsigned long drain_ms;
+	enum cli_format format;
+	const char *output;
+	const char *title;
+	double min_width;
+	bool addresses;
+	bool quiet;
+};
+
+struct record_run {
+	struct symbolizer *sym;
+	struct profile *profile;
+	struct frame frames[MAX_FRAMES];
+	int err;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void record_usage(FILE *out)
+{
+	fputs("usage: ebprof record [options]\n"
+	      "Sample on-CPU stacks (system-wide, or of the given processes) and write a\n"
+	      "flame graph. Ctrl-C stops early and still writes the output.\n"
+	      "\n"
+	      "  -p, --pid PID          profile this process (repeatable); default: all\n"
+	      "  -c, --comm NAME        profile processes with this exact name (repeatable)\n"
+	      "  -d, --duration SECONDS how long to sample (default 30)\n"
+	      "  -F, --frequency HZ     samples per second per CPU (default 99)\n"
+	      "      --format FORMAT    svg or folded (default svg)\n"
+	      "  -o, --output FILE      where to write (default ebprof.svg / ebprof.folded;\n"
+	      "                         - for stdout)\n"
+	      "      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"
+	      "      --no-kernel        leave kernel stacks out\n"
+	      "      --no-user          leave user stacks out\n"
+	      "      --include-idle     sample the idle task too\n"
+	      "      --include-self     sample ebprof itself too\n"
+	      "      --addresses        add +0xOFFSET to every resolved frame\n"
+	      "      --title TEXT       the SVG's title\n"
+	      "      --minwidth PX      prune SVG frames narrower than this (default 0.1)\n"
+	      "  -q, --quiet            no summary on stderr\n",
+	      out);
+}
+
+enum { OPT_FORMAT = 256, OPT_DRAIN, OPT_NO_KERNEL, OPT_NO_USER, OPT_IDLE, OPT_SELF,
+       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH };
+
+static const struct option record_longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, 'c' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "frequency", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "drain-interval-ms", required_argument, NULL, OPT_DRAIN },
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
+	{ "no-user", no_argument, NULL, OPT_NO_USER },
+	{ "include-idle", no_argument, NULL, OPT_IDLE },
+	{ "include-self", no_argument, NULL, OPT_SELF },
+	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
+	{ "title", required_argument, NULL, OPT_TITLE },
+	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+	{ 0 },
+};
+
+static int bad_value(const char *opt, const char *value, const char *want)
+{
+	fprintf(stderr, "ebprof record: invalid %s '%s': %s\n", opt, value, want);
+	return -1;
+}
+
+static int parse_record_opts(int argc, char **argv, struct record_opts *o)
+{
+	unsigned long v;
+	char *end;
+	int c;
+
+	sampler_config_init(&o->sampler);
+	o->duration_s = 30;
+	o->drain_ms = 1000;
+	o->format = CLI_FORMAT_SVG;
+	o->min_width = -1;
+	while ((c = getopt_long(argc, argv, "p:c:d:F:o:qh", record_longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (cli_parse_uint(optarg, 1, 0x7fffffff, &v))
+				return bad_value("PID", optarg, "expected a process id");
+			if (kill((pid_t)v, 0) && errno == ESRCH) {
+				fprintf(stderr, "ebprof record: no process with PID %lu\n", v);
+				return -1;
+			}
+			if (o->sampler.n_tgids == MAX_TARGETS)
+				return bad_value("PID", optarg, "too many PIDs (1024 at most)");
+			o->tgids[o->sampler.n_tgids++] = (uint32_t)v;
+			break;
+		case 'c':
+			if (!*optarg || strlen(optarg) >= SAMPLER_COMM_LEN)
+				return bad_value("process name", optarg,
+						 "expected 1 to 15 characters, as in /proc/PID/comm");
+			if (o->sampler.n_comms == MAX_TARGETS)
+				return bad_value("process name", optarg, "too many (1024 at most)");
+			o->comms[o->sampler.n_comms++] = optarg;
+			break;
+		case 'd':
+			if (cli_parse_uint(optarg, 1, 31 * 24 * 3600UL, &o->duration_s))
+				return bad_value("duration", optarg, "expected 1 to 2678400 seconds");
+			break;
+		case 'F':
+			if (cli_parse_uint(optarg, 1, SAMPLER_MAX_FREQUENCY, &v))
+				return bad_value("frequency", optarg, "expected 1 to 100000 Hz");
+			o->sampler.frequency = (unsigned int)v;
+			break;
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			record_usage(stdout);
+			exit(0);
+		case OPT_FORMAT:
+			if (cli_parse_format(optarg) < 0)
+				return bad_value("format", optarg, "expected svg or folded");
+			o->format = cli_parse_format(optarg);
+			break;
+		case OPT_DRAIN:
+			if (cli_parse_uint(optarg, 10, 60000, &o->drain_ms))
+				return bad_value("drain interval", optarg, "expected 10 to 60000 ms");
+			break;
+		case OPT_NO_KERNEL:
+			o->sampler.kernel_stacks = false;
+			break;
+		case OPT_NO_USER:
+			o->sampler.user_stacks = false;
+			break;
+		case OPT_IDLE:
+			o->sampler.include_idle = true;
+			break;
+		case OPT_SELF:
+			o->sampler.include_self = true;
+			break;
+		case OPT_ADDRESSES:
+			o->addresses = true;
+			break;
+		case OPT_TITLE:
+			o->title = optarg;
+			break;
+		case OPT_MINWIDTH:
+			o->min_width = strtod(optarg, &end);
+			if (*end || end == optarg || !(o->min_width >= 0 && o->min_width <= 1000))
+				return bad_value("minwidth", optarg, "expected 0 to 1000 pixels");
+			break;
+		default:
+			record_usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ebprof record: unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (!o->sampler.kernel_stacks && !o->sampler.user_stacks) {
+		fprintf(stderr, "ebprof record: --no-kernel and --no-user leave nothing to sample\n");
+		return -1;
+	}
+	o->sampler.tgids = o->sampler.n_tgids ? o->tgids : NULL;
+	o->sampler.comms = o->sampler.n_comms ? o->comms : NULL;
+	if (!o->output)
+		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg" : "ebprof.folded";
+	return 0;
+}
+
+static int add_sample(const struct sampler_sample *s, void *ctx)
+{
+	struct record_run *run = ctx;
+	size_t n;
+	int err;
+
+	n = symbolizer_stack(run->sym, s->tgid, s->comm, s->uips, s->n_uips, s->kips, s->n_kips,
+			     run->frames, MAX_FRAMES);
+	err = profile_add(run->profile, run->frames, n, s->count);
+	if (err)
+		run->err = err;
+	return err;
+}
+
+/* True while at least one traced PID still runs (always true system-wide). */
+static bool targets_alive(const struct record_opts *o)
+{
+	if (!o->sampler.n_tgids)
+		return true;
+	for (size_t i = 0; i < o->sampler.n_tgids; i++)
+		if (!kill((pid_t)o->tgids[i], 0) || errno != ESRCH)
+			return true;
+	return false;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_until(double deadline)
+{
+	double left = deadline - now_s();
+	struct timespec ts;
+
+	if (left <= 0 || stop_signal)
+		return;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
+}
+
+static void print_summary(const struct record_opts *o, const struct sampler *s,
+			  const struct symbolizer *sym, const struct profile *p, double secs)
+{
+	struct sampler_stats t;
+	struct symbolizer_stats ss;
+	uint64_t lost;
+
+	sampler_totals(s, &t);
+	symbolizer_stats(sym, &ss);
+	lost = sampler_stats_lost(&t);
+	fprintf(stderr,
+		"ebprof: %.1f s at %u Hz on %d CPUs: %llu samples, %llu recorded, "
+		"%llu stacks in the profile\n",
+		secs, o->sampler.frequency, sampler_cpu_count(s), (unsigned long long)t.samples,
+		(unsigned long long)t.recorded, (unsigned long long)profile_stack_count(p));
+	fprintf(stderr,
+		"ebprof: lost %llu samples (%.3f%%): kernel stack %llu, user stack %llu, "
+		"hash collision %llu, stacks map full %llu, counts map full %llu, "
+		"missing stack %llu\n",
+		(unsigned long long)lost, t.samples ? 100.0 * lost / t.samples : 0.0,
+		(unsigned long long)t.kstack_errors, (unsigned long long)t.ustack_errors,
+		(unsigned long long)t.stack_collisions, (unsigned long long)t.stacks_full,
+		(unsigned long long)t.counts_full, (unsigned long long)t.missing_stacks);
+	fprintf(stderr,
+		"ebprof: not profiled (by choice): %llu filtered out, %llu idle; "
+		"unresolved frames: %llu of %llu (%.1f%%)%s\n",
+		(unsigned long long)t.filtered, (unsigned long long)t.idle,
+		(unsigned long long)ss.unresolved, (unsigned long long)ss.frames,
+		ss.frames ? 100.0 * ss.unresolved / ss.frames : 0.0,
+		ss.kernel_hidden ? "; kernel addresses hidden by kptr_restrict" : "");
+}
+
+int cli_record(int argc, char **argv)
+{
+	struct record_opts o = { 0 };
+	struct record_run run = { 0 };
+	struct symbolizer_config scfg;
+	struct sigaction sa = { 0 };
+	struct sampler *s = NULL;
+	char err[512], subtitle[256];
+	double start, next, end;
+	int ret = 1, rc;
+
+	if (parse_record_opts(argc, argv, &o))
+		return 2;
+	if (sampler_open(&o.sampler, &s, err, sizeof(err))) {
+		fprintf(stderr, "ebprof record: %s\n", err);
+		return 1;
+	}
+	symbolizer_config_init(&scfg);
+	scfg.addresses = o.addresses;
+	run.sym = symbolizer_new(&scfg);
+	run.profile = profile_new();
+	if (!run.sym || !run.profile) {
+		fprintf(stderr, "ebprof record: out of memory\n");
+		goto free_all;
+	}
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	start = now_s();
+	end = start + (double)o.duration_s;
+	next = start;
+	while (!stop_signal) {
+		next += o.drain_ms / 1000.0;
+		sleep_until(next < end ? next : end);
+		rc = sampler_drain(s, add_sample, &run, NULL);
+		if (rc) {
+			fprintf(stderr, "ebprof record: %s\n",
+				run.err ? "out of memory while aggregating stacks"
+					: "draining the BPF maps failed");
+			if (rc < 0 && !run.err)
+				fprintf(stderr, "ebprof record: %s\n", strerror(-rc));
+			break;
+		}
+		symbolizer_end_drain(run.sym);
+		if (now_s() >= end || !targets_alive(&o))
+			break;
+	}
+	/* Whatever ended the loop, the last window was drained above. */
+	if (!o.quiet)
+		print_summary(&o, s, run.sym, run.profile, now_s() - start);
+	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
+		 (unsigned long long)profile_total(run.profile), o.sampler.frequency,
+		 now_s() - start);
+	if (cli_write_profile(run.profile, o.format, o.output, o.title, subtitle, o.min_width))
+		goto free_all;
+	if (!o.quiet && strcmp(o.output, "-"))
+		fprintf(stderr, "ebprof: wrote %s\n", o.output);
+	ret = 0;
+
+free_all:
+	profile_free(run.profile);
+	symbolizer_free(run.sym);
+	sampler_free(s);
+	return ret;
+}

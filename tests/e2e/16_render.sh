@@ -1,0 +1,35 @@
+# `ebprof render` turns folded text into a well-formed SVG: our own output,
+# flamegraph.pl-style input, merged files, and hostile names that must be
+# escaped. Malformed lines are reported, not silently dropped.
+source "$(dirname "$0")/lib.sh"
+
+printf '%s\n' 'app;main;work;spin 70' 'app;main;rest 30' 'app;main;read_[k] 5' \
+	'bad line without count' >"$T/a.folded"
+printf '%s\n' \
+	'evil;main;<script>alert(1)</script> 3' \
+	"evil;main;a\"b'c&d<e>f 2" \
+	"evil;main;$(printf 'ctl\001\002x') 1" \
+	"evil;main;$(printf 'bad\xff\xfeutf8') 1" \
+	"evil;main;$(head -c 10000 /dev/zero | tr '\0' 'L') 1" >"$T/b.folded"
+
+"$EBPROF" render "$T/a.folded" "$T/b.folded" -o "$T/r.svg" 2>"$T/err" ||
+	fail "render failed: $(cat "$T/err")"
+grep -q "skipped 1 malformed line" "$T/err" || fail "malformed line not reported: $(cat "$T/err")"
+xmllint --noout "$T/r.svg" || fail "rendered SVG is not well-formed"
+grep -q '<script>alert' "$T/r.svg" && fail "a hostile name reached the SVG unescaped"
+grep -q 'spin' "$T/r.svg" || fail "frames missing from the SVG"
+ok "render: merged, well-formed, hostile names escaped"
+
+# folded in, folded out: a merge that keeps every count
+"$EBPROF" render --format folded "$T/a.folded" "$T/a.folded" -o "$T/m.folded" 2>/dev/null
+total=$($FOLDED_PY "$T/m.folded" total)
+[ "$total" -eq 210 ] || fail "merging two copies gave $total samples, want 210"
+grep -q '^app;main;read_\[k\] 10$' "$T/m.folded" || fail "kernel suffix lost in the round trip"
+ok "render --format folded merges exactly (210 samples)"
+
+# stdin
+"$EBPROF" render <"$T/a.folded" >"$T/s.svg" 2>/dev/null && xmllint --noout "$T/s.svg" ||
+	fail "render from stdin failed"
+"$EBPROF" render "$T/missing.folded" -o "$T/x.svg" 2>"$T/err" && fail "a missing file succeeded"
+grep -q "cannot open" "$T/err" || fail "unclear error for a missing file: $(cat "$T/err")"
+ok "render reads stdin and names a missing file"

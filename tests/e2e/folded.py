@@ -1,0 +1,73 @@
+"""Reads folded stacks and answers the questions the end-to-end tests ask.
+
+Usage: folded.py FILE COMMAND [ARGS...]
+  total [PROC]              samples (of one process, by its first frame)
+  self PROC FUNC            percent of PROC's samples whose leaf is FUNC
+  pair PROC A B             A's percent of the samples whose leaf is A or B
+  chain PROC FUNC           the most common full stack ending in FUNC
+  has PROC REGEX            percent of PROC's samples with a frame matching REGEX
+  run PROC FUNC             longest run of consecutive FUNC frames (weighted mode)
+"""
+import re
+import sys
+from collections import Counter
+
+
+def load(path):
+    stacks = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if not line:
+                continue
+            stack, _, count = line.rpartition(" ")
+            stacks.append((stack.split(";"), int(count)))
+    return stacks
+
+
+def of(stacks, proc):
+    return [(s, c) for s, c in stacks if s[0] == proc]
+
+
+def main():
+    path, cmd, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+    stacks = load(path)
+    if cmd == "total":
+        sel = of(stacks, args[0]) if args else stacks
+        print(sum(c for _, c in sel))
+    elif cmd == "self":
+        sel = of(stacks, args[0])
+        tot = sum(c for _, c in sel)
+        hit = sum(c for s, c in sel if s[-1] == args[1])
+        print(f"{100.0 * hit / tot if tot else 0:.2f}")
+    elif cmd == "pair":
+        sel = of(stacks, args[0])
+        a = sum(c for s, c in sel if s[-1] == args[1])
+        b = sum(c for s, c in sel if s[-1] == args[2])
+        print(f"{100.0 * a / (a + b) if a + b else 0:.2f} {a} {b}")
+    elif cmd == "chain":
+        sel = Counter()
+        for s, c in of(stacks, args[0]):
+            if s[-1] == args[1]:
+                sel[";".join(s)] += c
+        print(sel.most_common(1)[0][0] if sel else "")
+    elif cmd == "has":
+        sel = of(stacks, args[0])
+        rx = re.compile(args[1])
+        tot = sum(c for _, c in sel)
+        hit = sum(c for s, c in sel if any(rx.search(f) for f in s))
+        print(f"{100.0 * hit / tot if tot else 0:.2f}")
+    elif cmd == "run":
+        runs = Counter()
+        for s, c in of(stacks, args[0]):
+            best = cur = 0
+            for f in s:
+                cur = cur + 1 if f == args[1] else 0
+                best = max(best, cur)
+            runs[best] += c
+        print(runs.most_common(1)[0][0] if runs else 0)
+    else:
+        sys.exit(f"unknown command {cmd}")
+
+
+main()
