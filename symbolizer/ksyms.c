@@ -1,0 +1,374 @@
+/*
+ * ksyms: the kernel symbol table, read from kallsyms.
+ *
+ * Each kallsyms line is "ADDR TYPE NAME [MODULE]". We keep text symbols,
+ * types t, T, w and W: in kallsyms a weak symbol is a weak function (weak
+ * objects are v and V), and sampled instruction pointers only ever land
+ * in text. Every other symbol (data, rodata, bss) is kept only as a
+ * boundary, because kallsyms has no sizes and the next symbol of any kind
+ * is the best end we know. _etext and _einittext are boundaries too: they
+ * close the core and init text. Absolute symbols (a, A) carry no location
+ * and are dropped.
+ *
+ * Several names often share one address (_stext, _text and a function);
+ * we keep one per address, preferring a global over a local and a name
+ * without a leading underscore, so stacks read with the names people know.
+ */
+#include "symbolizer/ksyms.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The last symbol of a module with no /proc/modules entry (the ftrace
+ * trampoline) gets one page: that is what such trampolines occupy. */
+#define KSYMS_TAIL_GUESS 4096
+
+enum kentry_kind { KENTRY_TEXT, KENTRY_BOUNDARY };
+
+/* A parsed line, before sorting; names are offsets in the pool. */
+struct kentry {
+	uint64_t addr;
+	size_t name_off;
+	size_t module_off; /* SIZE_MAX: vmlinux */
+	unsigned int line;  /* input order, to keep sorting stable */
+	unsigned char kind;
+	unsigned char rank; /* lower wins among names at one address */
+};
+
+struct kmodule {
+	size_t name_off;
+	uint64_t start, end;
+};
+
+struct ksyms {
+	struct ksym *syms; /* text symbols, sorted by address, one per address */
+	uint64_t *ends;	   /* ends[i]: first address past syms[i] */
+	size_t nr;
+	bool hidden;
+	char *pool; /* every name and module name */
+};
+
+struct kparse {
+	struct kentry *entries;
+	size_t nr, cap;
+	struct kmodule *modules;
+	size_t nr_modules, cap_modules;
+	char *pool;
+	size_t pool_len, pool_cap;
+	bool any_nonzero;
+};
+
+static int pool_add(struct kparse *p, const char *s, size_t len, size_t *off)
+{
+	if (p->pool_len + len + 1 > p->pool_cap) {
+		size_t cap = p->pool_cap ? p->pool_cap * 2 : 4096;
+		char *pool;
+
+		while (cap < p->pool_len + len + 1)
+			cap *= 2;
+		pool = realloc(p->pool, cap);
+		if (!pool)
+			return -ENOMEM;
+		p->pool = pool;
+		p->pool_cap = cap;
+	}
+	memcpy(p->pool + p->pool_len, s, len);
+	p->pool[p->pool_len + len] = '\0';
+	*off = p->pool_len;
+	p->pool_len += len + 1;
+	return 0;
+}
+
+static int entry_add(struct kparse *p, const struct kentry *e)
+{
+	if (p->nr == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 1024;
+		struct kentry *entries = realloc(p->entries, cap * sizeof(*entries));
+
+		if (!entries)
+			return -ENOMEM;
+		p->entries = entries;
+		p->cap = cap;
+	}
+	p->entries[p->nr++] = *e;
+	return 0;
+}
+
+static unsigned char name_rank(char type, const char *name)
+{
+	unsigned char rank = 0;
+
+	if (type == 't' || type == 'w')
+		rank += 2;
+	if (name[0] == '_')
+		rank += 1;
+	return rank;
+}
+
+/* Parses one kallsyms line; malformed lines are skipped, not fatal. */
+static int parse_line(struct kparse *p, char *line, unsigned int lineno)
+{
+	struct kentry e = { .module_off = SIZE_MAX, .line = lineno };
+	char *end, *name, *module;
+	char type;
+	int err;
+
+	e.addr = strtoull(line, &end, 16);
+	if (end == line || *end != ' ')
+		return 0;
+	type = end[1];
+	if (!type || end[2] != ' ')
+		return 0;
+	name = end + 3;
+	name[strcspn(name, "\n")] = '\0';
+	module = strchr(name, '\t');
+	if (module) {
+		*module++ = '\0';
+		if (*module == '[') {
+			size_t len = strcspn(module + 1, "]");
+
+			err = pool_add(p, module + 1, len, &e.module_off);
+			if (err)
+				return err;
+		}
+	}
+	if (!*name || type == 'a' || type == 'A')
+		return 0;
+	if (e.addr)
+		p->any_nonzero = true;
+
+	switch (type) {
+	case 't': case 'T': case 'w': case 'W':
+		e.kind = KENTRY_TEXT;
+		break;
+	default:
+		e.kind = KENTRY_BOUNDARY;
+	}
+	if (!strcmp(name, "_etext") || !strcmp(name, "_einittext"))
+		e.kind = KENTRY_BOUNDARY;
+	e.rank = name_rank(type, name);
+	err = pool_add(p, name, strlen(name), &e.name_off);
+	if (err)
+		return err;
+	return entry_add(p, &e);
+}
+
+/* Reads "modules" next to the kallsyms file: "name size refs deps state addr". */
+static int load_modules(struct kparse *p, const char *kallsyms_path)
+{
+	const char *slash = strrchr(kallsyms_path, '/');
+	size_t dir_len = slash ? (size_t)(slash - kallsyms_path) + 1 : 0;
+	char path[4096], line[1024];
+	FILE *f;
+	int err = 0;
+
+	if (dir_len + sizeof("modules") > sizeof(path))
+		return 0;
+	memcpy(path, kallsyms_path, dir_len);
+	memcpy(path + dir_len, "modules", sizeof("modules"));
+	f = fopen(path, "re");
+	if (!f)
+		return 0; /* optional: module ends then come from the next symbol */
+	while (fgets(line, sizeof(line), f)) {
+		char name[256];
+		unsigned long long size, addr;
+		struct kmodule m;
+
+		if (sscanf(line, "%255s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
+			continue;
+		if (p->nr_modules == p->cap_modules) {
+			size_t cap = p->cap_modules ? p->cap_modules * 2 : 64;
+			struct kmodule *mods = realloc(p->modules, cap * sizeof(*mods));
+
+			if (!mods) {
+				err = -ENOMEM;
+				break;
+			}
+			p->modules = mods;
+			p->cap_modules = cap;
+		}
+		m.start = addr;
+		m.end = addr + size;
+		err = pool_add(p, name, strlen(name), &m.name_off);
+		if (err)
+			break;
+		p->modules[p->nr_modules++] = m;
+	}
+	fclose(f);
+	return err;
+}
+
+static int kentry_cmp(const void *a, const void *b)
+{
+	const struct kentry *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address a text symbol sorts first, so it is the one kept. */
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static uint64_t module_end(const struct kparse *p, const struct kentry *e)
+{
+	for (size_t i = 0; i < p->nr_modules; i++) {
+		const struct kmodule *m = &p->modules[i];
+
+		if (e->addr >= m->start && e->addr < m->end &&
+		    !strcmp(p->pool + m->name_off, p->pool + e->module_off))
+			return m->end;
+	}
+	return UINT64_MAX;
+}
+
+/* Builds the final table from sorted entries: one text symbol per address. */
+static int build(struct ksyms *ks, struct kparse *p)
+{
+	size_t i = 0;
+
+	ks->syms = calloc(p->nr ? p->nr : 1, sizeof(*ks->syms));
+	ks->ends = calloc(p->nr ? p->nr : 1, sizeof(*ks->ends));
+	if (!ks->syms || !ks->ends)
+		return -ENOMEM;
+	while (i < p->nr) {
+		const struct kentry *e = &p->entries[i];
+		size_t next = i + 1;
+		uint64_t end;
+
+		while (next < p->nr && p->entries[next].addr == e->addr)
+			next++;
+		if (e->kind == KENTRY_TEXT) {
+			struct ksym *s = &ks->syms[ks->nr];
+
+			if (next < p->nr)
+				end = p->entries[next].addr;
+			else if (e->addr > UINT64_MAX - KSYMS_TAIL_GUESS)
+				end = UINT64_MAX;
+			else
+				end = e->addr + KSYMS_TAIL_GUESS;
+			if (e->module_off != SIZE_MAX) {
+				uint64_t mod_end = module_end(p, e);
+
+				if (mod_end < end)
+					end = mod_end;
+			}
+			s->addr = e->addr;
+			s->name = p->pool + e->name_off;
+			s->module = e->module_off == SIZE_MAX ? NULL : p->pool + e->module_off;
+			ks->ends[ks->nr++] = end;
+		}
+		i = next;
+	}
+	return 0;
+}
+
+int ksyms_load(const char *path, struct ksyms **out)
+{
+	struct kparse p = { 0 };
+	struct ksyms *ks;
+	unsigned int lineno = 0;
+	char line[1024];
+	FILE *f;
+	int err;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ks = calloc(1, sizeof(*ks));
+	if (!ks) {
+		err = -ENOMEM;
+		goto err_close;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+
+		/* A line longer than the buffer: skip its rest, it is no symbol we want. */
+		if (len == sizeof(line) - 1 && line[len - 1] != '\n') {
+			int c;
+
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		err = parse_line(&p, line, lineno++);
+		if (err)
+			goto err_parse;
+	}
+	if (!p.nr) {
+		err = -EINVAL;
+		goto err_parse;
+	}
+	ks->hidden = !p.any_nonzero;
+	if (!ks->hidden) {
+		err = load_modules(&p, path);
+		if (err)
+			goto err_parse;
+		qsort(p.entries, p.nr, sizeof(*p.entries), kentry_cmp);
+		err = build(ks, &p);
+		if (err)
+			goto err_parse;
+	}
+	/* The pool moves to the table; names in syms[] already point into it. */
+	ks->pool = p.pool;
+	free(p.entries);
+	free(p.modules);
+	fclose(f);
+	*out = ks;
+	return 0;
+
+err_parse:
+	free(p.entries);
+	free(p.modules);
+	free(p.pool);
+	ksyms_free(ks);
+err_close:
+	fclose(f);
+	return err;
+}
+
+void ksyms_free(struct ksyms *ksyms)
+{
+	if (!ksyms)
+		return;
+	free(ksyms->syms);
+	free(ksyms->ends);
+	free(ksyms->pool);
+	free(ksyms);
+}
+
+bool ksyms_hidden(const struct ksyms *ksyms)
+{
+	return ksyms->hidden;
+}
+
+size_t ksyms_count(const struct ksyms *ksyms)
+{
+	return ksyms->nr;
+}
+
+const struct ksym *ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, uint64_t *offset)
+{
+	size_t lo = 0, hi = ksyms->nr;
+
+	/* Find the last symbol at or below addr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ksyms->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= ksyms->ends[lo - 1])
+		return NULL;
+	if (offset)
+		*offset = addr - ksyms->syms[lo - 1].addr;
+	return &ksyms->syms[lo - 1];
+}

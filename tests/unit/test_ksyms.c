@@ -1,0 +1,286 @@
+/*
+ * ksyms tests: kallsyms files written by the test, with the cases a real
+ * kernel gives (aliases, modules, data symbols, _etext) and the one
+ * kptr_restrict gives (every address 0).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolizer/ksyms.h"
+
+struct fixture_dir {
+	char dir[64];
+	char kallsyms[128];
+	char modules[128];
+};
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void dir_make(struct fixture_dir *d, const char *kallsyms, const char *modules)
+{
+	strcpy(d->dir, "/tmp/test_ksyms.XXXXXX");
+	assert_non_null(mkdtemp(d->dir));
+	snprintf(d->kallsyms, sizeof(d->kallsyms), "%s/kallsyms", d->dir);
+	snprintf(d->modules, sizeof(d->modules), "%s/modules", d->dir);
+	write_file(d->kallsyms, kallsyms);
+	if (modules)
+		write_file(d->modules, modules);
+}
+
+static void dir_remove(struct fixture_dir *d)
+{
+	unlink(d->kallsyms);
+	unlink(d->modules);
+	rmdir(d->dir);
+}
+
+static struct ksyms *load(struct fixture_dir *d, const char *kallsyms, const char *modules)
+{
+	struct ksyms *ks = NULL;
+
+	dir_make(d, kallsyms, modules);
+	assert_int_equal(ksyms_load(d->kallsyms, &ks), 0);
+	assert_non_null(ks);
+	return ks;
+}
+
+static const char *name_at(const struct ksyms *ks, uint64_t addr)
+{
+	const struct ksym *k = ksyms_lookup(ks, addr, NULL);
+
+	return k ? k->name : NULL;
+}
+
+/* Unsorted on purpose: kallsyms lists module symbols after vmlinux, not by address. */
+static const char KALLSYMS[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000000 t startup_64\n"
+	"ffffffff81000000 T srso_alias_untrain_ret\n"
+	"ffffffff81000100 T do_syscall_64\n"
+	"ffffffff81000200 W abort\n"
+	"ffffffff81000300 t local_helper\n"
+	"ffffffff81000400 T _etext\n"
+	"ffffffff81000800 D some_data\n"
+	"ffffffff81001000 T init_func\n"
+	"ffffffff81001100 T _einittext\n"
+	"ffffffffc0002000 t mod_b_fn\t[mod_b]\n"
+	"ffffffffc0001000 t mod_a_fn\t[mod_a]\n"
+	"ffffffffc0001080 T mod_a_other\t[mod_a]\n"
+	"ffffffffc0001200 d mod_a_data\t[mod_a]\n"
+	"ffffffffc0003000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+	"0000000000000000 A fixed_percpu_data\n";
+
+static const char MODULES[] =
+	"mod_a 4096 0 - Live 0xffffffffc0001000\n"
+	"mod_b 512 1 mod_a, Live 0xffffffffc0002000 (O)\n";
+
+static void test_resolves_nearest_symbol_below(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
+	uint64_t offset = 0;
+	const struct ksym *k;
+
+	(void)state;
+	k = ksyms_lookup(ks, 0xffffffff81000123, &offset);
+	assert_non_null(k);
+	assert_string_equal(k->name, "do_syscall_64");
+	assert_null(k->module);
+	assert_int_equal(offset, 0x23);
+	assert_string_equal(name_at(ks, 0xffffffff81000200), "abort");
+	assert_string_equal(name_at(ks, 0xffffffff810003ff), "local_helper");
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_alias_prefers_global_without_underscore(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
+
+	(void)state;
+	/* _stext, _text, startup_64 and srso_alias_untrain_ret share one address. */
+	assert_string_equal(name_at(ks, 0xffffffff81000010), "srso_alias_untrain_ret");
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_before_first_and_past_text_unresolved(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
+
+	(void)state;
+	assert_null(name_at(ks, 0xffffffff80ffffff));
+	assert_null(name_at(ks, 0x1000));
+	/* After _etext: rodata, not local_helper+0x100. */
+	assert_null(name_at(ks, 0xffffffff81000400));
+	assert_null(name_at(ks, 0xffffffff81000900));
+	/* Init text is text again, and ends at _einittext. */
+	assert_string_equal(name_at(ks, 0xffffffff81001010), "init_func");
+	assert_null(name_at(ks, 0xffffffff81001100));
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_module_symbols_and_bounds(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
+	const struct ksym *k;
+
+	(void)state;
+	k = ksyms_lookup(ks, 0xffffffffc0001010, NULL);
+	assert_non_null(k);
+	assert_string_equal(k->name, "mod_a_fn");
+	assert_string_equal(k->module, "mod_a");
+	assert_string_equal(name_at(ks, 0xffffffffc00011ff), "mod_a_other");
+	/* A data symbol ends the text before it. */
+	assert_null(name_at(ks, 0xffffffffc0001200));
+	/* mod_b is 512 bytes long: its last function ends there, not at the trampoline. */
+	assert_string_equal(name_at(ks, 0xffffffffc00021ff), "mod_b_fn");
+	assert_null(name_at(ks, 0xffffffffc0002200));
+	/* No modules entry for the trampoline: one page, then nothing. */
+	assert_string_equal(name_at(ks, 0xffffffffc0003fff), "ftrace_trampoline");
+	assert_null(name_at(ks, 0xffffffffc0004000));
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_without_modules_file_next_symbol_bounds(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, NULL);
+
+	(void)state;
+	/* Without sizes, mod_b_fn reaches up to the next symbol. */
+	assert_string_equal(name_at(ks, 0xffffffffc0002fff), "mod_b_fn");
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_counts_text_symbols_once_per_address(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
+
+	(void)state;
+	/* startup_64 group, do_syscall_64, abort, local_helper, init_func,
+	 * mod_a_fn, mod_a_other, mod_b_fn, ftrace_trampoline. */
+	assert_int_equal(ksyms_count(ks), 9);
+	assert_false(ksyms_hidden(ks));
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_all_zero_addresses_are_hidden(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d,
+				"0000000000000000 T _stext\n"
+				"0000000000000000 T do_syscall_64\n"
+				"0000000000000000 t mod_fn\t[mod]\n",
+				NULL);
+
+	(void)state;
+	assert_true(ksyms_hidden(ks));
+	assert_null(ksyms_lookup(ks, 0, NULL));
+	assert_null(ksyms_lookup(ks, 0xffffffff81000000, NULL));
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+static void test_malformed_lines_skipped_and_missing_file_errors(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d,
+				"garbage\n"
+				"ffffffff81000000 Tno_space\n"
+				"zzzz T bad_addr\n"
+				"ffffffff81000000 T good\n"
+				"ffffffff81000100 T\n",
+				NULL);
+
+	(void)state;
+	assert_int_equal(ksyms_count(ks), 1);
+	assert_string_equal(name_at(ks, 0xffffffff81000010), "good");
+	ksyms_free(ks);
+	dir_remove(&d);
+
+	ks = (struct ksyms *)1;
+	assert_int_equal(ksyms_load("/nonexistent/kallsyms", &ks), -ENOENT);
+	assert_null(ks);
+}
+
+static void test_empty_file_is_an_error(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = NULL;
+
+	(void)state;
+	dir_make(&d, "", NULL);
+	assert_int_equal(ksyms_load(d.kallsyms, &ks), -EINVAL);
+	assert_null(ks);
+	dir_remove(&d);
+}
+
+static void test_real_kallsyms_resolves_a_known_function(void **state)
+{
+	struct ksyms *ks = NULL;
+	unsigned long long addr = 0;
+	char line[512], type, name[256];
+	FILE *f;
+
+	(void)state;
+	/* Take a real function's address from the file, then ask for an address inside it. */
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    !strcmp(name, "schedule"))
+			break;
+	fclose(f);
+	assert_int_equal(ksyms_load("/proc/kallsyms", &ks), 0);
+	if (ksyms_hidden(ks)) {
+		assert_int_equal(addr, 0);
+	} else {
+		assert_string_equal(name_at(ks, addr + 1), "schedule");
+		assert_true(ksyms_count(ks) > 1000);
+	}
+	ksyms_free(ks);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_resolves_nearest_symbol_below),
+		cmocka_unit_test(test_alias_prefers_global_without_underscore),
+		cmocka_unit_test(test_before_first_and_past_text_unresolved),
+		cmocka_unit_test(test_module_symbols_and_bounds),
+		cmocka_unit_test(test_without_modules_file_next_symbol_bounds),
+		cmocka_unit_test(test_counts_text_symbols_once_per_address),
+		cmocka_unit_test(test_all_zero_addresses_are_hidden),
+		cmocka_unit_test(test_malformed_lines_skipped_and_missing_file_errors),
+		cmocka_unit_test(test_empty_file_is_an_error),
+		cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
