@@ -1,0 +1,255 @@
+/*
+ * procmaps: parse /proc/PID/maps.
+ *
+ * A line reads "start-end perms offset major:minor inode   path". The
+ * path is everything after the padding that follows the inode, so it may
+ * hold spaces; the kernel appends " (deleted)" when the file was unlinked
+ * (the process still runs the old file: we open it through map_files/),
+ * and names special mappings "[vdso]", "[heap]", "[stack]". Anonymous
+ * mappings, where JIT code lives, have no path at all.
+ */
+#include "symbolizer/procmaps.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DELETED_SUFFIX " (deleted)"
+
+struct procmaps {
+	struct procmaps_mapping *mappings;
+	size_t nr;
+	size_t malformed;
+	char *pool; /* every kept path, NUL-terminated */
+};
+
+/* Reads a hex number ending at the character stop; advances *s past stop. */
+static int read_hex(const char **s, char stop, uint64_t *value)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+
+	if (!*p || *p == stop)
+		return -EINVAL;
+	for (; *p && *p != stop; p++) {
+		int digit;
+
+		if (*p >= '0' && *p <= '9')
+			digit = *p - '0';
+		else if (*p >= 'a' && *p <= 'f')
+			digit = *p - 'a' + 10;
+		else if (*p >= 'A' && *p <= 'F')
+			digit = *p - 'A' + 10;
+		else
+			return -EINVAL;
+		if (v >> 60)
+			return -EINVAL;
+		v = v << 4 | (uint64_t)digit;
+	}
+	if (*p != stop)
+		return -EINVAL;
+	*value = v;
+	*s = p + 1;
+	return 0;
+}
+
+static int read_dec(const char **s, uint64_t *value)
+{
+	const char *p = *s;
+	uint64_t v = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	*value = v;
+	*s = p;
+	return 0;
+}
+
+int procmaps_parse_line(const char *line, struct procmaps_mapping *m)
+{
+	const char *s = line;
+	uint64_t major, minor;
+	size_t len;
+
+	memset(m, 0, sizeof(*m));
+	if (read_hex(&s, '-', &m->start) || read_hex(&s, ' ', &m->end) || m->end <= m->start)
+		return -EINVAL;
+	if (strlen(s) < 5 || s[4] != ' ')
+		return -EINVAL;
+	m->exec = s[2] == 'x';
+	s += 5;
+	if (read_hex(&s, ' ', &m->pgoff) || read_hex(&s, ':', &major) ||
+	    read_hex(&s, ' ', &minor) || read_dec(&s, &m->inode))
+		return -EINVAL;
+	if (major > UINT32_MAX || minor > UINT32_MAX)
+		return -EINVAL;
+	m->dev_major = (uint32_t)major;
+	m->dev_minor = (uint32_t)minor;
+	if (*s && *s != ' ' && *s != '\n')
+		return -EINVAL;
+	while (*s == ' ')
+		s++;
+	len = strcspn(s, "\n");
+	if (len >= sizeof(DELETED_SUFFIX) - 1 &&
+	    !memcmp(s + len - (sizeof(DELETED_SUFFIX) - 1), DELETED_SUFFIX,
+		    sizeof(DELETED_SUFFIX) - 1)) {
+		m->deleted = true;
+		len -= sizeof(DELETED_SUFFIX) - 1;
+	}
+	m->path = s;
+	m->path_len = len;
+	return 0;
+}
+
+static int mapping_cmp(const void *a, const void *b)
+{
+	const struct procmaps_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+int procmaps_load(const char *path, struct procmaps **out)
+{
+	struct procmaps *maps;
+	size_t cap = 0, pool_len = 0, pool_cap = 0;
+	size_t *path_offs = NULL;
+	char *line = NULL;
+	size_t line_cap = 0;
+	FILE *f;
+	int err = 0;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	maps = calloc(1, sizeof(*maps));
+	if (!maps) {
+		err = -ENOMEM;
+		goto err_close;
+	}
+	/* getline: a path may be up to PATH_MAX long, more than a fixed buffer. */
+	while (getline(&line, &line_cap, f) > 0) {
+		struct procmaps_mapping m;
+
+		if (procmaps_parse_line(line, &m)) {
+			maps->malformed++;
+			continue;
+		}
+		if (!m.exec)
+			continue;
+		if (maps->nr == cap) {
+			size_t new_cap = cap ? cap * 2 : 32;
+			struct procmaps_mapping *mappings;
+			size_t *offs;
+
+			mappings = realloc(maps->mappings, new_cap * sizeof(*mappings));
+			if (!mappings) {
+				err = -ENOMEM;
+				goto err_free;
+			}
+			maps->mappings = mappings;
+			offs = realloc(path_offs, new_cap * sizeof(*offs));
+			if (!offs) {
+				err = -ENOMEM;
+				goto err_free;
+			}
+			path_offs = offs;
+			cap = new_cap;
+		}
+		if (pool_len + m.path_len + 1 > pool_cap) {
+			size_t new_cap = pool_cap ? pool_cap * 2 : 4096;
+			char *pool;
+
+			while (new_cap < pool_len + m.path_len + 1)
+				new_cap *= 2;
+			pool = realloc(maps->pool, new_cap);
+			if (!pool) {
+				err = -ENOMEM;
+				goto err_free;
+			}
+			maps->pool = pool;
+			pool_cap = new_cap;
+		}
+		memcpy(maps->pool + pool_len, m.path, m.path_len);
+		maps->pool[pool_len + m.path_len] = '\0';
+		path_offs[maps->nr] = pool_len;
+		pool_len += m.path_len + 1;
+		maps->mappings[maps->nr++] = m;
+	}
+	if (ferror(f)) {
+		err = -EIO;
+		goto err_free;
+	}
+	/* Paths point into the pool only now that it has stopped moving. */
+	for (size_t i = 0; i < maps->nr; i++)
+		maps->mappings[i].path = maps->pool + path_offs[i];
+	qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
+	free(path_offs);
+	free(line);
+	fclose(f);
+	*out = maps;
+	return 0;
+
+err_free:
+	free(path_offs);
+	free(line);
+	procmaps_free(maps);
+err_close:
+	fclose(f);
+	return err;
+}
+
+void procmaps_free(struct procmaps *maps)
+{
+	if (!maps)
+		return;
+	free(maps->mappings);
+	free(maps->pool);
+	free(maps);
+}
+
+size_t procmaps_count(const struct procmaps *maps)
+{
+	return maps->nr;
+}
+
+const struct procmaps_mapping *procmaps_at(const struct procmaps *maps, size_t i)
+{
+	return i < maps->nr ? &maps->mappings[i] : NULL;
+}
+
+size_t procmaps_malformed(const struct procmaps *maps)
+{
+	return maps->malformed;
+}
+
+const struct procmaps_mapping *procmaps_find(const struct procmaps *maps, uint64_t addr,
+					     size_t *index)
+{
+	size_t lo = 0, hi = maps->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps->mappings[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= maps->mappings[lo - 1].end)
+		return NULL;
+	if (index)
+		*index = lo - 1;
+	return &maps->mappings[lo - 1];
+}
+
+bool procmaps_is_special(const struct procmaps_mapping *m)
+{
+	return m->path_len && m->path[0] == '[';
+}

@@ -1,0 +1,204 @@
+/*
+ * procmaps tests: maps lines as the kernel writes them, including the
+ * awkward ones (spaces in paths, deleted files, special and anonymous
+ * mappings), malformed lines, and this process's own maps.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolizer/procmaps.h"
+
+static char *path_of(const struct procmaps_mapping *m)
+{
+	static char buf[4096];
+
+	snprintf(buf, sizeof(buf), "%.*s", (int)m->path_len, m->path);
+	return buf;
+}
+
+static void test_parse_file_mapping(void **state)
+{
+	struct procmaps_mapping m;
+
+	(void)state;
+	assert_int_equal(procmaps_parse_line("7f1c2a400000-7f1c2a595000 r-xp 00028000 fd:01 "
+					     "1835042                    /usr/lib/x86_64-linux-gnu/"
+					     "libc.so.6\n",
+					     &m),
+			 0);
+	assert_int_equal(m.start, 0x7f1c2a400000);
+	assert_int_equal(m.end, 0x7f1c2a595000);
+	assert_int_equal(m.pgoff, 0x28000);
+	assert_int_equal(m.dev_major, 0xfd);
+	assert_int_equal(m.dev_minor, 1);
+	assert_int_equal(m.inode, 1835042);
+	assert_true(m.exec);
+	assert_false(m.deleted);
+	assert_string_equal(path_of(&m), "/usr/lib/x86_64-linux-gnu/libc.so.6");
+}
+
+static void test_parse_path_with_spaces_and_deleted(void **state)
+{
+	struct procmaps_mapping m;
+
+	(void)state;
+	assert_int_equal(procmaps_parse_line("00400000-00401000 r-xp 00000000 08:01 42 "
+					     "/opt/my app/bin/run me (deleted)\n",
+					     &m),
+			 0);
+	assert_true(m.deleted);
+	assert_string_equal(path_of(&m), "/opt/my app/bin/run me");
+
+	/* "(deleted)" in the middle of a name is part of the name. */
+	assert_int_equal(procmaps_parse_line("00400000-00401000 r-xp 00000000 08:01 42 "
+					     "/tmp/x (deleted) y",
+					     &m),
+			 0);
+	assert_false(m.deleted);
+	assert_string_equal(path_of(&m), "/tmp/x (deleted) y");
+}
+
+static void test_parse_special_and_anonymous(void **state)
+{
+	struct procmaps_mapping m;
+
+	(void)state;
+	assert_int_equal(procmaps_parse_line("7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0"
+					     "                          [vdso]\n",
+					     &m),
+			 0);
+	assert_true(m.exec);
+	assert_int_equal(m.inode, 0);
+	assert_true(procmaps_is_special(&m));
+	assert_string_equal(path_of(&m), "[vdso]");
+
+	assert_int_equal(procmaps_parse_line("3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0 \n",
+					     &m),
+			 0);
+	assert_int_equal(m.path_len, 0);
+	assert_false(procmaps_is_special(&m));
+
+	assert_int_equal(procmaps_parse_line("3ef0b1c00000-3ef0b1c40000 rw-p 00000000 00:00 0", &m),
+			 0);
+	assert_false(m.exec);
+	assert_int_equal(m.path_len, 0);
+}
+
+static void test_parse_rejects_malformed(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"garbage\n",
+		"00400000 r-xp 00000000 08:01 42 /bin/x\n",
+		"00400000-00300000 r-xp 00000000 08:01 42 /bin/x\n", /* end before start */
+		"00400000-00401000 r-x 00000000 08:01 42 /bin/x\n",
+		"00400000-00401000 r-xp 0000zz00 08:01 42 /bin/x\n",
+		"00400000-00401000 r-xp 00000000 0801 42 /bin/x\n",
+		"00400000-00401000 r-xp 00000000 08:01 x42 /bin/x\n",
+		"00400000-00401000 r-xp 00000000 08:01 42x /bin/x\n",
+		"0040000000000000000-00401000 r-xp 00000000 08:01 42 /bin/x\n",
+	};
+	struct procmaps_mapping m;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(procmaps_parse_line(bad[i], &m), -EINVAL);
+}
+
+static void test_load_keeps_exec_sorted_and_counts_malformed(void **state)
+{
+	char path[] = "/tmp/test_procmaps.XXXXXX";
+	const struct procmaps_mapping *m;
+	struct procmaps *maps = NULL;
+	size_t index = 99;
+	int fd;
+	FILE *f;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("7f0000001000-7f0000002000 r-xp 00001000 08:01 7 /lib/libb.so\n"
+	      "00400000-00401000 r--p 00000000 08:01 5 /bin/app\n"
+	      "00401000-00402000 r-xp 00001000 08:01 5 /bin/app\n"
+	      "this line is broken\n"
+	      "01000000-01021000 rw-p 00000000 00:00 0 [heap]\n"
+	      "3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0\n"
+	      "7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0 [vdso]\n",
+	      f);
+	fclose(f);
+	assert_int_equal(procmaps_load(path, &maps), 0);
+	unlink(path);
+
+	assert_int_equal(procmaps_count(maps), 4);
+	assert_int_equal(procmaps_malformed(maps), 1);
+	for (size_t i = 1; i < procmaps_count(maps); i++)
+		assert_true(procmaps_at(maps, i - 1)->start < procmaps_at(maps, i)->start);
+
+	m = procmaps_find(maps, 0x401abc, &index);
+	assert_non_null(m);
+	assert_string_equal(m->path, "/bin/app");
+	assert_int_equal(index, 0);
+	assert_string_equal(procmaps_find(maps, 0x7f0000001fff, NULL)->path, "/lib/libb.so");
+	assert_string_equal(procmaps_find(maps, 0x7ffd5a3f0010, NULL)->path, "[vdso]");
+	assert_string_equal(procmaps_find(maps, 0x3ef0b1c00100, NULL)->path, "");
+	/* Not executable, or between mappings, or past the end: no mapping. */
+	assert_null(procmaps_find(maps, 0x400010, NULL));
+	assert_null(procmaps_find(maps, 0x01000010, NULL));
+	assert_null(procmaps_find(maps, 0x7f0000002000, NULL));
+	assert_null(procmaps_find(maps, 0x10, NULL));
+	procmaps_free(maps);
+}
+
+static void test_load_missing_process(void **state)
+{
+	struct procmaps *maps = (struct procmaps *)1;
+
+	(void)state;
+	assert_int_equal(procmaps_load("/proc/999999999/maps", &maps), -ENOENT);
+	assert_null(maps);
+}
+
+static void test_own_maps_find_own_code(void **state)
+{
+	struct procmaps *maps = NULL;
+	const struct procmaps_mapping *m;
+	char exe[4096];
+	ssize_t len;
+
+	(void)state;
+	assert_int_equal(procmaps_load("/proc/self/maps", &maps), 0);
+	m = procmaps_find(maps, (uint64_t)(uintptr_t)&test_own_maps_find_own_code, NULL);
+	assert_non_null(m);
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	assert_true(len > 0);
+	exe[len] = '\0';
+	assert_string_equal(m->path, exe);
+	assert_true(m->inode != 0);
+	procmaps_free(maps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_file_mapping),
+		cmocka_unit_test(test_parse_path_with_spaces_and_deleted),
+		cmocka_unit_test(test_parse_special_and_anonymous),
+		cmocka_unit_test(test_parse_rejects_malformed),
+		cmocka_unit_test(test_load_keeps_exec_sorted_and_counts_malformed),
+		cmocka_unit_test(test_load_missing_process),
+		cmocka_unit_test(test_own_maps_find_own_code),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
