@@ -81,6 +81,9 @@ typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx)
  * a negative errno and writes into err a sentence that says what to fix
  * (capabilities, perf_event_paranoid, BTF, kernel version).
  * The caller owns *out and frees it with sampler_free().
+ * It installs a libbpf print callback (libbpf_set_print() is process-wide)
+ * that keeps only libbpf's warnings, on stderr; a caller that wants its
+ * own sets it after this call.
  */
 int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
 		 size_t errlen);
@@ -93,6 +96,14 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
  */
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
 		  struct sampler_stats *delta);
+
+/*
+ * Replaces the PID filter while sampling: processes not in tgids stop
+ * being sampled at once, new ones start. Only for a sampler opened with a
+ * PID filter (else -EINVAL); returns 0 or a negative errno (-E2BIG: more
+ * PIDs than the filter map holds, max(initial n_tgids, 1024)).
+ */
+int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids);
 
 /* The counters since sampler_open(). */
 void sampler_totals(const struct sampler *s, struct sampler_stats *total);

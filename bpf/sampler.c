@@ -1,0 +1,606 @@
+/*
+ * sampler: loads the BPF program, attaches it to every CPU, and drains it.
+ *
+ * This is the first stage of the data flow: it turns the kernel's counts
+ * into (process, thread, kernel stack, user stack, count) records of raw
+ * addresses, which the symbolizer names and the profile folds.
+ *
+ * The program writes into one pair of maps (counts and stacks) reached
+ * through two one-slot map-in-map arrays; a second pair waits empty. A
+ * drain points the slots at the empty pair, stacks first and counts second.
+ * Each update returns only after every program that might still hold the
+ * old map has finished (synchronize_rcu() in the kernel's
+ * maybe_wait_bpf_programs()), so the old pair is then frozen: reading and
+ * clearing it cannot lose a racing increment. A sample that ran between
+ * the two updates counted into the old counts map but stored its stack in
+ * the new stacks map, so a stack missing from the old map is looked up in
+ * the new one. The drained pair becomes the empty spare.
+ *
+ * Stats are per-CPU counters that only grow; each drain reports the
+ * difference from the last one.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf/ebprof.h"
+#include "bpf/ebprof.skel.h"
+#include "bpf/sampler.h"
+#include "bpf/sampler_diag.h"
+
+/*
+ * Defaults for a busy host: a 2-socket server running a build sees a few
+ * thousand distinct stack pairs a minute. A stacks entry is ~1 KiB, and
+ * the maps are not preallocated (see sampler_load), so an idle host pays
+ * for what it uses only.
+ */
+#define SAMPLER_DEFAULT_MAX_STACKS 16384
+#define SAMPLER_DEFAULT_MAX_KEYS 16384
+#define SAMPLER_MIN_FILTER_ENTRIES 1024
+
+/*
+ * struct ebprof_stack with uint64_t in place of __u64: the two are distinct
+ * types in C (unsigned long vs unsigned long long), and sampler_sample
+ * hands out uint64_t pointers.
+ */
+struct sampler_stack {
+	uint64_t nr;
+	uint64_t ips[EBPROF_MAX_DEPTH];
+};
+_Static_assert(sizeof(struct sampler_stack) == sizeof(struct ebprof_stack),
+	       "struct sampler_stack must mirror struct ebprof_stack");
+
+struct sampler {
+	struct ebprof_bpf *skel;
+	struct bpf_link **links;
+	int n_links;
+	int n_possible_cpus;
+	/* The two inner pairs; active indexes the one the program writes. */
+	struct bpf_map *counts_maps[2];
+	struct bpf_map *stacks_maps[2];
+	int active;
+	bool tgid_filter;
+	uint32_t max_keys;
+	uint32_t max_stacks;
+	/* Drain buffers, sized at open so a drain never allocates. */
+	struct ebprof_key *keys;
+	uint64_t *counts;
+	uint64_t *stack_ids;
+	uint64_t *percpu;
+	struct sampler_stack kstack;
+	struct sampler_stack ustack;
+	uint64_t kernel_totals[EBPROF_STAT_NR];
+	struct sampler_stats totals;
+};
+
+void sampler_config_init(struct sampler_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	config->frequency = SAMPLER_DEFAULT_FREQUENCY;
+	config->kernel_stacks = true;
+	config->user_stacks = true;
+}
+
+uint64_t sampler_stats_lost(const struct sampler_stats *stats)
+{
+	return stats->kstack_errors + stats->ustack_errors + stats->stack_collisions +
+	       stats->stacks_full + stats->counts_full + stats->missing_stacks;
+}
+
+/*
+ * libbpf prints through one process-wide callback. Ours keeps warnings
+ * (why a load failed, with the verifier's log) and drops the chatter.
+ */
+static int sampler_libbpf_print(enum libbpf_print_level level, const char *format, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	fputs("ebprof: libbpf: ", stderr);
+	return vfprintf(stderr, format, ap);
+}
+
+static int sampler_check_config(const struct sampler_config *config, char *err, size_t errlen)
+{
+	if (config->frequency > SAMPLER_MAX_FREQUENCY) {
+		snprintf(err, errlen, "sampling frequency %u Hz is above the maximum of %u Hz",
+			 config->frequency, SAMPLER_MAX_FREQUENCY);
+		return -EINVAL;
+	}
+	if (!config->kernel_stacks && !config->user_stacks) {
+		snprintf(err, errlen, "neither kernel nor user stacks are enabled: nothing to record");
+		return -EINVAL;
+	}
+	if (config->n_tgids && !config->tgids) {
+		snprintf(err, errlen, "%zu PIDs to filter on, but no PID list", config->n_tgids);
+		return -EINVAL;
+	}
+	if (config->n_comms && !config->comms) {
+		snprintf(err, errlen, "%zu process names to filter on, but no name list",
+			 config->n_comms);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < config->n_comms; i++) {
+		if (!config->comms[i] || !config->comms[i][0]) {
+			snprintf(err, errlen, "process name %zu in the filter is empty", i + 1);
+			return -EINVAL;
+		}
+	}
+	for (size_t i = 0; i < config->n_tgids; i++) {
+		if (config->tgids[i] == 0) {
+			snprintf(err, errlen,
+				 "PID 0 in the filter: the idle task is selected with include_idle");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static uint32_t max_u32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
+/*
+ * Opens the skeleton and sets everything fixed at load: the .rodata
+ * switches and the map sizes and flags. Without BPF_F_NO_PREALLOC the two
+ * stacks maps would pin max_stacks KiB each from the start; kernels before
+ * 6.1 refuse non-preallocated maps in perf_event programs, so the caller
+ * retries with prealloc there.
+ */
+static int sampler_load(struct sampler *s, const struct sampler_config *config, bool prealloc)
+{
+	struct ebprof_bpf *skel;
+	uint32_t flags = prealloc ? 0 : BPF_F_NO_PREALLOC;
+	int err;
+
+	skel = ebprof_bpf__open();
+	if (!skel)
+		return -errno;
+	skel->rodata->filter_flags = (config->n_tgids ? EBPROF_FILTER_TGID : 0) |
+				     (config->n_comms ? EBPROF_FILTER_COMM : 0);
+	skel->rodata->self_tgid = config->include_self ? 0 : (uint32_t)getpid();
+	skel->rodata->include_idle = config->include_idle;
+	skel->rodata->kernel_stacks = config->kernel_stacks;
+	skel->rodata->user_stacks = config->user_stacks;
+
+	s->counts_maps[0] = skel->maps.counts_a;
+	s->counts_maps[1] = skel->maps.counts_b;
+	s->stacks_maps[0] = skel->maps.stacks_a;
+	s->stacks_maps[1] = skel->maps.stacks_b;
+	for (int i = 0; i < 2; i++) {
+		bpf_map__set_max_entries(s->counts_maps[i], s->max_keys);
+		bpf_map__set_max_entries(s->stacks_maps[i], s->max_stacks);
+		bpf_map__set_map_flags(s->counts_maps[i], flags);
+		bpf_map__set_map_flags(s->stacks_maps[i], flags);
+	}
+	bpf_map__set_map_flags(bpf_map__inner_map(skel->maps.counts), flags);
+	bpf_map__set_map_flags(bpf_map__inner_map(skel->maps.stacks), flags);
+	bpf_map__set_max_entries(skel->maps.tgids,
+				 max_u32((uint32_t)config->n_tgids, SAMPLER_MIN_FILTER_ENTRIES));
+	bpf_map__set_max_entries(skel->maps.comms, max_u32((uint32_t)config->n_comms, 1));
+
+	err = ebprof_bpf__load(skel);
+	if (err) {
+		ebprof_bpf__destroy(skel);
+		return err;
+	}
+	s->skel = skel;
+	return 0;
+}
+
+static int sampler_fill_filters(struct sampler *s, const struct sampler_config *config)
+{
+	uint8_t yes = 1;
+	int fd, err;
+
+	fd = bpf_map__fd(s->skel->maps.tgids);
+	for (size_t i = 0; i < config->n_tgids; i++) {
+		err = bpf_map_update_elem(fd, &config->tgids[i], &yes, BPF_ANY);
+		if (err)
+			return err;
+	}
+	fd = bpf_map__fd(s->skel->maps.comms);
+	for (size_t i = 0; i < config->n_comms; i++) {
+		char comm[EBPROF_COMM_LEN] = { 0 };
+
+		/* The kernel keeps TASK_COMM_LEN - 1 characters of a name. */
+		strncpy(comm, config->comms[i], sizeof(comm) - 1);
+		err = bpf_map_update_elem(fd, comm, &yes, BPF_ANY);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int sampler_perf_event_open(int cpu, unsigned int frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+	};
+	long fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* One CPU-clock event per online CPU, each carrying the program. */
+static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, size_t errlen)
+{
+	bool *online;
+	int ret = 0;
+
+	online = calloc((size_t)s->n_possible_cpus, sizeof(*online));
+	s->links = calloc((size_t)s->n_possible_cpus, sizeof(*s->links));
+	if (!online || !s->links) {
+		ret = -ENOMEM;
+		goto free_online;
+	}
+	if (sampler_diag_online_cpus(online, s->n_possible_cpus) < 0) {
+		/* No sysfs: try every CPU; an offline one answers ENODEV. */
+		for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+			online[cpu] = true;
+	}
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+		struct bpf_link *link;
+		int fd;
+
+		if (!online[cpu])
+			continue;
+		fd = sampler_perf_event_open(cpu, frequency);
+		if (fd == -ENODEV)
+			continue;
+		if (fd < 0) {
+			ret = fd;
+			sampler_diag_perf_event(fd, cpu, err, errlen);
+			goto free_online;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.ebprof_sample, fd);
+		if (!link) {
+			ret = -errno;
+			close(fd);
+			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s", cpu,
+				 strerror(-ret));
+			goto free_online;
+		}
+		s->links[s->n_links++] = link;
+	}
+	if (s->n_links == 0) {
+		ret = -ENODEV;
+		snprintf(err, errlen, "no online CPU accepted a CPU-clock perf event");
+	}
+free_online:
+	free(online);
+	return ret;
+}
+
+static int sampler_alloc_buffers(struct sampler *s)
+{
+	s->keys = calloc(s->max_keys, sizeof(*s->keys));
+	s->counts = calloc(s->max_keys, sizeof(*s->counts));
+	s->stack_ids = calloc(s->max_stacks, sizeof(*s->stack_ids));
+	s->percpu = calloc((size_t)s->n_possible_cpus, sizeof(*s->percpu));
+	if (!s->keys || !s->counts || !s->stack_ids || !s->percpu)
+		return -ENOMEM;
+	return 0;
+}
+
+int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
+		 size_t errlen)
+{
+	struct sampler_config defaults;
+	unsigned int frequency;
+	struct sampler *s;
+	int ret;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	if (!config) {
+		sampler_config_init(&defaults);
+		config = &defaults;
+	}
+	ret = sampler_check_config(config, err, errlen);
+	if (ret)
+		return ret;
+	frequency = config->frequency ? config->frequency : SAMPLER_DEFAULT_FREQUENCY;
+	ret = sampler_diag_btf(err, errlen);
+	if (ret)
+		return ret;
+	libbpf_set_print(sampler_libbpf_print);
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
+	s->max_stacks = config->max_stacks ? config->max_stacks : SAMPLER_DEFAULT_MAX_STACKS;
+	s->tgid_filter = config->n_tgids > 0;
+	s->n_possible_cpus = libbpf_num_possible_cpus();
+	if (s->n_possible_cpus <= 0) {
+		ret = s->n_possible_cpus ? s->n_possible_cpus : -ENODEV;
+		snprintf(err, errlen, "cannot count the possible CPUs: %s", strerror(-ret));
+		goto free_sampler;
+	}
+	ret = sampler_alloc_buffers(s);
+	if (ret) {
+		snprintf(err, errlen, "out of memory for %u keys and %u stacks", s->max_keys,
+			 s->max_stacks);
+		goto free_sampler;
+	}
+
+	ret = sampler_load(s, config, false);
+	if (ret == -EINVAL)
+		ret = sampler_load(s, config, true);
+	if (ret) {
+		sampler_diag_load(ret, err, errlen);
+		goto free_sampler;
+	}
+	ret = sampler_fill_filters(s, config);
+	if (ret) {
+		snprintf(err, errlen, "writing the PID and name filters: %s", strerror(-ret));
+		goto free_sampler;
+	}
+	ret = sampler_attach(s, frequency, err, errlen);
+	if (ret)
+		goto free_sampler;
+	*out = s;
+	return 0;
+
+free_sampler:
+	sampler_free(s);
+	return ret;
+}
+
+/* Sums the per-CPU stats and moves the previous totals forward. */
+static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
+{
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	uint64_t d[EBPROF_STAT_NR];
+
+	for (uint32_t i = 0; i < EBPROF_STAT_NR; i++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &i, s->percpu))
+			return -errno;
+		for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+			sum += s->percpu[cpu];
+		d[i] = sum - s->kernel_totals[i];
+		s->kernel_totals[i] = sum;
+	}
+	delta->samples = d[EBPROF_STAT_SAMPLES];
+	delta->recorded = d[EBPROF_STAT_RECORDED];
+	delta->filtered = d[EBPROF_STAT_FILTERED];
+	delta->idle = d[EBPROF_STAT_IDLE];
+	delta->kstack_errors = d[EBPROF_STAT_KSTACK_ERR];
+	delta->ustack_errors = d[EBPROF_STAT_USTACK_ERR];
+	delta->stack_collisions = d[EBPROF_STAT_COLLISION];
+	delta->stacks_full = d[EBPROF_STAT_STACKS_FULL];
+	delta->counts_full = d[EBPROF_STAT_COUNTS_FULL];
+	return 0;
+}
+
+static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_stats *d)
+{
+	sum->samples += d->samples;
+	sum->recorded += d->recorded;
+	sum->filtered += d->filtered;
+	sum->idle += d->idle;
+	sum->kstack_errors += d->kstack_errors;
+	sum->ustack_errors += d->ustack_errors;
+	sum->stack_collisions += d->stack_collisions;
+	sum->stacks_full += d->stacks_full;
+	sum->counts_full += d->counts_full;
+	sum->missing_stacks += d->missing_stacks;
+	sum->unique_stacks += d->unique_stacks;
+	sum->drains += d->drains;
+}
+
+/*
+ * Reads and deletes every entry of a counts map nobody writes any more.
+ * Returns the number of entries in s->keys and s->counts, or -errno.
+ */
+static int sampler_take_counts(struct sampler *s, int fd)
+{
+	uint32_t n = 0, batch, count;
+	void *in = NULL;
+	int err;
+
+	do {
+		count = s->max_keys - n;
+		err = bpf_map_lookup_and_delete_batch(fd, in, &batch, s->keys + n, s->counts + n,
+						      &count, NULL);
+		if (err && err != -ENOENT)
+			break;
+		n += count;
+		in = &batch;
+	} while (!err && n < s->max_keys);
+	if (!err || err == -ENOENT)
+		return (int)n;
+	if (n != 0 || (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP))
+		return err;
+
+	/* Kernels before 5.6 have no batch operations: one key at a time. */
+	while (n < s->max_keys && !bpf_map_get_next_key(fd, n ? &s->keys[n - 1] : NULL,
+							 &s->keys[n])) {
+		if (bpf_map_lookup_elem(fd, &s->keys[n], &s->counts[n]))
+			return -errno;
+		n++;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->keys[i]);
+	return (int)n;
+}
+
+/* Empties a stacks map nobody writes any more. */
+static int sampler_clear_stacks(struct sampler *s, int fd)
+{
+	uint32_t n = 0, count;
+	int err;
+
+	while (n < s->max_stacks &&
+	       !bpf_map_get_next_key(fd, n ? &s->stack_ids[n - 1] : NULL, &s->stack_ids[n]))
+		n++;
+	count = n;
+	err = bpf_map_delete_batch(fd, s->stack_ids, &count, NULL);
+	if (!err)
+		return 0;
+	if (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP)
+		return err;
+	for (uint32_t i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &s->stack_ids[i]);
+	return 0;
+}
+
+/*
+ * Copies the stack stored under id into *stack, from the drained map or,
+ * for samples taken between the two slot updates, from the active one.
+ */
+static bool sampler_find_stack(int old_fd, int active_fd, uint64_t id,
+			       struct sampler_stack *stack)
+{
+	stack->nr = 0;
+	if (id == 0)
+		return true;
+	if (bpf_map_lookup_elem(old_fd, &id, stack) && bpf_map_lookup_elem(active_fd, &id, stack))
+		return false;
+	if (stack->nr > EBPROF_MAX_DEPTH)
+		stack->nr = EBPROF_MAX_DEPTH;
+	return true;
+}
+
+/* Points the program at the spare pair; the old pair is frozen on return. */
+static int sampler_swap(struct sampler *s)
+{
+	int spare = !s->active, fd;
+	uint32_t zero = 0;
+
+	fd = bpf_map__fd(s->stacks_maps[spare]);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.stacks), &zero, &fd, BPF_ANY))
+		return -errno;
+	fd = bpf_map__fd(s->counts_maps[spare]);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &zero, &fd, BPF_ANY)) {
+		/* The counts slot still points at the old pair: keep stacks with it. */
+		int err = -errno;
+
+		fd = bpf_map__fd(s->stacks_maps[s->active]);
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.stacks), &zero, &fd, BPF_ANY);
+		return err;
+	}
+	s->active = spare;
+	return 0;
+}
+
+int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)
+{
+	struct sampler_stats d = { .drains = 1 };
+	int old = !s->active, old_stacks, active_stacks, n, ret = 0, err;
+
+	err = sampler_swap(s);
+	if (err)
+		return err;
+	old = !s->active;
+	old_stacks = bpf_map__fd(s->stacks_maps[old]);
+	active_stacks = bpf_map__fd(s->stacks_maps[s->active]);
+
+	/* After the swap, so that every increment in the old counts is in these stats. */
+	err = sampler_read_stats(s, &d);
+	if (err)
+		return err;
+	n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]));
+	if (n < 0) {
+		ret = n;
+		n = 0;
+	}
+	for (int i = 0; i < n && ret == 0; i++) {
+		const struct ebprof_key *key = &s->keys[i];
+		struct sampler_sample sample = {
+			.tgid = key->tgid,
+			.pid = key->pid,
+			.count = s->counts[i],
+		};
+
+		if (!sampler_find_stack(old_stacks, active_stacks, key->kstack, &s->kstack) ||
+		    !sampler_find_stack(old_stacks, active_stacks, key->ustack, &s->ustack)) {
+			d.missing_stacks += s->counts[i];
+			continue;
+		}
+		memcpy(sample.comm, key->comm, sizeof(sample.comm));
+		sample.comm[sizeof(sample.comm) - 1] = '\0';
+		sample.kips = s->kstack.ips;
+		sample.n_kips = (uint32_t)s->kstack.nr;
+		sample.uips = s->ustack.ips;
+		sample.n_uips = (uint32_t)s->ustack.nr;
+		d.unique_stacks++;
+		if (fn)
+			ret = fn(&sample, ctx);
+	}
+	err = sampler_clear_stacks(s, old_stacks);
+	if (err && !ret)
+		ret = err;
+	sampler_stats_add(&s->totals, &d);
+	if (delta)
+		*delta = d;
+	return ret;
+}
+
+int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)
+{
+	uint32_t key, next, *prev = NULL;
+	uint8_t yes = 1;
+	int fd;
+
+	if (!s->tgid_filter)
+		return -EINVAL;
+	fd = bpf_map__fd(s->skel->maps.tgids);
+	/* Drop the PIDs that left first, so the map has room for newcomers. */
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		bool keep = false;
+
+		for (size_t i = 0; i < n_tgids && !keep; i++)
+			keep = tgids[i] == next;
+		if (!keep && !bpf_map_delete_elem(fd, &next))
+			continue; /* restart the walk after the deleted key's place */
+		key = next;
+		prev = &key;
+	}
+	for (size_t i = 0; i < n_tgids; i++) {
+		if (bpf_map_update_elem(fd, &tgids[i], &yes, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+void sampler_totals(const struct sampler *s, struct sampler_stats *total)
+{
+	*total = s->totals;
+}
+
+int sampler_cpu_count(const struct sampler *s)
+{
+	return s->n_links;
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->n_links; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	ebprof_bpf__destroy(s->skel);
+	free(s->keys);
+	free(s->counts);
+	free(s->stack_ids);
+	free(s->percpu);
+	free(s);
+}

@@ -1,0 +1,189 @@
+/*
+ * sampler_diag: what this host lets the sampler do, and advice when it
+ * refuses.
+ *
+ * Opening the sampler fails for a handful of reasons a user can fix: no
+ * privileges, a paranoid perf_event setting, a kernel without BTF, a kernel
+ * too old for the program. The errno alone says little ("Permission
+ * denied" comes both from missing capabilities and from the verifier), so
+ * these functions look at the host (capabilities, sysctls, uname) and
+ * write one sentence that names the cause and the fix.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/utsname.h>
+
+#include "bpf/sampler_diag.h"
+
+/* Capability numbers from linux/capability.h (CAP_BPF, CAP_PERFMON: 5.8). */
+#define DIAG_CAP_SYS_ADMIN 21
+#define DIAG_CAP_PERFMON 38
+#define DIAG_CAP_BPF 39
+
+int sampler_diag_parse_cpus(const char *list, bool *cpus, int n_cpus)
+{
+	const char *p = list;
+	int set = 0;
+
+	memset(cpus, 0, (size_t)n_cpus * sizeof(*cpus));
+	while (*p && *p != '\n') {
+		char *end;
+		unsigned long first, last;
+
+		first = strtoul(p, &end, 10);
+		if (end == p)
+			return -EINVAL;
+		last = first;
+		p = end;
+		if (*p == '-') {
+			last = strtoul(++p, &end, 10);
+			if (end == p || last < first)
+				return -EINVAL;
+			p = end;
+		}
+		for (unsigned long cpu = first; cpu <= last && cpu < (unsigned long)n_cpus; cpu++) {
+			set += !cpus[cpu];
+			cpus[cpu] = true;
+		}
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	return set;
+}
+
+int sampler_diag_online_cpus(bool *cpus, int n_cpus)
+{
+	char list[4096];
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fgets(list, sizeof(list), f) ? sampler_diag_parse_cpus(list, cpus, n_cpus) : -EIO;
+	fclose(f);
+	return ret;
+}
+
+int sampler_diag_btf(char *err, size_t errlen)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0)
+		return 0;
+	snprintf(err, errlen,
+		 "kernel has no BTF (/sys/kernel/btf/vmlinux): ebprof needs a kernel built with "
+		 "CONFIG_DEBUG_INFO_BTF=y");
+	return -EOPNOTSUPP;
+}
+
+/* True if the effective capability set has cap, read from /proc/self/status. */
+static bool diag_has_cap(int cap)
+{
+	char line[256];
+	uint64_t caps = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "CapEff: %" SCNx64, &caps) == 1)
+			break;
+	}
+	fclose(f);
+	return caps & (1ULL << cap);
+}
+
+static bool diag_may_trace(void)
+{
+	return diag_has_cap(DIAG_CAP_SYS_ADMIN) ||
+	       (diag_has_cap(DIAG_CAP_BPF) && diag_has_cap(DIAG_CAP_PERFMON));
+}
+
+static const char *diag_kernel_release(struct utsname *uts)
+{
+	return uname(uts) == 0 ? uts->release : "unknown";
+}
+
+void sampler_diag_load(int error, char *err, size_t errlen)
+{
+	struct utsname uts;
+
+	if ((error == -EPERM || error == -EACCES) && !diag_may_trace()) {
+		snprintf(err, errlen,
+			 "loading the BPF program: %s: needs CAP_BPF and CAP_PERFMON (or root)",
+			 strerror(-error));
+		return;
+	}
+	switch (-error) {
+	case EACCES:
+	case EINVAL:
+	case ENOSYS:
+	case EOPNOTSUPP:
+	case E2BIG:
+		snprintf(err, errlen,
+			 "the kernel (%s) refused the BPF program: %s: ebprof needs Linux 5.8 or "
+			 "newer (bounded loops, bpf_get_stack() of user stacks, map-in-map, "
+			 "CAP_BPF); libbpf's message above says which check failed",
+			 diag_kernel_release(&uts), strerror(-error));
+		break;
+	case ESRCH:
+	case ENOENT:
+		snprintf(err, errlen,
+			 "the kernel's BTF (%s) lacks a field the program reads "
+			 "(task_struct.group_leader, comm or mm): %s",
+			 diag_kernel_release(&uts), strerror(-error));
+		break;
+	case ENOMEM:
+		snprintf(err, errlen,
+			 "loading the BPF program: out of memory: lower max_stacks/max_keys, or "
+			 "raise the locked-memory limit (ulimit -l) on kernels before 5.11");
+		break;
+	default:
+		snprintf(err, errlen, "loading the BPF program: %s", strerror(-error));
+	}
+}
+
+static int diag_perf_event_paranoid(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	int level = 2;
+
+	if (!f)
+		return level;
+	if (fscanf(f, "%d", &level) != 1)
+		level = 2;
+	fclose(f);
+	return level;
+}
+
+void sampler_diag_perf_event(int error, int cpu, char *err, size_t errlen)
+{
+	switch (-error) {
+	case EACCES:
+	case EPERM:
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s: needs CAP_PERFMON (or root); "
+			 "kernel.perf_event_paranoid is %d, and CPU-wide events without "
+			 "CAP_PERFMON need 0 or less",
+			 cpu, strerror(-error), diag_perf_event_paranoid());
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+		snprintf(err, errlen, "perf_event_open on CPU %d: %s: this kernel has no "
+				      "software CPU-clock event (CONFIG_PERF_EVENTS)",
+			 cpu, strerror(-error));
+		break;
+	case EMFILE:
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s: raise the open-file limit (ulimit -n): "
+			 "ebprof needs one descriptor per CPU",
+			 cpu, strerror(-error));
+		break;
+	default:
+		snprintf(err, errlen, "perf_event_open on CPU %d: %s", cpu, strerror(-error));
+	}
+}

@@ -1,0 +1,31 @@
+/*
+ * sampler_diag: what this host lets the sampler do, and, when it refuses,
+ * a sentence that tells the user what to change. Internal to bpf/: the
+ * sampler calls it while opening; tests call it directly.
+ */
+#ifndef EBPROF_BPF_SAMPLER_DIAG_H
+#define EBPROF_BPF_SAMPLER_DIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * Parses a kernel CPU list ("0-3,5,8-9") into cpus[0..n_cpus): true for
+ * each CPU named, false otherwise; CPUs at n_cpus or above are ignored.
+ * Returns the number of CPUs set, or -EINVAL for a malformed list.
+ */
+int sampler_diag_parse_cpus(const char *list, bool *cpus, int n_cpus);
+
+/* The same, from /sys/devices/system/cpu/online. Returns -errno if unreadable. */
+int sampler_diag_online_cpus(bool *cpus, int n_cpus);
+
+/* 0 if the kernel exposes its BTF; else -EOPNOTSUPP and advice in err. */
+int sampler_diag_btf(char *err, size_t errlen);
+
+/* Explains a failed BPF object load (error is a negative errno). */
+void sampler_diag_load(int error, char *err, size_t errlen);
+
+/* Explains a failed perf_event_open() on one CPU (error is a negative errno). */
+void sampler_diag_perf_event(int error, int cpu, char *err, size_t errlen);
+
+#endif
