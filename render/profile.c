@@ -1,0 +1,749 @@
+/*
+ * profile: the call tree every writer reads.
+ *
+ * Symbolized stacks arrive here from the symbolizer (or from a folded file)
+ * and leave as folded text, an SVG or per-function metrics. The tree is
+ * built for many stacks that share prefixes: a stack walks down from the
+ * root, and only the part below the deepest existing node allocates.
+ *
+ * Layout, chosen for half a million stacks a hundred frames deep:
+ * - A name is interned together with its kind as one "symbol" (id, kind,
+ *   bytes) in an arena of large blocks, found through one open-addressing
+ *   hash table. A symbol never moves, so nodes point at it and its name.
+ *   The id indexes flat arrays when profile_functions() counts recursion.
+ * - Nodes live in fixed-size chunks that never move, so a node pointer
+ *   handed to a reader stays valid until the profile changes. A node is
+ *   56 bytes: symbol, children, and self/total for both weight slots.
+ * - Children are kept sorted by (name, kind) as they are inserted, so a
+ *   lookup is a binary search and every walk has one stable order without
+ *   sorting behind a const reader's back. Most nodes have one child, which
+ *   is stored inline; more children live in an array grown by doubling.
+ *   Inserting into a node with k children moves up to k pointers, which is
+ *   cheap for the fan-outs real profiles have (thousands, not millions).
+ * - The walk down compares names with strcmp and hashes nothing: a name is
+ *   only hashed when a new node needs its symbol.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/profile.h"
+
+struct symbol {
+	uint32_t id;
+	uint8_t kind;
+	char name[];
+};
+
+struct profile_node {
+	const struct symbol *sym; /* NULL for the root sentinel */
+	union {
+		struct profile_node *one;   /* kids_cap == 0: at most one child */
+		struct profile_node **many; /* kids_cap > 0 */
+	} kids;
+	uint64_t self[PROFILE_WEIGHTS];
+	uint64_t total[PROFILE_WEIGHTS];
+	uint32_t nkids;
+	uint32_t kids_cap;
+};
+
+#define NODES_PER_CHUNK 4096
+#define ARENA_BLOCK (256 * 1024)
+/* Names longer than this get their own allocation rather than wasting the
+ * tail of an arena block. */
+#define ARENA_BIG (ARENA_BLOCK / 8)
+
+struct arena_block {
+	struct arena_block *next;
+	size_t used, size;
+	char bytes[];
+};
+
+struct profile {
+	struct profile_node root;
+
+	struct profile_node **chunks; /* each NODES_PER_CHUNK nodes */
+	size_t nchunks, chunks_cap;
+	size_t nodes_used; /* root excluded */
+
+	/* Interned symbols: by id, and a hash table of ids. */
+	struct symbol **syms;
+	size_t nsyms, syms_cap;
+	uint32_t *slots; /* id + 1; 0 is empty */
+	uint32_t *slot_hash;
+	size_t nslots; /* power of two */
+
+	struct arena_block *blocks; /* ARENA_BLOCK sized, reused after clear */
+	struct arena_block *current;
+	struct arena_block *big; /* oversized names, freed by clear */
+
+	size_t stacks;	  /* nodes with self[0] > 0 */
+	size_t max_depth; /* deepest stack added, in frames */
+};
+
+/* --- symbols -------------------------------------------------------------- */
+
+/* FNV-1a over the name, then the kind. Only new nodes hash, so this need
+ * not be fast; it must only spread well. */
+static uint32_t symbol_hash(const char *name, size_t len, enum frame_kind kind)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)name[i];
+		h *= 16777619u;
+	}
+	h ^= (uint32_t)kind;
+	h *= 16777619u;
+	return h;
+}
+
+static void *arena_alloc(struct profile *p, size_t size)
+{
+	struct arena_block *b;
+
+	size = (size + 7) & ~(size_t)7;
+	if (size > ARENA_BIG) {
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		b->size = b->used = size;
+		b->next = p->big;
+		p->big = b;
+		return b->bytes;
+	}
+	b = p->current;
+	while (b && b->size - b->used < size)
+		b = b->next; /* after a clear, older blocks wait here for reuse */
+	if (!b) {
+		b = malloc(sizeof(*b) + ARENA_BLOCK);
+		if (!b)
+			return NULL;
+		b->size = ARENA_BLOCK;
+		b->used = 0;
+		b->next = NULL;
+		/* Append after current so the reuse order stays the list order. */
+		if (p->current) {
+			b->next = p->current->next;
+			p->current->next = b;
+		} else {
+			b->next = p->blocks;
+			p->blocks = b;
+		}
+	}
+	p->current = b;
+	b->used += size;
+	return b->bytes + b->used - size;
+}
+
+static int symbols_grow(struct profile *p)
+{
+	size_t n = p->nslots ? p->nslots * 2 : 1024;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+	uint32_t *hashes = malloc(n * sizeof(*hashes));
+
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nslots; i++) {
+		size_t j;
+
+		if (!p->slots[i])
+			continue;
+		for (j = p->slot_hash[i] & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+			;
+		slots[j] = p->slots[i];
+		hashes[j] = p->slot_hash[i];
+	}
+	free(p->slots);
+	free(p->slot_hash);
+	p->slots = slots;
+	p->slot_hash = hashes;
+	p->nslots = n;
+	return 0;
+}
+
+static struct symbol *symbol_find(const struct profile *p, const char *name,
+				  enum frame_kind kind, uint32_t h, size_t *slot)
+{
+	size_t i;
+
+	for (i = h & (p->nslots - 1); p->slots[i]; i = (i + 1) & (p->nslots - 1)) {
+		struct symbol *sym = p->syms[p->slots[i] - 1];
+
+		if (p->slot_hash[i] == h && sym->kind == kind && !strcmp(sym->name, name))
+			return sym;
+	}
+	*slot = i;
+	return NULL;
+}
+
+/* Returns the one symbol for (name, kind), creating it; NULL: no memory.
+ * Finding an existing symbol never allocates. */
+static const struct symbol *symbol_intern(struct profile *p, const char *name,
+					  enum frame_kind kind)
+{
+	size_t len = strlen(name);
+	uint32_t h = symbol_hash(name, len, kind);
+	struct symbol *sym;
+	size_t slot = 0;
+
+	if (p->nslots) {
+		sym = symbol_find(p, name, kind, h, &slot);
+		if (sym)
+			return sym;
+	}
+	if (p->nsyms >= UINT32_MAX - 1)
+		return NULL;
+	/* Keep the load at or under one half so probes stay short. */
+	if ((p->nsyms + 1) * 2 > p->nslots) {
+		if (symbols_grow(p))
+			return NULL;
+		symbol_find(p, name, kind, h, &slot);
+	}
+	if (p->nsyms == p->syms_cap) {
+		size_t cap = p->syms_cap ? p->syms_cap * 2 : 1024;
+		struct symbol **syms = realloc(p->syms, cap * sizeof(*syms));
+
+		if (!syms)
+			return NULL;
+		p->syms = syms;
+		p->syms_cap = cap;
+	}
+	sym = arena_alloc(p, sizeof(*sym) + len + 1);
+	if (!sym)
+		return NULL;
+	sym->id = (uint32_t)p->nsyms;
+	sym->kind = (uint8_t)kind;
+	memcpy(sym->name, name, len + 1);
+	p->syms[p->nsyms++] = sym;
+	p->slots[slot] = sym->id + 1;
+	p->slot_hash[slot] = h;
+	return sym;
+}
+
+/* --- nodes ------------------------------------------------------------------ */
+
+static struct profile_node *kid_at(const struct profile_node *n, size_t i)
+{
+	return n->kids_cap ? n->kids.many[i] : n->kids.one;
+}
+
+static int kid_cmp(const char *name, enum frame_kind kind, const struct profile_node *kid)
+{
+	int c = strcmp(name, kid->sym->name);
+
+	if (c)
+		return c;
+	return (int)kind - (int)kid->sym->kind;
+}
+
+/* Binary search: returns true and *pos of the match, or false and *pos
+ * where (name, kind) would be inserted. */
+static bool kid_find(const struct profile_node *n, const char *name, enum frame_kind kind,
+		     size_t *pos)
+{
+	size_t lo = 0, hi = n->nkids;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = kid_cmp(name, kind, kid_at(n, mid));
+
+		if (!c) {
+			*pos = mid;
+			return true;
+		}
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	*pos = lo;
+	return false;
+}
+
+/* Makes room for one more child of n, so that kids_insert() cannot fail. */
+static int kids_reserve(struct profile_node *n)
+{
+	struct profile_node **many;
+	uint32_t cap;
+
+	if (n->nkids == 0 || n->nkids < n->kids_cap)
+		return 0;
+	if (n->kids_cap >= UINT32_MAX / 2)
+		return -ENOMEM;
+	cap = n->kids_cap ? n->kids_cap * 2 : 4;
+	if (!n->kids_cap) {
+		many = malloc(cap * sizeof(*many));
+		if (!many)
+			return -ENOMEM;
+		many[0] = n->kids.one;
+	} else {
+		many = realloc(n->kids.many, cap * sizeof(*many));
+		if (!many)
+			return -ENOMEM;
+	}
+	n->kids.many = many;
+	n->kids_cap = cap;
+	return 0;
+}
+
+/* Inserts kid at pos; kids_reserve(n) must have succeeded. */
+static void kids_insert(struct profile_node *n, size_t pos, struct profile_node *kid)
+{
+	if (!n->kids_cap) {
+		n->kids.one = kid;
+		n->nkids = 1;
+		return;
+	}
+	memmove(&n->kids.many[pos + 1], &n->kids.many[pos],
+		(n->nkids - pos) * sizeof(*n->kids.many));
+	n->kids.many[pos] = kid;
+	n->nkids++;
+}
+
+/* Ensures `count` more nodes can be taken without allocating. */
+static int nodes_reserve(struct profile *p, size_t count)
+{
+	size_t need = (p->nodes_used + count + NODES_PER_CHUNK - 1) / NODES_PER_CHUNK;
+
+	while (p->nchunks < need) {
+		struct profile_node *chunk;
+
+		if (p->nchunks == p->chunks_cap) {
+			size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 16;
+			struct profile_node **chunks = realloc(p->chunks, cap * sizeof(*chunks));
+
+			if (!chunks)
+				return -ENOMEM;
+			p->chunks = chunks;
+			p->chunks_cap = cap;
+		}
+		chunk = malloc(NODES_PER_CHUNK * sizeof(*chunk));
+		if (!chunk)
+			return -ENOMEM;
+		p->chunks[p->nchunks++] = chunk;
+	}
+	return 0;
+}
+
+static struct profile_node *node_take(struct profile *p, const struct symbol *sym)
+{
+	size_t i = p->nodes_used++;
+	struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
+
+	memset(n, 0, sizeof(*n));
+	n->sym = sym;
+	return n;
+}
+
+static void node_add_weight(struct profile *p, struct profile_node *n, unsigned int slot,
+			    uint64_t count, bool leaf)
+{
+	n->total[slot] += count;
+	if (!leaf)
+		return;
+	if (slot == 0 && n->self[0] == 0)
+		p->stacks++;
+	n->self[slot] += count;
+}
+
+/* --- public ----------------------------------------------------------------- */
+
+struct profile *profile_new(void)
+{
+	return calloc(1, sizeof(struct profile));
+}
+
+static void kids_free_all(struct profile *p)
+{
+	for (size_t i = 0; i < p->nodes_used; i++) {
+		struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
+
+		if (n->kids_cap)
+			free(n->kids.many);
+	}
+	if (p->root.kids_cap)
+		free(p->root.kids.many);
+}
+
+static void big_free_all(struct profile *p)
+{
+	while (p->big) {
+		struct arena_block *next = p->big->next;
+
+		free(p->big);
+		p->big = next;
+	}
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	kids_free_all(p);
+	for (size_t i = 0; i < p->nchunks; i++)
+		free(p->chunks[i]);
+	free(p->chunks);
+	free(p->syms);
+	free(p->slots);
+	free(p->slot_hash);
+	while (p->blocks) {
+		struct arena_block *next = p->blocks->next;
+
+		free(p->blocks);
+		p->blocks = next;
+	}
+	big_free_all(p);
+	free(p);
+}
+
+void profile_clear(struct profile *p)
+{
+	kids_free_all(p);
+	memset(&p->root, 0, sizeof(p->root));
+	p->nodes_used = 0;
+	p->nsyms = 0;
+	if (p->slots)
+		memset(p->slots, 0, p->nslots * sizeof(*p->slots));
+	for (struct arena_block *b = p->blocks; b; b = b->next)
+		b->used = 0;
+	p->current = p->blocks;
+	big_free_all(p);
+	p->stacks = 0;
+	p->max_depth = 0;
+}
+
+/* Deep enough for every kernel stack (127 frames) and most user ones; a
+ * deeper stack finds the rest of its path again. */
+#define PATH_KEEP 192
+
+int profile_add_weight(struct profile *p, unsigned int slot, const struct frame *frames,
+		       size_t n, uint64_t count)
+{
+	struct profile_node *path[PATH_KEEP];
+	const struct symbol *fresh[PATH_KEEP]; /* symbols of the new branch */
+	struct profile_node *node = &p->root, *kid;
+	size_t depth, pos = 0, i;
+	int err;
+
+	if (slot >= PROFILE_WEIGHTS || !n)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		if (!frames[i].name || (unsigned int)frames[i].kind >= FRAME_KIND_NR)
+			return -EINVAL;
+	if (!count)
+		return 0;
+
+	/* Walk down as far as the tree already goes. */
+	for (depth = 0; depth < n; depth++) {
+		if (!kid_find(node, frames[depth].name, frames[depth].kind, &pos))
+			break;
+		node = kid_at(node, pos);
+		if (depth < PATH_KEEP)
+			path[depth] = node;
+	}
+
+	/* Allocate everything a new branch needs before linking any of it,
+	 * so that -ENOMEM leaves the tree as it was. Symbols interned before
+	 * a failure are unreferenced and harmless. */
+	if (depth < n) {
+		for (i = depth; i < n; i++) {
+			const struct symbol *sym = symbol_intern(p, frames[i].name, frames[i].kind);
+
+			if (!sym)
+				return -ENOMEM;
+			if (i - depth < PATH_KEEP)
+				fresh[i - depth] = sym;
+		}
+		err = nodes_reserve(p, n - depth);
+		if (err)
+			return err;
+		err = kids_reserve(node);
+		if (err)
+			return err;
+	}
+
+	/* Nothing can fail from here on. */
+	node_add_weight(p, &p->root, slot, count, false);
+	node = &p->root;
+	for (i = 0; i < depth; i++) {
+		if (i < PATH_KEEP) {
+			node = path[i];
+		} else {
+			kid_find(node, frames[i].name, frames[i].kind, &pos);
+			node = kid_at(node, pos);
+		}
+		node_add_weight(p, node, slot, count, i + 1 == n);
+	}
+	for (i = depth; i < n; i++) {
+		/* Past PATH_KEEP, symbol_intern() only finds: every symbol exists. */
+		kid = node_take(p, i - depth < PATH_KEEP ? fresh[i - depth]
+							 : symbol_intern(p, frames[i].name, frames[i].kind));
+		kids_insert(node, i == depth ? pos : 0, kid);
+		node = kid;
+		node_add_weight(p, node, slot, count, i + 1 == n);
+	}
+	if (n > p->max_depth)
+		p->max_depth = n;
+	return 0;
+}
+
+int profile_add(struct profile *p, const struct frame *frames, size_t n, uint64_t count)
+{
+	return profile_add_weight(p, 0, frames, n, count);
+}
+
+/*
+ * Merging walks src depth first with an explicit stack (trees from folded
+ * files can be deeper than a C stack likes). Pass one creates every
+ * missing node with zero weight and records which dst node mirrors each
+ * src node; pass two adds the weights from that record. A failure in pass
+ * one leaves dst's weights unchanged; it may keep some zero-weight nodes,
+ * which every writer skips.
+ */
+struct merge_frame {
+	const struct profile_node *src;
+	struct profile_node *dst;
+	size_t next; /* next child of src to visit */
+};
+
+int profile_merge(struct profile *dst, const struct profile *src)
+{
+	struct merge_frame *stack;
+	struct profile_node **mirror;
+	size_t nmirror = 0, top = 0, visit = 0;
+	int err = 0;
+
+	if (dst == src)
+		return -EINVAL;
+	if (!src->root.total[0])
+		return 0;
+	stack = malloc((src->max_depth + 1) * sizeof(*stack));
+	mirror = malloc((src->nodes_used + 1) * sizeof(*mirror));
+	if (!stack || !mirror) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+
+	/* Pass one: structure. */
+	stack[0] = (struct merge_frame){ &src->root, &dst->root, 0 };
+	mirror[nmirror++] = &dst->root;
+	while (true) {
+		struct merge_frame *f = &stack[top];
+		const struct profile_node *skid;
+		struct profile_node *dkid;
+		size_t pos;
+
+		if (f->next == f->src->nkids) {
+			if (!top)
+				break;
+			top--;
+			continue;
+		}
+		skid = kid_at(f->src, f->next++);
+		if (!skid->total[0])
+			continue;
+		if (kid_find(f->dst, skid->sym->name, skid->sym->kind, &pos)) {
+			dkid = kid_at(f->dst, pos);
+		} else {
+			const struct symbol *sym =
+				symbol_intern(dst, skid->sym->name, skid->sym->kind);
+
+			if (!sym || nodes_reserve(dst, 1) || kids_reserve(f->dst)) {
+				err = -ENOMEM;
+				goto out_free;
+			}
+			dkid = node_take(dst, sym);
+			kids_insert(f->dst, pos, dkid);
+		}
+		mirror[nmirror++] = dkid;
+		stack[++top] = (struct merge_frame){ skid, dkid, 0 };
+	}
+
+	/* Pass two: weights, visiting src in the same order. */
+	top = 0;
+	stack[0] = (struct merge_frame){ &src->root, NULL, 0 };
+	node_add_weight(dst, mirror[visit++], 0, src->root.total[0], false);
+	while (true) {
+		struct merge_frame *f = &stack[top];
+		const struct profile_node *skid;
+		struct profile_node *dkid;
+
+		if (f->next == f->src->nkids) {
+			if (!top)
+				break;
+			top--;
+			continue;
+		}
+		skid = kid_at(f->src, f->next++);
+		if (!skid->total[0])
+			continue;
+		dkid = mirror[visit++];
+		dkid->total[0] += skid->total[0];
+		if (skid->self[0] && !dkid->self[0])
+			dst->stacks++;
+		dkid->self[0] += skid->self[0];
+		stack[++top] = (struct merge_frame){ skid, NULL, 0 };
+	}
+	if (src->max_depth > dst->max_depth)
+		dst->max_depth = src->max_depth;
+out_free:
+	free(stack);
+	free(mirror);
+	return err;
+}
+
+uint64_t profile_total(const struct profile *p)
+{
+	return p->root.total[0];
+}
+
+size_t profile_stack_count(const struct profile *p)
+{
+	return p->stacks;
+}
+
+size_t profile_max_depth(const struct profile *p)
+{
+	return p->max_depth;
+}
+
+const struct profile_node *profile_root(const struct profile *p)
+{
+	return &p->root;
+}
+
+const char *profile_node_name(const struct profile_node *n)
+{
+	return n->sym ? n->sym->name : "";
+}
+
+enum frame_kind profile_node_kind(const struct profile_node *n)
+{
+	return n->sym ? (enum frame_kind)n->sym->kind : FRAME_UNKNOWN;
+}
+
+uint64_t profile_node_total(const struct profile_node *n, unsigned int slot)
+{
+	return slot < PROFILE_WEIGHTS ? n->total[slot] : 0;
+}
+
+uint64_t profile_node_self(const struct profile_node *n, unsigned int slot)
+{
+	return slot < PROFILE_WEIGHTS ? n->self[slot] : 0;
+}
+
+size_t profile_node_child_count(const struct profile_node *n)
+{
+	return n->nkids;
+}
+
+const struct profile_node *profile_node_child(const struct profile_node *n, size_t i)
+{
+	return i < n->nkids ? kid_at(n, i) : NULL;
+}
+
+/* --- functions ---------------------------------------------------------------- */
+
+static int function_cmp(const void *a, const void *b)
+{
+	const struct profile_function *x = a, *y = b;
+	int c;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return (int)x->kind - (int)y->kind;
+}
+
+struct walk_frame {
+	const struct profile_node *node;
+	size_t next;
+};
+
+/*
+ * One depth-first walk. on_path[id] counts how many nodes of a symbol are
+ * on the current path: a node adds its total only when it is the first
+ * (outermost) of its symbol, so a recursive function's samples count once.
+ */
+int profile_functions(const struct profile *p, struct profile_function **out, size_t *n)
+{
+	uint64_t *self = NULL, *total = NULL;
+	uint32_t *on_path = NULL;
+	struct walk_frame *stack = NULL;
+	struct profile_function *fns = NULL;
+	size_t top = 0, count = 0;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	*n = 0;
+	if (!p->nsyms)
+		return 0;
+	self = calloc(p->nsyms, sizeof(*self));
+	total = calloc(p->nsyms, sizeof(*total));
+	on_path = calloc(p->nsyms, sizeof(*on_path));
+	stack = malloc((p->max_depth + 1) * sizeof(*stack));
+	if (!self || !total || !on_path || !stack)
+		goto out_free;
+
+	stack[0] = (struct walk_frame){ &p->root, 0 };
+	while (true) {
+		struct walk_frame *f = &stack[top];
+		const struct profile_node *kid;
+
+		if (f->next == f->node->nkids) {
+			if (!top)
+				break;
+			on_path[f->node->sym->id]--;
+			top--;
+			continue;
+		}
+		kid = kid_at(f->node, f->next++);
+		if (!kid->total[0])
+			continue;
+		if (!on_path[kid->sym->id]++)
+			total[kid->sym->id] += kid->total[0];
+		self[kid->sym->id] += kid->self[0];
+		stack[++top] = (struct walk_frame){ kid, 0 };
+	}
+
+	for (size_t id = 0; id < p->nsyms; id++)
+		if (total[id] && p->syms[id]->kind != FRAME_PROCESS)
+			count++;
+	if (count) {
+		fns = malloc(count * sizeof(*fns));
+		if (!fns)
+			goto out_free;
+		count = 0;
+		for (size_t id = 0; id < p->nsyms; id++) {
+			const struct symbol *sym = p->syms[id];
+
+			if (!total[id] || sym->kind == FRAME_PROCESS)
+				continue;
+			fns[count++] = (struct profile_function){
+				.name = sym->name,
+				.kind = (enum frame_kind)sym->kind,
+				.self = self[id],
+				.total = total[id],
+			};
+		}
+		qsort(fns, count, sizeof(*fns), function_cmp);
+	}
+	*out = fns;
+	*n = count;
+	err = 0;
+out_free:
+	free(self);
+	free(total);
+	free(on_path);
+	free(stack);
+	return err;
+}

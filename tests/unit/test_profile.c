@@ -1,0 +1,410 @@
+/*
+ * profile: the call tree's sums, its stable order, per-function metrics and
+ * merging, as the writers and the plugin's metrics see them.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "render/profile.h"
+
+/* Adds "a;b;c" style stacks of user frames; the first frame is a process. */
+static void add_stack(struct profile *p, const char *stack, uint64_t count)
+{
+	struct frame frames[512];
+	char buf[4096];
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
+		frames[n].name = tok;
+		frames[n].kind = n ? FRAME_USER : FRAME_PROCESS;
+		n++;
+	}
+	assert_int_equal(profile_add(p, frames, n, count), 0);
+}
+
+static const struct profile_node *child_named(const struct profile_node *n, const char *name)
+{
+	for (size_t i = 0; i < profile_node_child_count(n); i++)
+		if (!strcmp(profile_node_name(profile_node_child(n, i)), name))
+			return profile_node_child(n, i);
+	return NULL;
+}
+
+static void test_same_stack_twice_is_one_node_with_summed_counts(void **state)
+{
+	struct profile *p = profile_new();
+	const struct profile_node *proc, *main_fn, *work;
+
+	(void)state;
+	add_stack(p, "app;main;work", 3);
+	add_stack(p, "app;main;work", 4);
+	add_stack(p, "app;main", 2);
+
+	assert_int_equal(profile_total(p), 9);
+	assert_int_equal(profile_stack_count(p), 2);
+	assert_int_equal(profile_max_depth(p), 3);
+	assert_int_equal(profile_node_child_count(profile_root(p)), 1);
+	proc = child_named(profile_root(p), "app");
+	assert_non_null(proc);
+	assert_int_equal(profile_node_kind(proc), FRAME_PROCESS);
+	main_fn = child_named(proc, "main");
+	assert_int_equal(profile_node_total(main_fn, 0), 9);
+	assert_int_equal(profile_node_self(main_fn, 0), 2);
+	assert_int_equal(profile_node_child_count(main_fn), 1);
+	work = child_named(main_fn, "work");
+	assert_int_equal(profile_node_total(work, 0), 7);
+	assert_int_equal(profile_node_self(work, 0), 7);
+	profile_free(p);
+}
+
+/* Names are copied: the caller's buffers may change after profile_add. */
+static void test_names_are_copied(void **state)
+{
+	struct profile *p = profile_new();
+	char name[] = "original";
+	struct frame f = { name, FRAME_USER };
+
+	(void)state;
+	assert_int_equal(profile_add(p, &f, 1, 1), 0);
+	strcpy(name, "changed!");
+	assert_string_equal(profile_node_name(profile_node_child(profile_root(p), 0)), "original");
+	profile_free(p);
+}
+
+static void collect_order(const struct profile_node *n, char *out, size_t size)
+{
+	for (size_t i = 0; i < profile_node_child_count(n); i++) {
+		const struct profile_node *kid = profile_node_child(n, i);
+		size_t len = strlen(out);
+
+		snprintf(out + len, size - len, "%s/%d(", profile_node_name(kid),
+			 (int)profile_node_kind(kid));
+		collect_order(kid, out, size);
+		len = strlen(out);
+		snprintf(out + len, size - len, ")");
+	}
+}
+
+static void test_children_order_does_not_depend_on_insertion_order(void **state)
+{
+	static const struct frame kids[] = {
+		{ "zeta", FRAME_USER },	  { "alpha", FRAME_KERNEL }, { "alpha", FRAME_USER },
+		{ "Mixed", FRAME_USER },  { "beta", FRAME_JIT },     { "alpha", FRAME_INLINED },
+		{ "\xc3\xa9t\xc3\xa9", FRAME_USER }, { "", FRAME_USER },
+	};
+	const size_t n = sizeof(kids) / sizeof(kids[0]);
+	char first[1024] = "", other[1024] = "";
+	struct frame stack[2] = { { "proc", FRAME_PROCESS } };
+
+	(void)state;
+	srand(7);
+	for (int round = 0; round < 20; round++) {
+		struct profile *p = profile_new();
+		size_t order[sizeof(kids) / sizeof(kids[0])];
+
+		for (size_t i = 0; i < n; i++)
+			order[i] = i;
+		for (size_t i = n - 1; i > 0; i--) {
+			size_t j = (size_t)rand() % (i + 1), t = order[i];
+
+			order[i] = order[j];
+			order[j] = t;
+		}
+		for (size_t i = 0; i < n; i++) {
+			stack[1] = kids[order[i]];
+			assert_int_equal(profile_add(p, stack, 2, 1), 0);
+		}
+		other[0] = '\0';
+		collect_order(profile_root(p), other, sizeof(other));
+		if (!round)
+			memcpy(first, other, sizeof(first));
+		assert_string_equal(other, first);
+		profile_free(p);
+	}
+	/* Byte order of names, then kind order (user 1, kernel 2, inlined 4). */
+	assert_string_equal(first, "proc/0(/1()Mixed/1()alpha/1()alpha/2()alpha/4()beta/3()"
+				   "zeta/1()\xc3\xa9t\xc3\xa9/1())");
+}
+
+/* A node with thousands of children (unresolved addresses do this) keeps
+ * them sorted and finds each one again. */
+static void test_wide_fanout_stays_sorted_and_found(void **state)
+{
+	struct profile *p = profile_new();
+	const struct profile_node *proc;
+	struct frame stack[2] = { { "proc", FRAME_PROCESS }, { NULL, FRAME_UNKNOWN } };
+	char name[32];
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		for (unsigned int i = 0; i < 20000; i++) {
+			snprintf(name, sizeof(name), "0x%08x", (i * 7919u) % 20000);
+			stack[1].name = name;
+			assert_int_equal(profile_add(p, stack, 2, 1), 0);
+		}
+	}
+	proc = profile_node_child(profile_root(p), 0);
+	assert_int_equal(profile_node_child_count(proc), 20000);
+	for (size_t i = 0; i < 20000; i++) {
+		const struct profile_node *kid = profile_node_child(proc, i);
+
+		snprintf(name, sizeof(name), "0x%08zx", i);
+		assert_string_equal(profile_node_name(kid), name);
+		assert_int_equal(profile_node_self(kid, 0), 2);
+	}
+	assert_int_equal(profile_stack_count(p), 20000);
+	profile_free(p);
+}
+
+/* Deeper than any path buffer: every level still gets its weight. */
+static void test_very_deep_stack_counts_at_every_level(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame frames[600];
+	char names[600][8];
+	const struct profile_node *n;
+
+	(void)state;
+	for (int i = 0; i < 600; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%d", i % 7);
+		frames[i] = (struct frame){ names[i], FRAME_USER };
+	}
+	assert_int_equal(profile_add(p, frames, 600, 2), 0);
+	assert_int_equal(profile_add(p, frames, 600, 3), 0);
+	assert_int_equal(profile_add(p, frames, 300, 1), 0);
+	assert_int_equal(profile_max_depth(p), 600);
+	n = profile_root(p);
+	for (int i = 0; i < 600; i++) {
+		n = profile_node_child(n, 0);
+		assert_non_null(n);
+		assert_int_equal(profile_node_total(n, 0), i < 300 ? 6 : 5);
+	}
+	assert_int_equal(profile_node_self(n, 0), 5);
+	assert_int_equal(profile_node_child_count(n), 0);
+	profile_free(p);
+}
+
+static void test_recursion_counts_once_in_total(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_function *fns;
+	size_t n;
+
+	(void)state;
+	add_stack(p, "app;a;b;a;b", 10);
+	add_stack(p, "app;a", 5);
+	add_stack(p, "app;c;a", 2);
+	add_stack(p, "app2;a;a;a", 1);
+
+	assert_int_equal(profile_functions(p, &fns, &n), 0);
+	assert_int_equal(n, 3); /* process roots are not functions */
+	assert_string_equal(fns[0].name, "b");
+	assert_int_equal(fns[0].self, 10);
+	assert_int_equal(fns[0].total, 10);
+	assert_string_equal(fns[1].name, "a");
+	assert_int_equal(fns[1].kind, FRAME_USER);
+	assert_int_equal(fns[1].self, 5 + 2 + 1);
+	assert_int_equal(fns[1].total, 10 + 5 + 2 + 1);
+	assert_string_equal(fns[2].name, "c");
+	assert_int_equal(fns[2].self, 0);
+	assert_int_equal(fns[2].total, 2);
+	free(fns);
+	profile_free(p);
+}
+
+static void test_functions_sorted_by_self_then_total_then_name(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_function *fns;
+	size_t n;
+
+	(void)state;
+	add_stack(p, "app;zz", 4);
+	add_stack(p, "app;yy;aa", 4);
+	add_stack(p, "app;bb", 4);
+	add_stack(p, "app;yy", 1);
+	assert_int_equal(profile_functions(p, &fns, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(fns[0].name, "aa"); /* self 4, total 4, name first */
+	assert_string_equal(fns[1].name, "bb");
+	assert_string_equal(fns[2].name, "zz");
+	assert_string_equal(fns[3].name, "yy"); /* self 1 */
+	assert_int_equal(fns[3].total, 5);
+	free(fns);
+	profile_free(p);
+}
+
+/* The same name as user code and as a kernel function are two functions. */
+static void test_functions_keep_kinds_apart(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame user[] = { { "app", FRAME_PROCESS }, { "copy", FRAME_USER } };
+	struct frame kernel[] = { { "app", FRAME_PROCESS }, { "copy", FRAME_KERNEL } };
+	struct profile_function *fns;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(profile_add(p, user, 2, 3), 0);
+	assert_int_equal(profile_add(p, kernel, 2, 5), 0);
+	assert_int_equal(profile_functions(p, &fns, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(fns[0].kind, FRAME_KERNEL);
+	assert_int_equal(fns[0].self, 5);
+	assert_int_equal(fns[1].kind, FRAME_USER);
+	assert_int_equal(fns[1].self, 3);
+	free(fns);
+	profile_free(p);
+}
+
+static void test_empty_profile_has_no_functions(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_function *fns = (void *)1;
+	size_t n = 99;
+
+	(void)state;
+	assert_int_equal(profile_functions(p, &fns, &n), 0);
+	assert_null(fns);
+	assert_int_equal(n, 0);
+	assert_int_equal(profile_total(p), 0);
+	assert_int_equal(profile_node_child_count(profile_root(p)), 0);
+	profile_free(p);
+}
+
+static void test_second_weight_slot_is_separate(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame f[] = { { "app", FRAME_PROCESS }, { "work", FRAME_USER } };
+	const struct profile_node *work;
+
+	(void)state;
+	assert_int_equal(profile_add_weight(p, 0, f, 2, 10), 0);
+	assert_int_equal(profile_add_weight(p, 1, f, 2, 7), 0);
+	assert_int_equal(profile_total(p), 10);
+	work = profile_node_child(profile_node_child(profile_root(p), 0), 0);
+	assert_int_equal(profile_node_self(work, 0), 10);
+	assert_int_equal(profile_node_self(work, 1), 7);
+	assert_int_equal(profile_node_total(work, 1), 7);
+	assert_int_equal(profile_add_weight(p, PROFILE_WEIGHTS, f, 2, 1), -EINVAL);
+	profile_free(p);
+}
+
+static void test_bad_stacks_are_rejected_and_change_nothing(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame f[] = { { "app", FRAME_PROCESS }, { NULL, FRAME_USER } };
+
+	(void)state;
+	assert_int_equal(profile_add(p, f, 0, 1), -EINVAL);
+	assert_int_equal(profile_add(p, f, 2, 1), -EINVAL);
+	assert_int_equal(profile_add(p, f, 1, 0), 0); /* zero samples: nothing */
+	assert_int_equal(profile_total(p), 0);
+	assert_int_equal(profile_node_child_count(profile_root(p)), 0);
+	profile_free(p);
+}
+
+/* Compares two trees node by node: names, kinds, order, slot-0 weights. */
+static void assert_same_tree(const struct profile_node *a, const struct profile_node *b)
+{
+	assert_string_equal(profile_node_name(a), profile_node_name(b));
+	assert_int_equal(profile_node_kind(a), profile_node_kind(b));
+	assert_int_equal(profile_node_total(a, 0), profile_node_total(b, 0));
+	assert_int_equal(profile_node_self(a, 0), profile_node_self(b, 0));
+	assert_int_equal(profile_node_child_count(a), profile_node_child_count(b));
+	for (size_t i = 0; i < profile_node_child_count(a); i++)
+		assert_same_tree(profile_node_child(a, i), profile_node_child(b, i));
+}
+
+static void random_stack(char *buf, size_t size, unsigned int *seed)
+{
+	int depth = 1 + rand_r(seed) % 12;
+	size_t len = (size_t)snprintf(buf, size, "proc%d", rand_r(seed) % 3);
+
+	for (int i = 0; i < depth; i++)
+		len += (size_t)snprintf(buf + len, size - len, ";f%d", rand_r(seed) % 6);
+}
+
+static void test_merge_sums_exactly(void **state)
+{
+	struct profile *a = profile_new(), *b = profile_new(), *all = profile_new();
+	struct profile *empty = profile_new();
+	unsigned int seed = 42;
+	char stack[256];
+
+	(void)state;
+	for (int i = 0; i < 3000; i++) {
+		uint64_t count = 1 + (uint64_t)rand_r(&seed) % 100;
+
+		random_stack(stack, sizeof(stack), &seed);
+		add_stack(i % 3 ? a : b, stack, count);
+		add_stack(all, stack, count);
+	}
+	assert_int_equal(profile_merge(a, b), 0);
+	assert_int_equal(profile_total(a), profile_total(all));
+	assert_int_equal(profile_stack_count(a), profile_stack_count(all));
+	assert_int_equal(profile_max_depth(a), profile_max_depth(all));
+	assert_same_tree(profile_root(a), profile_root(all));
+
+	/* Into an empty profile, merge is a copy. */
+	assert_int_equal(profile_merge(empty, all), 0);
+	assert_same_tree(profile_root(empty), profile_root(all));
+	assert_int_equal(profile_merge(all, all), -EINVAL);
+	profile_free(a);
+	profile_free(b);
+	profile_free(all);
+	profile_free(empty);
+}
+
+static void test_clear_forgets_stacks_and_profile_is_reusable(void **state)
+{
+	struct profile *p = profile_new();
+	char name[64];
+
+	(void)state;
+	for (int i = 0; i < 5000; i++) {
+		snprintf(name, sizeof(name), "app;fn%d;leaf", i);
+		add_stack(p, name, 1);
+	}
+	profile_clear(p);
+	assert_int_equal(profile_total(p), 0);
+	assert_int_equal(profile_stack_count(p), 0);
+	assert_int_equal(profile_max_depth(p), 0);
+	assert_int_equal(profile_node_child_count(profile_root(p)), 0);
+
+	add_stack(p, "app;again", 2);
+	assert_int_equal(profile_total(p), 2);
+	assert_string_equal(
+		profile_node_name(profile_node_child(profile_node_child(profile_root(p), 0), 0)),
+		"again");
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_same_stack_twice_is_one_node_with_summed_counts),
+		cmocka_unit_test(test_names_are_copied),
+		cmocka_unit_test(test_children_order_does_not_depend_on_insertion_order),
+		cmocka_unit_test(test_wide_fanout_stays_sorted_and_found),
+		cmocka_unit_test(test_very_deep_stack_counts_at_every_level),
+		cmocka_unit_test(test_recursion_counts_once_in_total),
+		cmocka_unit_test(test_functions_sorted_by_self_then_total_then_name),
+		cmocka_unit_test(test_functions_keep_kinds_apart),
+		cmocka_unit_test(test_empty_profile_has_no_functions),
+		cmocka_unit_test(test_second_weight_slot_is_separate),
+		cmocka_unit_test(test_bad_stacks_are_rejected_and_change_nothing),
+		cmocka_unit_test(test_merge_sums_exactly),
+		cmocka_unit_test(test_clear_forgets_stacks_and_profile_is_reusable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
