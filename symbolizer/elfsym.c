@@ -1,0 +1,390 @@
+/*
+ * elfsym: read one ELF file's function symbols and PT_LOAD segments
+ * through libelf.
+ *
+ * The file is read once, into a sorted array of (value, size, name) with
+ * all names in one string pool, and libelf's handle is closed at once:
+ * the symbolizer caches many of these tables, and holding an Elf handle
+ * (and its fd) per cached file would cost memory and descriptors for
+ * nothing. Every size and offset read from the file goes through libelf's
+ * checked accessors, so a truncated or hostile file gives -ENOEXEC.
+ */
+#include "symbolizer/elfsym.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct elfsym {
+	struct elfsym_symbol *syms;
+	uint64_t *ends; /* ends[i]: first address past syms[i] */
+	size_t nr;
+	struct elfsym_segment *segments;
+	size_t nr_segments;
+	char *pool;
+};
+
+/* A symbol while reading, its name an offset in the growing pool. */
+struct rawsym {
+	uint64_t value, size;
+	size_t name_off;
+	unsigned int rank; /* lower wins among symbols at one address */
+};
+
+struct reader {
+	struct rawsym *syms;
+	size_t nr, cap;
+	char *pool;
+	size_t pool_len, pool_cap;
+};
+
+static int pool_add(struct reader *r, const char *s, size_t *off)
+{
+	size_t len = strlen(s);
+
+	if (r->pool_len + len + 1 > r->pool_cap) {
+		size_t cap = r->pool_cap ? r->pool_cap * 2 : 4096;
+		char *pool;
+
+		while (cap < r->pool_len + len + 1)
+			cap *= 2;
+		pool = realloc(r->pool, cap);
+		if (!pool)
+			return -ENOMEM;
+		r->pool = pool;
+		r->pool_cap = cap;
+	}
+	memcpy(r->pool + r->pool_len, s, len + 1);
+	*off = r->pool_len;
+	r->pool_len += len + 1;
+	return 0;
+}
+
+static int read_segments(Elf *e, struct elfsym *elf)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(e, &phnum))
+		return -ENOEXEC;
+	elf->segments = calloc(phnum ? phnum : 1, sizeof(*elf->segments));
+	if (!elf->segments)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_LOAD)
+			continue;
+		elf->segments[elf->nr_segments++] = (struct elfsym_segment){
+			.vaddr = ph.p_vaddr,
+			.offset = ph.p_offset,
+			.filesz = ph.p_filesz,
+			.memsz = ph.p_memsz,
+			.flags = ph.p_flags,
+		};
+	}
+	return elf->nr_segments ? 0 : -ENOEXEC;
+}
+
+/*
+ * Ranks aliases at one address: a global name beats a weak one beats a
+ * local one, and a symbol with a size beats one without, so a stack
+ * reads "malloc", not a local alias, and keeps its size bound.
+ */
+static unsigned int sym_rank(const GElf_Sym *s)
+{
+	unsigned int rank;
+
+	switch (GELF_ST_BIND(s->st_info)) {
+	case STB_GLOBAL:
+		rank = 0;
+		break;
+	case STB_WEAK:
+		rank = 2;
+		break;
+	default:
+		rank = 4;
+	}
+	return rank + (s->st_size ? 0 : 1);
+}
+
+/* Appends the function symbols of one symbol table section. */
+static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct reader *r)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!data || !sh->sh_entsize)
+		return -ENOEXEC;
+	if (!data->d_buf) /* SHT_NOBITS in a split debug file */
+		return 0;
+	count = data->d_size / sh->sh_entsize;
+	for (size_t i = 0; i < count; i++) {
+		GElf_Sym s;
+		const char *name;
+		int type, err;
+
+		if (!gelf_getsym(data, (int)i, &s))
+			return -ENOEXEC;
+		type = GELF_ST_TYPE(s.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
+		    !s.st_value)
+			continue;
+		name = elf_strptr(e, sh->sh_link, s.st_name);
+		if (!name || !*name)
+			continue;
+		if (r->nr == r->cap) {
+			size_t cap = r->cap ? r->cap * 2 : 256;
+			struct rawsym *syms = realloc(r->syms, cap * sizeof(*syms));
+
+			if (!syms)
+				return -ENOMEM;
+			r->syms = syms;
+			r->cap = cap;
+		}
+		err = pool_add(r, name, &r->syms[r->nr].name_off);
+		if (err)
+			return err;
+		r->syms[r->nr].value = s.st_value;
+		r->syms[r->nr].size = s.st_size;
+		r->syms[r->nr].rank = sym_rank(&s);
+		r->nr++;
+	}
+	return 0;
+}
+
+/* Reads .symtab, or .dynsym when there is no .symtab with functions. */
+static int read_symbols(Elf *e, struct reader *r)
+{
+	Elf_Scn *scn = NULL, *dynsym = NULL;
+	GElf_Shdr dynsym_sh;
+	int err;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type == SHT_SYMTAB) {
+			err = read_symtab(e, scn, &sh, r);
+			if (err || r->nr)
+				return err;
+		} else if (sh.sh_type == SHT_DYNSYM) {
+			dynsym = scn;
+			dynsym_sh = sh;
+		}
+	}
+	if (dynsym)
+		return read_symtab(e, dynsym, &dynsym_sh, r);
+	return 0;
+}
+
+static int rawsym_cmp(const void *a, const void *b)
+{
+	const struct rawsym *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	/* Same address, same rank: the first in the table wins (pool order is table order). */
+	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
+}
+
+/* The end of the PT_LOAD segment (in memory) holding vaddr, or 0. */
+static uint64_t segment_end(const struct elfsym *elf, uint64_t vaddr)
+{
+	for (size_t i = 0; i < elf->nr_segments; i++) {
+		const struct elfsym_segment *seg = &elf->segments[i];
+
+		if (vaddr >= seg->vaddr && vaddr - seg->vaddr < seg->memsz)
+			return seg->vaddr + seg->memsz;
+	}
+	return 0;
+}
+
+/* Sorted raw symbols to the final table: one per address, with its end. */
+static int build(struct elfsym *elf, struct reader *r)
+{
+	size_t i = 0;
+
+	if (r->nr)
+		qsort(r->syms, r->nr, sizeof(*r->syms), rawsym_cmp);
+	elf->syms = calloc(r->nr ? r->nr : 1, sizeof(*elf->syms));
+	elf->ends = calloc(r->nr ? r->nr : 1, sizeof(*elf->ends));
+	if (!elf->syms || !elf->ends)
+		return -ENOMEM;
+	while (i < r->nr) {
+		const struct rawsym *s = &r->syms[i];
+		size_t next = i + 1;
+		uint64_t end;
+
+		while (next < r->nr && r->syms[next].value == s->value)
+			next++;
+		if (s->size) {
+			end = s->value + s->size;
+			if (end < s->value)
+				end = UINT64_MAX;
+		} else {
+			end = segment_end(elf, s->value);
+			if (next < r->nr && r->syms[next].value < end)
+				end = r->syms[next].value;
+		}
+		elf->syms[elf->nr] = (struct elfsym_symbol){
+			.value = s->value,
+			.size = s->size,
+			.name = r->pool + s->name_off,
+		};
+		elf->ends[elf->nr++] = end;
+		i = next;
+	}
+	return 0;
+}
+
+/*
+ * libelf quietly shows no sections when the section header table lies
+ * past the end of a truncated file; we would then load an empty table
+ * and name every address "[file+0xoff]". Say the file is broken instead.
+ */
+static int check_size(Elf *e, int fd)
+{
+	GElf_Ehdr eh;
+	struct stat st;
+	uint64_t table_end;
+
+	if (!gelf_getehdr(e, &eh) || fstat(fd, &st))
+		return -ENOEXEC;
+	if (!eh.e_shoff)
+		return 0;
+	table_end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
+	if (table_end < eh.e_shoff || table_end > (uint64_t)st.st_size)
+		return -ENOEXEC;
+	return 0;
+}
+
+int elfsym_open_fd(int fd, struct elfsym **out)
+{
+	struct reader r = { 0 };
+	struct elfsym *elf;
+	Elf *e;
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	elf = calloc(1, sizeof(*elf));
+	if (!elf)
+		return -ENOMEM;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e) {
+		err = -ENOEXEC;
+		goto err_free;
+	}
+	if (elf_kind(e) != ELF_K_ELF) {
+		err = -ENOEXEC;
+		goto err_end;
+	}
+	err = check_size(e, fd);
+	if (err)
+		goto err_end;
+	err = read_segments(e, elf);
+	if (err)
+		goto err_end;
+	err = read_symbols(e, &r);
+	if (err)
+		goto err_end;
+	err = build(elf, &r);
+	if (err)
+		goto err_end;
+	elf->pool = r.pool;
+	free(r.syms);
+	elf_end(e);
+	*out = elf;
+	return 0;
+
+err_end:
+	elf_end(e);
+	free(r.syms);
+	free(r.pool);
+err_free:
+	elfsym_free(elf);
+	return err;
+}
+
+int elfsym_open(const char *path, struct elfsym **out)
+{
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = elfsym_open_fd(fd, out);
+	close(fd);
+	return err;
+}
+
+void elfsym_free(struct elfsym *elf)
+{
+	if (!elf)
+		return;
+	free(elf->syms);
+	free(elf->ends);
+	free(elf->segments);
+	free(elf->pool);
+	free(elf);
+}
+
+size_t elfsym_count(const struct elfsym *elf)
+{
+	return elf->nr;
+}
+
+size_t elfsym_segment_count(const struct elfsym *elf)
+{
+	return elf->nr_segments;
+}
+
+const struct elfsym_segment *elfsym_segment_at(const struct elfsym *elf, size_t i)
+{
+	return i < elf->nr_segments ? &elf->segments[i] : NULL;
+}
+
+int elfsym_offset_to_vaddr(const struct elfsym *elf, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < elf->nr_segments; i++) {
+		const struct elfsym_segment *seg = &elf->segments[i];
+
+		if (offset >= seg->offset && offset - seg->offset < seg->filesz) {
+			*vaddr = offset - seg->offset + seg->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+const struct elfsym_symbol *elfsym_lookup(const struct elfsym *elf, uint64_t vaddr,
+					  uint64_t *offset)
+{
+	size_t lo = 0, hi = elf->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (elf->syms[mid].value <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= elf->ends[lo - 1])
+		return NULL;
+	if (offset)
+		*offset = vaddr - elf->syms[lo - 1].value;
+	return &elf->syms[lo - 1];
+}
