@@ -1,0 +1,53 @@
+/*
+ * perfmap: names for JIT code, from /tmp/perf-PID.map.
+ *
+ * JIT runtimes (node --perf-basic-prof, the JVM with an agent, LuaJIT...)
+ * write one line per compiled function, "START SIZE name" in hex, and keep
+ * appending while they run. The symbolizer asks this module for addresses
+ * in anonymous executable memory, where no ELF file can name them.
+ */
+#ifndef EBPROF_SYMBOLIZER_PERFMAP_H
+#define EBPROF_SYMBOLIZER_PERFMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct perfmap;
+
+struct perfmap_symbol {
+	uint64_t start, size;
+	const char *name; /* owned by the map; valid until the next refresh */
+};
+
+/*
+ * A map for the file at path, empty until perfmap_refresh() reads it.
+ * Returns NULL when out of memory. The caller frees it with perfmap_free().
+ */
+struct perfmap *perfmap_new(const char *path);
+
+void perfmap_free(struct perfmap *map);
+
+/*
+ * Reads what the runtime appended since the last call, if the file's size
+ * or mtime changed; reads it whole again if it was replaced or shrank.
+ * A line not yet ended by a newline is left for the next call (the writer
+ * may be in the middle of it). Returns 0, -ENOENT when there is no file
+ * (the entries read before are kept), or another negative errno.
+ */
+int perfmap_refresh(struct perfmap *map);
+
+/*
+ * The entry holding addr ([start, start + size)), or NULL. When entries
+ * start at the same address the one written last wins: the runtime reused
+ * that memory. *offset (if not NULL) gets addr - start.
+ */
+const struct perfmap_symbol *perfmap_lookup(const struct perfmap *map, uint64_t addr,
+					    uint64_t *offset);
+
+/* Entries held. */
+size_t perfmap_count(const struct perfmap *map);
+
+/* Lines skipped because they did not parse, since the map was created. */
+size_t perfmap_malformed(const struct perfmap *map);
+
+#endif
