@@ -27,10 +27,14 @@ struct folded_read_stats {
 };
 
 /*
- * Adds every "frame;frame;... COUNT" line of in to p. A frame ending in
- * "_[k]", "_[j]" or "_[i]" gets that kind, with the suffix removed; other
- * frames are FRAME_USER. Blank lines are ignored; malformed lines are
- * counted in *stats (may be NULL) and skipped. Returns 0, -ENOMEM, or -EIO.
+ * Adds every "frame;frame;... COUNT" line of in to p. COUNT is the token
+ * after the last space or tab, an unsigned decimal integer (fractional
+ * counts such as flamegraph.pl's "1.5" are malformed); everything before
+ * that one separator is the stack, so frames may hold spaces. A frame
+ * ending in "_[k]", "_[j]" or "_[i]" gets that kind, with the suffix
+ * removed; other frames, the first included, are FRAME_USER. Lines of any
+ * length are read. Blank lines are ignored; malformed lines are counted in
+ * *stats (may be NULL) and skipped. Returns 0, -ENOMEM, or -EIO.
  */
 int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats);
 

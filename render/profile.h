@@ -30,13 +30,18 @@ void profile_clear(struct profile *p);
 
 /*
  * Adds count samples of one stack (frames root first) to weight slot
- * `slot`. Names are copied. Returns 0 or -ENOMEM (then nothing is added).
+ * `slot`. Names are copied. Returns 0, -ENOMEM (then nothing is added), or
+ * -EINVAL for an empty stack, a NULL name or a bad slot or kind.
  */
 int profile_add(struct profile *p, const struct frame *frames, size_t n, uint64_t count);
 int profile_add_weight(struct profile *p, unsigned int slot, const struct frame *frames,
 		       size_t n, uint64_t count);
 
-/* Adds every stack of src into dst (slot 0 to slot 0). 0 or -ENOMEM. */
+/*
+ * Adds every stack of src into dst (slot 0 to slot 0). Returns 0, -EINVAL
+ * when dst == src, or -ENOMEM: then dst's weights are unchanged, though it
+ * may keep some new zero-weight nodes, which every writer skips.
+ */
 int profile_merge(struct profile *dst, const struct profile *src);
 
 uint64_t profile_total(const struct profile *p); /* samples in slot 0 */

@@ -1,0 +1,266 @@
+/*
+ * folded: profiles to and from flamegraph.pl's folded text.
+ *
+ * The writer is the spool's and the CLI's text output; the reader turns
+ * ours, flamegraph.pl's and stackcollapse's files back into a profile for
+ * `ebprof render`. One line is one stack: frames root first, joined by ';',
+ * then one space and the sample count.
+ *
+ * Choices that keep the format unambiguous:
+ * - The writer replaces ';' (it separates frames), every byte below 0x20
+ *   (newline, carriage return, tab...) and 0x7f by '_', so a hostile
+ *   symbol can neither split a line nor add frames. Spaces stay: the count
+ *   is the last token, and perf's collapsed output has frames like
+ *   "operator new(unsigned long)".
+ * - The reader takes the count after the last space or tab and removes
+ *   exactly that one separator, so a name ending in spaces survives a
+ *   round trip. Trailing whitespace and "\r\n" ends are trimmed first.
+ * - Counts are unsigned decimal integers. flamegraph.pl also accepts
+ *   fractions ("12.5"); a profile counts whole samples, so such a line is
+ *   counted as malformed rather than rounded in silence.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/folded.h"
+
+/* The stream's error as a negative errno: what the failing call left in
+ * errno when it says something, -EIO otherwise. */
+static int stream_error(FILE *f)
+{
+	int earlier = errno; /* the writer zeroed errno before writing */
+
+	errno = 0;
+	if (fflush(f) && errno)
+		return -errno;
+	if (!ferror(f))
+		return 0;
+	return earlier ? -earlier : -EIO;
+}
+
+static bool folded_bad_byte(unsigned char c)
+{
+	return c < 0x20 || c == 0x7f || c == ';';
+}
+
+static void folded_put_name(const char *name, FILE *out)
+{
+	const char *run = name;
+
+	for (const char *s = name; *s; s++) {
+		if (!folded_bad_byte((unsigned char)*s))
+			continue;
+		fwrite_unlocked(run, 1, (size_t)(s - run), out);
+		putc_unlocked('_', out);
+		run = s + 1;
+	}
+	fputs_unlocked(run, out);
+}
+
+static void folded_put_stack(const struct profile_node *const *path, size_t depth,
+			     uint64_t count, FILE *out)
+{
+	for (size_t i = 0; i < depth; i++) {
+		if (i)
+			putc_unlocked(';', out);
+		folded_put_name(profile_node_name(path[i]), out);
+		fputs_unlocked(frame_kind_suffix(profile_node_kind(path[i])), out);
+	}
+	fprintf(out, " %llu\n", (unsigned long long)count);
+}
+
+struct folded_walk {
+	const struct profile_node *node;
+	size_t next;
+};
+
+int folded_write(const struct profile *p, FILE *out)
+{
+	size_t cap = profile_max_depth(p) + 1, top = 0;
+	struct folded_walk *stack = malloc(cap * sizeof(*stack));
+	const struct profile_node **path = malloc(cap * sizeof(*path));
+	int err = -ENOMEM;
+
+	if (!stack || !path)
+		goto out_free;
+	errno = 0;
+	stack[0] = (struct folded_walk){ profile_root(p), 0 };
+	/* Depth first, children in the profile's stable order; a node's own
+	 * line comes before its children's. path[i] is the node at depth i+1. */
+	while (true) {
+		struct folded_walk *w = &stack[top];
+		const struct profile_node *kid;
+
+		if (w->next == profile_node_child_count(w->node)) {
+			if (!top)
+				break;
+			top--;
+			continue;
+		}
+		kid = profile_node_child(w->node, w->next++);
+		if (!profile_node_total(kid, 0))
+			continue;
+		path[top] = kid;
+		if (profile_node_self(kid, 0))
+			folded_put_stack(path, top + 1, profile_node_self(kid, 0), out);
+		stack[++top] = (struct folded_walk){ kid, 0 };
+	}
+	err = stream_error(out);
+out_free:
+	free(stack);
+	free(path);
+	return err;
+}
+
+/* --- reader ------------------------------------------------------------------ */
+
+static bool folded_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+/* Unsigned decimal, no sign, no fraction, no overflow. */
+static bool folded_parse_count(const char *s, uint64_t *count)
+{
+	uint64_t v = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		unsigned int d = (unsigned int)(*s - '0');
+
+		if (d > 9 || v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*count = v;
+	return true;
+}
+
+/* Strips a kind suffix in place and returns the kind. */
+static enum frame_kind folded_frame_kind(char *name, size_t len)
+{
+	static const struct {
+		char letter;
+		enum frame_kind kind;
+	} suffixes[] = { { 'k', FRAME_KERNEL }, { 'j', FRAME_JIT }, { 'i', FRAME_INLINED } };
+
+	if (len < 4 || memcmp(name + len - 4, "_[", 2) || name[len - 1] != ']')
+		return FRAME_USER;
+	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		if (name[len - 2] == suffixes[i].letter) {
+			name[len - 4] = '\0';
+			return suffixes[i].kind;
+		}
+	}
+	return FRAME_USER;
+}
+
+struct folded_frames {
+	struct frame *frames;
+	size_t n, cap;
+};
+
+static int folded_push(struct folded_frames *f, char *name, size_t len)
+{
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 128;
+		struct frame *frames = realloc(f->frames, cap * sizeof(*frames));
+
+		if (!frames)
+			return -ENOMEM;
+		f->frames = frames;
+		f->cap = cap;
+	}
+	f->frames[f->n].kind = folded_frame_kind(name, len);
+	f->frames[f->n].name = name;
+	f->n++;
+	return 0;
+}
+
+/*
+ * Parses one line in place into f and *count. Returns 1 for a stack, 0 for
+ * a blank line, -EINVAL for a malformed one, -ENOMEM.
+ */
+static int folded_parse_line(char *line, size_t len, struct folded_frames *f,
+			     uint64_t *count)
+{
+	char *sep, *name;
+	int err;
+
+	if (memchr(line, '\0', len))
+		return -EINVAL; /* a name cannot hold a NUL byte */
+	while (len && folded_space(line[len - 1]))
+		len--;
+	line[len] = '\0';
+	if (!len)
+		return 0;
+	for (sep = line + len; sep > line && !folded_space(sep[-1]); sep--)
+		;
+	if (sep == line || !folded_parse_count(sep, count))
+		return -EINVAL;
+	sep[-1] = '\0';
+	if (sep - 1 == line)
+		return -EINVAL; /* a count and no stack */
+
+	f->n = 0;
+	name = line;
+	for (char *s = line;; s++) {
+		bool last = !*s;
+
+		if (*s != ';' && !last)
+			continue;
+		*s = '\0';
+		err = folded_push(f, name, (size_t)(s - name));
+		if (err)
+			return err;
+		if (last)
+			return 1;
+		name = s + 1;
+	}
+}
+
+int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats)
+{
+	struct folded_read_stats local = { 0 };
+	struct folded_frames f = { 0 };
+	char *line = NULL;
+	size_t line_cap = 0;
+	uint64_t lineno = 0, count;
+	ssize_t len;
+	int err = 0;
+
+	if (!stats)
+		stats = &local;
+	for (errno = 0; (len = getline(&line, &line_cap, in)) >= 0; errno = 0) {
+		lineno++;
+		err = folded_parse_line(line, (size_t)len, &f, &count);
+		if (err == -EINVAL) {
+			stats->skipped++;
+			if (!stats->first_bad_line)
+				stats->first_bad_line = lineno;
+			err = 0;
+			continue;
+		}
+		if (err < 0)
+			goto out_free;
+		if (err == 0)
+			continue;
+		err = profile_add(p, f.frames, f.n, count);
+		if (err)
+			goto out_free;
+		stats->lines++;
+	}
+	/* getline() returns -1 at the end, on a read error and when the
+	 * line buffer cannot grow; only the last leaves the stream clean. */
+	if (ferror(in))
+		err = -EIO;
+	else if (!feof(in))
+		err = errno == ENOMEM ? -ENOMEM : -EIO;
+out_free:
+	free(line);
+	free(f.frames);
+	return err;
+}
