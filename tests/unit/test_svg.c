@@ -1,0 +1,399 @@
+/*
+ * svg: the flame graph a browser opens. Well-formedness is judged by a real
+ * XML parser (xmllint), hostile names included; the rest checks what a
+ * reader sees: tooltips, pruning, the data the search script counts.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "render/svg.h"
+
+static char *render(const struct profile *p, const struct svg_options *opts)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	assert_non_null(f);
+	assert_int_equal(svg_write(p, f, opts), 0);
+	assert_int_equal(fclose(f), 0);
+	return text;
+}
+
+/* Runs xmllint on the document; true when it is well-formed XML. */
+static bool well_formed(const char *svg)
+{
+	char path[] = "/tmp/test_svg_XXXXXX";
+	char cmd[128];
+	int fd = mkstemp(path), rc;
+	size_t len = strlen(svg);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, svg, len), (ssize_t)len);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "xmllint --noout %s", path);
+	rc = system(cmd);
+	unlink(path);
+	return rc == 0;
+}
+
+static size_t occurrences(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *s = strstr(hay, needle); s; s = strstr(s + 1, needle))
+		n++;
+	return n;
+}
+
+static void add(struct profile *p, uint64_t count, const char *leaf, enum frame_kind kind)
+{
+	struct frame f[] = { { "app", FRAME_PROCESS }, { "main", FRAME_USER }, { leaf, kind } };
+
+	assert_int_equal(profile_add(p, f, 3, count), 0);
+}
+
+/* The checker must be able to say no, or the tests below prove nothing. */
+static void test_xmllint_rejects_broken_xml(void **state)
+{
+	(void)state;
+	assert_false(well_formed("<svg><g></svg>"));
+	assert_true(well_formed("<svg><g/></svg>"));
+}
+
+static void test_titles_show_samples_and_percent(void **state)
+{
+	struct profile *p = profile_new();
+	char *svg;
+
+	(void)state;
+	add(p, 250, "work", FRAME_USER);
+	add(p, 750, "rest", FRAME_KERNEL);
+	svg = render(p, NULL);
+	assert_true(well_formed(svg));
+	assert_non_null(strstr(svg, "<title>work (250 samples, 25.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>rest (750 samples, 75.00%)</title>"));
+	assert_non_null(strstr(svg, "<title>all (1000 samples, 100.00%)</title>"));
+	assert_non_null(strstr(svg, ">Flame Graph</text>"));
+	free(svg);
+	profile_free(p);
+}
+
+static void test_options_change_title_units_and_size(void **state)
+{
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg;
+
+	(void)state;
+	add(p, 3, "work", FRAME_USER);
+	svg_options_init(&opts);
+	opts.title = "CPU <of> host & co";
+	opts.subtitle = "pid \"42\"";
+	opts.count_name = "ms";
+	opts.width = 800;
+	svg = render(p, &opts);
+	assert_true(well_formed(svg));
+	assert_non_null(strstr(svg, ">CPU &lt;of&gt; host &amp; co</text>"));
+	assert_non_null(strstr(svg, ">pid &quot;42&quot;</text>"));
+	assert_non_null(strstr(svg, "<title>work (3 ms, 100.00%)</title>"));
+	assert_non_null(strstr(svg, "width=\"800\""));
+	free(svg);
+	profile_free(p);
+}
+
+/* Sample counts are in attributes, so "Matched: x%" never sums pixels. */
+static void test_frames_carry_sample_counts_for_search(void **state)
+{
+	struct profile *p = profile_new();
+	char *svg;
+
+	(void)state;
+	add(p, 123, "alpha", FRAME_USER);
+	add(p, 877, "beta", FRAME_USER);
+	svg = render(p, NULL);
+	assert_non_null(strstr(svg, "<g data-n=\"1000\"><title>all "));
+	assert_non_null(strstr(svg, "<g data-n=\"123\"><title>alpha "));
+	assert_non_null(strstr(svg, "<g data-n=\"877\"><title>beta "));
+	/* The script and its controls. */
+	assert_non_null(strstr(svg, "Matched: "));
+	assert_non_null(strstr(svg, ">Search</text>"));
+	assert_non_null(strstr(svg, ">Reset Zoom</text>"));
+	assert_non_null(strstr(svg, "'data-n'")); /* the script reads them */
+	assert_int_equal(occurrences(svg, "<script"), 1);
+	free(svg);
+	profile_free(p);
+}
+
+static void test_frames_narrower_than_min_width_are_pruned(void **state)
+{
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg;
+
+	(void)state;
+	add(p, 1000000, "wide", FRAME_USER);
+	add(p, 1, "tiny", FRAME_USER); /* 0.001 px */
+	svg = render(p, NULL);
+	assert_true(well_formed(svg));
+	assert_non_null(strstr(svg, "<title>wide "));
+	assert_null(strstr(svg, "tiny"));
+	/* The pruned sample is not drawn, but the graph's total still has it. */
+	assert_non_null(strstr(svg, "<g data-n=\"1000001\">"));
+	free(svg);
+
+	svg_options_init(&opts);
+	opts.min_width = 0;
+	svg = render(p, &opts);
+	assert_non_null(strstr(svg, "<title>tiny "));
+	free(svg);
+	profile_free(p);
+}
+
+/* A pruned sibling leaves a gap; data-g lets the script place what follows. */
+static void test_gap_left_by_pruned_sibling_is_recorded(void **state)
+{
+	struct profile *p = profile_new();
+	char *svg;
+
+	(void)state;
+	add(p, 10, "a_tiny", FRAME_USER);
+	add(p, 1000000, "b_wide", FRAME_USER);
+	svg = render(p, NULL);
+	assert_null(strstr(svg, "a_tiny"));
+	assert_non_null(strstr(svg, "<g data-n=\"1000000\" data-g=\"10\"><title>b_wide "));
+	free(svg);
+	profile_free(p);
+}
+
+static void test_hostile_names_stay_well_formed_and_inert(void **state)
+{
+	static const char *const names[] = {
+		"<script>alert(1)</script>",
+		"\"'&amp;<>",
+		"ctl\x01\x02\x1b[31m\x7f" "end\xc2\x85",
+		"bad\xff\xfe utf8 \xc3( \xe2\x82 \xed\xa0\x80 \xf4\x90\x80\x80 \xc0\xaf",
+		"]]></script><script>alert(2)</script>",
+		"not xml \xef\xbf\xbe\xef\xbf\xbf",
+	};
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		add(p, 100 + i, names[i], i % 2 ? FRAME_KERNEL : FRAME_USER);
+	svg_options_init(&opts);
+	opts.title = "<script>alert(3)</script>";
+	opts.subtitle = "\x01\xff";
+	svg = render(p, &opts);
+	assert_true(well_formed(svg));
+	assert_int_equal(occurrences(svg, "<script"), 1); /* ours only */
+	assert_int_equal(occurrences(svg, "]]>"), 1);
+	assert_non_null(strstr(svg, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+	assert_non_null(strstr(svg, "&quot;&#39;&amp;amp;&lt;&gt;"));
+	assert_non_null(strstr(svg, "<title>ctl[31mend ("));
+	assert_null(strstr(svg, "\x1b"));
+	assert_non_null(strstr(svg, "bad\xef\xbf\xbd\xef\xbf\xbd utf8 \xef\xbf\xbd("));
+	assert_non_null(strstr(svg, "not xml \xef\xbf\xbd\xef\xbf\xbd ("));
+	assert_null(strstr(svg, "innerHTML"));
+	free(svg);
+	profile_free(p);
+}
+
+static void test_huge_name_is_cut_in_the_label(void **state)
+{
+	struct profile *p = profile_new();
+	char *name = malloc(10001), *svg, *label;
+
+	(void)state;
+	assert_non_null(name);
+	memset(name, 'x', 10000);
+	name[10000] = '\0';
+	add(p, 5, name, FRAME_USER);
+	svg = render(p, NULL);
+	assert_true(well_formed(svg));
+	label = strstr(svg, "\">xxx");
+	assert_non_null(label);
+	/* 1180 px / (0.59 * 12 px) = 166 glyphs, two of them "..". */
+	assert_non_null(strstr(label, "x..</text>"));
+	assert_true(strstr(label, "..</text>") - label < 200);
+	free(name);
+	free(svg);
+	profile_free(p);
+}
+
+/* Checks that s is valid UTF-8 (the parser would say so too, but here the
+ * message points at the label). */
+static bool valid_utf8(const unsigned char *s, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		size_t n = s[i] < 0x80 ? 1 : s[i] < 0xe0 ? 2 : s[i] < 0xf0 ? 3 : 4;
+
+		if (i + n > len)
+			return false;
+		for (size_t j = 1; j < n; j++)
+			if ((s[i + j] & 0xc0) != 0x80)
+				return false;
+		i += n;
+	}
+	return true;
+}
+
+static void test_multibyte_labels_are_cut_between_characters(void **state)
+{
+	struct profile *p = profile_new();
+	char name[4096] = "", *svg;
+	const char *text, *end;
+
+	(void)state;
+	/* 2-, 3- and 4-byte characters, long enough to be cut in any frame. */
+	for (int i = 0; i < 100; i++)
+		strcat(name, "\xc3\xa9\xe6\xbc\xa2\xf0\x9f\x94\xa5");
+	/* Frames of many widths, so the cut lands on every kind of character. */
+	for (int i = 1; i <= 60; i++) {
+		char leaf[4200];
+
+		snprintf(leaf, sizeof(leaf), "%02d%s", i, name);
+		add(p, (uint64_t)i, leaf, FRAME_USER);
+	}
+	svg = render(p, NULL);
+	assert_true(well_formed(svg));
+	for (text = strstr(svg, "<text x=\""); text; text = strstr(end, "<text x=\"")) {
+		text = strchr(text, '>') + 1;
+		end = strstr(text, "</text>");
+		assert_non_null(end);
+		assert_true(valid_utf8((const unsigned char *)text, (size_t)(end - text)));
+	}
+	assert_non_null(strstr(svg, ".."));
+	free(svg);
+	profile_free(p);
+}
+
+static void test_empty_profile_says_no_samples(void **state)
+{
+	struct profile *p = profile_new();
+	char *svg;
+
+	(void)state;
+	svg = render(p, NULL);
+	assert_true(well_formed(svg));
+	assert_non_null(strstr(svg, "no samples"));
+	assert_null(strstr(svg, "<rect x="));
+	free(svg);
+	profile_free(p);
+}
+
+static double rect_y(const char *svg, const char *title)
+{
+	const char *s = strstr(svg, title);
+
+	assert_non_null(s);
+	s = strstr(s, " y=\"");
+	assert_non_null(s);
+	return atof(s + 4);
+}
+
+static void test_root_at_bottom_or_top_when_inverted(void **state)
+{
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg;
+
+	(void)state;
+	add(p, 10, "leaf", FRAME_USER);
+	svg = render(p, NULL);
+	assert_true(rect_y(svg, "<title>all ") > rect_y(svg, "<title>leaf "));
+	free(svg);
+	svg_options_init(&opts);
+	opts.inverted = 1;
+	svg = render(p, &opts);
+	assert_true(rect_y(svg, "<title>all ") < rect_y(svg, "<title>leaf "));
+	free(svg);
+	profile_free(p);
+}
+
+static const char *fill_of(const char *svg, const char *title)
+{
+	static char fill[8];
+	const char *s = strstr(svg, title);
+
+	assert_non_null(s);
+	s = strstr(s, "fill=\"");
+	assert_non_null(s);
+	memcpy(fill, s + 6, 7);
+	fill[7] = '\0';
+	return fill;
+}
+
+/* Same name, same colour in every graph; kinds get different hues. */
+static void test_colours_are_stable_per_name_and_differ_by_kind(void **state)
+{
+	struct profile *a = profile_new(), *b = profile_new();
+	char *svg_a, *svg_b, fill[8];
+
+	(void)state;
+	add(a, 10, "work", FRAME_USER);
+	add(a, 10, "do_syscall_64", FRAME_KERNEL);
+	add(b, 99, "other", FRAME_JIT);
+	add(b, 1, "work", FRAME_USER);
+	svg_a = render(a, NULL);
+	svg_b = render(b, NULL);
+	strcpy(fill, fill_of(svg_a, "<title>work "));
+	assert_string_equal(fill, fill_of(svg_b, "<title>work "));
+	/* User frames are warm (red high, blue low), JIT frames green-blue. */
+	assert_true(strtol((char[]){ fill[1], fill[2], 0 }, NULL, 16) > 200);
+	strcpy(fill, fill_of(svg_b, "<title>other "));
+	assert_true(strtol((char[]){ fill[3], fill[4], 0 }, NULL, 16) >
+		    strtol((char[]){ fill[1], fill[2], 0 }, NULL, 16));
+	strcpy(fill, fill_of(svg_a, "<title>do_syscall_64 "));
+	assert_string_not_equal(fill, fill_of(svg_a, "<title>work "));
+	free(svg_a);
+	free(svg_b);
+	profile_free(a);
+	profile_free(b);
+}
+
+static void test_write_error_is_reported(void **state)
+{
+	struct profile *p = profile_new();
+	FILE *full = fopen("/dev/full", "w");
+
+	(void)state;
+	assert_non_null(full);
+	add(p, 1, "x", FRAME_USER);
+	assert_int_equal(svg_write(p, full, NULL), -ENOSPC);
+	fclose(full);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_xmllint_rejects_broken_xml),
+		cmocka_unit_test(test_titles_show_samples_and_percent),
+		cmocka_unit_test(test_options_change_title_units_and_size),
+		cmocka_unit_test(test_frames_carry_sample_counts_for_search),
+		cmocka_unit_test(test_frames_narrower_than_min_width_are_pruned),
+		cmocka_unit_test(test_gap_left_by_pruned_sibling_is_recorded),
+		cmocka_unit_test(test_hostile_names_stay_well_formed_and_inert),
+		cmocka_unit_test(test_huge_name_is_cut_in_the_label),
+		cmocka_unit_test(test_multibyte_labels_are_cut_between_characters),
+		cmocka_unit_test(test_empty_profile_says_no_samples),
+		cmocka_unit_test(test_root_at_bottom_or_top_when_inverted),
+		cmocka_unit_test(test_colours_are_stable_per_name_and_differ_by_kind),
+		cmocka_unit_test(test_write_error_is_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
