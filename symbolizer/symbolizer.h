@@ -39,6 +39,13 @@ void symbolizer_free(struct symbolizer *sym);
  * the outermost in. uips and kips are leaf first, as the kernel gives them.
  * Writes at most cap frames and returns how many it wrote. Frame names are
  * owned by the symbolizer and stay valid until the next call on sym.
+ *
+ * Names: FRAME_USER and FRAME_KERNEL frames are function names, FRAME_JIT
+ * the perf map's name. FRAME_UNKNOWN frames are "[file+0xoffset]" (an
+ * address in a file but in no function; the offset is a file offset),
+ * "[vdso]"-like special mappings, or "[unknown]". When kptr_restrict hides
+ * kernel addresses (stats.kernel_hidden) the kernel part of every stack is
+ * one FRAME_KERNEL frame named "[kernel]"; the caller should warn once.
  */
 size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			const uint64_t *uips, size_t n_uips, const uint64_t *kips,
@@ -52,7 +59,7 @@ void symbolizer_end_drain(struct symbolizer *sym);
 
 struct symbolizer_stats {
 	uint64_t frames;     /* frames resolved, process names excluded */
-	uint64_t unresolved; /* of those, FRAME_UNKNOWN */
+	uint64_t unresolved; /* of those, FRAME_UNKNOWN, and "[kernel]" when hidden */
 	uint64_t elf_cache_hits;
 	uint64_t elf_cache_misses;
 	uint64_t elf_cached; /* ELF tables held now */

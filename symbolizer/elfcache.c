@@ -1,0 +1,138 @@
+/*
+ * elfcache: a small LRU of ELF symbol tables.
+ *
+ * The cache is a flat array searched linearly: at the default of 64
+ * entries a search compares a few hundred bytes, far less than the work
+ * of one cache miss, and it needs no hash table to keep in step. Recency
+ * is a counter stamped on each use; eviction picks the oldest stamp.
+ */
+#include "symbolizer/elfcache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolizer/elfsym.h"
+
+#define ELFCACHE_DEFAULT_MAX 64
+
+struct elfcache_entry {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode;
+	bool deleted;
+	char *path; /* NULL unless the path is part of the key */
+	struct elfsym *elf;
+	uint64_t used; /* stamp of the last use */
+};
+
+struct elfcache {
+	struct elfcache_entry *entries;
+	size_t nr, max;
+	uint64_t clock;
+	uint64_t hits, misses;
+};
+
+static bool key_uses_path(const struct elfcache_key *key)
+{
+	return !key->inode || key->deleted;
+}
+
+struct elfcache *elfcache_new(size_t max)
+{
+	struct elfcache *cache = calloc(1, sizeof(*cache));
+
+	if (!cache)
+		return NULL;
+	cache->max = max ? max : ELFCACHE_DEFAULT_MAX;
+	cache->entries = calloc(cache->max, sizeof(*cache->entries));
+	if (!cache->entries) {
+		free(cache);
+		return NULL;
+	}
+	return cache;
+}
+
+static void entry_clear(struct elfcache_entry *e)
+{
+	elfsym_free(e->elf);
+	free(e->path);
+	memset(e, 0, sizeof(*e));
+}
+
+void elfcache_free(struct elfcache *cache)
+{
+	if (!cache)
+		return;
+	for (size_t i = 0; i < cache->nr; i++)
+		entry_clear(&cache->entries[i]);
+	free(cache->entries);
+	free(cache);
+}
+
+static bool entry_matches(const struct elfcache_entry *e, const struct elfcache_key *key)
+{
+	if (e->inode != key->inode || e->dev_major != key->dev_major ||
+	    e->dev_minor != key->dev_minor || e->deleted != key->deleted)
+		return false;
+	if (!key_uses_path(key))
+		return true;
+	return e->path && key->path && !strcmp(e->path, key->path);
+}
+
+bool elfcache_get(struct elfcache *cache, const struct elfcache_key *key,
+		  const struct elfsym **elf)
+{
+	for (size_t i = 0; i < cache->nr; i++) {
+		struct elfcache_entry *e = &cache->entries[i];
+
+		if (entry_matches(e, key)) {
+			e->used = ++cache->clock;
+			cache->hits++;
+			*elf = e->elf;
+			return true;
+		}
+	}
+	cache->misses++;
+	*elf = NULL;
+	return false;
+}
+
+int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct elfsym *elf)
+{
+	struct elfcache_entry *slot;
+	char *path = NULL;
+
+	if (key_uses_path(key) && key->path) {
+		path = strdup(key->path);
+		if (!path) {
+			elfsym_free(elf);
+			return -ENOMEM;
+		}
+	}
+	if (cache->nr < cache->max) {
+		slot = &cache->entries[cache->nr++];
+	} else {
+		slot = &cache->entries[0];
+		for (size_t i = 1; i < cache->nr; i++)
+			if (cache->entries[i].used < slot->used)
+				slot = &cache->entries[i];
+		entry_clear(slot);
+	}
+	*slot = (struct elfcache_entry){
+		.dev_major = key->dev_major,
+		.dev_minor = key->dev_minor,
+		.inode = key->inode,
+		.deleted = key->deleted,
+		.path = path,
+		.elf = elf,
+		.used = ++cache->clock,
+	};
+	return 0;
+}
+
+void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats)
+{
+	stats->hits = cache->hits;
+	stats->misses = cache->misses;
+	stats->cached = cache->nr;
+}

@@ -1,0 +1,535 @@
+/*
+ * symbolizer: the facade that turns a sampled stack into named frames.
+ *
+ * The sampler hands over (tgid, comm, user ips, kernel ips) per distinct
+ * stack at each drain. For the process we keep a record: its executable
+ * mappings, its JIT perf map, and its start time (field 22 of
+ * /proc/PID/stat), which tells a reused PID from the process we read
+ * before. Records are checked once per drain, maps are read again at most
+ * once per drain when an address falls outside every mapping (the process
+ * mmapped something new), and records of exited processes are dropped only
+ * at the end of a drain, so the samples they left in it still resolve.
+ *
+ * A user address goes mapping -> ELF table (cached by file, elfcache_*)
+ * -> symbol; then the JIT perf map; then "[file+0xoffset]" or "[unknown]".
+ * Every frame but the leaf holds a return address, which may be the first
+ * byte of the next function when a call ends its caller (noreturn calls
+ * do), so those are looked up at ip - 1, the call instruction, as perf
+ * does.
+ *
+ * When kptr_restrict hides kernel addresses, the kernel part of a stack
+ * becomes one FRAME_KERNEL frame named "[kernel]": the time stays visible
+ * and coloured as kernel time, and it is counted as unresolved.
+ */
+#include "symbolizer/symbolizer.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbolizer/elfcache.h"
+#include "symbolizer/elfsym.h"
+#include "symbolizer/ksyms.h"
+#include "symbolizer/perfmap.h"
+#include "symbolizer/procmaps.h"
+
+#define PROC_BUCKETS 1024
+#define UNKNOWN_NAME "[unknown]"
+
+struct proc {
+	uint32_t tgid;
+	uint64_t start_time; /* clock ticks after boot; 0 when unread */
+	struct procmaps *maps; /* NULL when they could not be read */
+	struct perfmap *perfmap;
+	uint64_t checked_drain; /* drain in which start time and perf map were checked */
+	uint64_t maps_drain;	/* drain in which maps were last read */
+	struct proc *next;
+};
+
+struct symbolizer {
+	bool addresses;
+	char *proc_root;
+	char *perfmap_dir;
+	struct ksyms *ksyms; /* NULL when kallsyms could not be read */
+	struct elfcache *elfs;
+	struct proc *procs[PROC_BUCKETS];
+	size_t nr_procs;
+	uint64_t drain;
+	/* The names of the frames of the last call, and where each starts. */
+	char *names;
+	size_t names_len, names_cap;
+	size_t *name_offs;
+	size_t name_offs_cap;
+	uint64_t frames, unresolved;
+};
+
+void symbolizer_config_init(struct symbolizer_config *config)
+{
+	*config = (struct symbolizer_config){
+		.addresses = false,
+		.elf_cache_max = 0,
+		.proc_root = "/proc",
+		.kallsyms = "/proc/kallsyms",
+		.perfmap_dir = "/tmp",
+	};
+}
+
+struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
+{
+	struct symbolizer_config defaults;
+	struct symbolizer *sym;
+
+	symbolizer_config_init(&defaults);
+	if (!config)
+		config = &defaults;
+	sym = calloc(1, sizeof(*sym));
+	if (!sym)
+		return NULL;
+	sym->addresses = config->addresses;
+	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
+	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir :
+							defaults.perfmap_dir);
+	sym->elfs = elfcache_new(config->elf_cache_max);
+	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs)
+		goto err_free;
+	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
+	if (ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms) ==
+	    -ENOMEM)
+		goto err_free;
+	return sym;
+
+err_free:
+	symbolizer_free(sym);
+	return NULL;
+}
+
+static void proc_free(struct proc *proc)
+{
+	procmaps_free(proc->maps);
+	perfmap_free(proc->perfmap);
+	free(proc);
+}
+
+void symbolizer_free(struct symbolizer *sym)
+{
+	if (!sym)
+		return;
+	for (size_t i = 0; i < PROC_BUCKETS; i++) {
+		struct proc *proc = sym->procs[i], *next;
+
+		for (; proc; proc = next) {
+			next = proc->next;
+			proc_free(proc);
+		}
+	}
+	ksyms_free(sym->ksyms);
+	elfcache_free(sym->elfs);
+	free(sym->proc_root);
+	free(sym->perfmap_dir);
+	free(sym->names);
+	free(sym->name_offs);
+	free(sym);
+}
+
+/* Field 22 of /proc/PID/stat, after the comm, which may hold ')' itself. */
+static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
+{
+	char path[4096], buf[1024];
+	unsigned long long start = 0;
+	const char *s;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/stat", sym->proc_root, tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	s = strrchr(buf, ')');
+	if (!s)
+		return 0;
+	/* ") S ppid ...": field 3 is the state; skip fields 3 to 21. */
+	s++;
+	for (int field = 3; field <= 21; field++) {
+		s = strchr(s + 1, ' ');
+		if (!s)
+			return 0;
+	}
+	if (sscanf(s, " %llu", &start) != 1)
+		return 0;
+	return start;
+}
+
+static void proc_read_maps(struct symbolizer *sym, struct proc *proc)
+{
+	char path[4096];
+	struct procmaps *maps;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", sym->proc_root, proc->tgid);
+	proc->maps_drain = sym->drain;
+	/* A process gone before its first read keeps no maps; one read before keeps them. */
+	if (procmaps_load(path, &maps))
+		return;
+	procmaps_free(proc->maps);
+	proc->maps = maps;
+}
+
+/* Reads (again) what a record holds: a new process, or a reused PID. */
+static int proc_fill(struct symbolizer *sym, struct proc *proc, uint64_t start_time)
+{
+	char path[4096];
+
+	procmaps_free(proc->maps);
+	proc->maps = NULL;
+	perfmap_free(proc->perfmap);
+	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, proc->tgid);
+	proc->perfmap = perfmap_new(path);
+	if (!proc->perfmap)
+		return -ENOMEM;
+	proc->start_time = start_time;
+	proc->checked_drain = sym->drain;
+	perfmap_refresh(proc->perfmap);
+	proc_read_maps(sym, proc);
+	return 0;
+}
+
+/* The record for tgid, created or checked for PID reuse; NULL without memory. */
+static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid)
+{
+	struct proc **bucket = &sym->procs[tgid % PROC_BUCKETS];
+	struct proc *proc;
+	uint64_t start_time;
+
+	for (proc = *bucket; proc; proc = proc->next)
+		if (proc->tgid == tgid)
+			break;
+	if (proc && proc->checked_drain == sym->drain)
+		return proc;
+	start_time = read_start_time(sym, tgid);
+	if (proc) {
+		proc->checked_drain = sym->drain;
+		/* Start time 0: the process is gone; keep what we read while it ran. */
+		if (start_time && start_time != proc->start_time) {
+			if (proc_fill(sym, proc, start_time))
+				return NULL;
+		} else {
+			perfmap_refresh(proc->perfmap);
+		}
+		return proc;
+	}
+	proc = calloc(1, sizeof(*proc));
+	if (!proc)
+		return NULL;
+	proc->tgid = tgid;
+	if (proc_fill(sym, proc, start_time)) {
+		proc_free(proc);
+		return NULL;
+	}
+	proc->next = *bucket;
+	*bucket = proc;
+	sym->nr_procs++;
+	return proc;
+}
+
+/* Appends a formatted name to the per-call buffer; returns its offset or SIZE_MAX. */
+static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
+{
+	va_list ap;
+	size_t off = sym->names_len;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return SIZE_MAX;
+	if (sym->names_len + (size_t)len + 1 > sym->names_cap) {
+		size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
+		char *names;
+
+		while (cap < sym->names_len + (size_t)len + 1)
+			cap *= 2;
+		names = realloc(sym->names, cap);
+		if (!names)
+			return SIZE_MAX;
+		sym->names = names;
+		sym->names_cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(sym->names + off, (size_t)len + 1, fmt, ap);
+	va_end(ap);
+	sym->names_len += (size_t)len + 1;
+	return off;
+}
+
+/* Where out[] is filled: frames written, and the cap. */
+struct stack_out {
+	struct frame *frames;
+	size_t nr, cap;
+};
+
+static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind kind, size_t off)
+{
+	if (out->nr >= out->cap || off == SIZE_MAX)
+		return;
+	out->frames[out->nr].kind = kind;
+	sym->name_offs[out->nr] = off;
+	out->nr++;
+	if (kind == FRAME_PROCESS)
+		return;
+	sym->frames++;
+	if (kind == FRAME_UNKNOWN)
+		sym->unresolved++;
+}
+
+/* A named frame, with "+0xoff" when the user asked for addresses. */
+static void emit_symbol(struct symbolizer *sym, struct stack_out *out, enum frame_kind kind,
+			const char *name, uint64_t offset)
+{
+	size_t off;
+
+	if (sym->addresses)
+		off = names_add(sym, "%s+0x%" PRIx64, name, offset);
+	else
+		off = names_add(sym, "%s", name);
+	emit(sym, out, kind, off);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Opens a mapping's file where the process sees it; -errno of the last try. */
+static int open_elf(const struct symbolizer *sym, uint32_t tgid,
+		    const struct procmaps_mapping *m, struct elfsym **elf)
+{
+	char path[4096 + 64];
+	int err;
+
+	/* map_files/ reaches deleted files and files in other mount namespaces. */
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
+		 sym->proc_root, tgid, m->start, m->end);
+	err = elfsym_open(path, elf);
+	if (!err || err == -ENOEXEC || m->path[0] != '/')
+		return err;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/root%s", sym->proc_root, tgid, m->path);
+	err = elfsym_open(path, elf);
+	if (!err || err == -ENOEXEC)
+		return err;
+	return elfsym_open(m->path, elf);
+}
+
+static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
+				    const struct procmaps_mapping *m)
+{
+	struct elfcache_key key = {
+		.dev_major = m->dev_major,
+		.dev_minor = m->dev_minor,
+		.inode = m->inode,
+		.path = m->path,
+		.deleted = m->deleted,
+	};
+	const struct elfsym *cached;
+	struct elfsym *elf = NULL;
+
+	if (elfcache_get(sym->elfs, &key, &cached))
+		return cached;
+	if (open_elf(sym, tgid, m, &elf))
+		elf = NULL;
+	if (elfcache_put(sym->elfs, &key, elf))
+		return NULL;
+	return elf;
+}
+
+/* Tries the JIT perf map; true when it named the address. */
+static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct proc *proc,
+		     uint64_t addr, uint64_t adjust)
+{
+	const struct perfmap_symbol *jit;
+	uint64_t offset;
+
+	if (!proc->perfmap)
+		return false;
+	jit = perfmap_lookup(proc->perfmap, addr, &offset);
+	if (!jit)
+		return false;
+	emit_symbol(sym, out, FRAME_JIT, jit->name, offset + adjust);
+	return true;
+}
+
+/*
+ * One user frame. addr is the address looked up (ip - 1 for callers),
+ * adjust what was taken off, so "+0xoff" shows the address sampled.
+ */
+static void user_frame(struct symbolizer *sym, struct stack_out *out, struct proc *proc,
+		       uint64_t addr, uint64_t adjust)
+{
+	const struct procmaps_mapping *m = NULL;
+	const struct elfsym_symbol *s;
+	const struct elfsym *elf;
+	uint64_t file_offset, vaddr, offset;
+
+	if (proc->maps)
+		m = procmaps_find(proc->maps, addr, NULL);
+	if (!m && proc->maps_drain != sym->drain) {
+		proc_read_maps(sym, proc);
+		if (proc->maps)
+			m = procmaps_find(proc->maps, addr, NULL);
+	}
+	if (!m || !m->path_len || procmaps_is_special(m)) {
+		if (!emit_jit(sym, out, proc, addr, adjust))
+			emit(sym, out, FRAME_UNKNOWN,
+			     names_add(sym, "%s", m && m->path_len ? m->path : UNKNOWN_NAME));
+		return;
+	}
+	file_offset = addr - m->start + m->pgoff;
+	elf = elf_for(sym, proc->tgid, m);
+	if (elf && !elfsym_offset_to_vaddr(elf, file_offset, &vaddr)) {
+		s = elfsym_lookup(elf, vaddr, &offset);
+		if (s) {
+			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
+			return;
+		}
+	}
+	if (emit_jit(sym, out, proc, addr, adjust))
+		return;
+	emit(sym, out, FRAME_UNKNOWN,
+	     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path), file_offset + adjust));
+}
+
+static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
+			 uint64_t adjust)
+{
+	const struct ksym *k = NULL;
+	uint64_t offset;
+
+	if (sym->ksyms)
+		k = ksyms_lookup(sym->ksyms, addr, &offset);
+	if (k)
+		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
+	else
+		emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
+}
+
+/*
+ * The kernel's comm is cut at 15 bytes, possibly inside a UTF-8 sequence;
+ * returns the length without an incomplete sequence at the end.
+ */
+static size_t comm_length(const char *comm)
+{
+	size_t len = strnlen(comm, 255), lead = len, need;
+	unsigned char c;
+
+	/* Step back over continuation bytes (10xxxxxx) to the sequence's lead byte. */
+	while (lead > 0 && len - lead < 3 && ((unsigned char)comm[lead - 1] & 0xc0) == 0x80)
+		lead--;
+	if (lead == 0)
+		return len;
+	c = (unsigned char)comm[lead - 1];
+	if (c < 0xc0)
+		return len; /* ASCII, or stray continuation bytes: not ours to judge */
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	return len - (lead - 1) < need ? lead - 1 : len;
+}
+
+size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
+			const uint64_t *uips, size_t n_uips, const uint64_t *kips,
+			size_t n_kips, struct frame *out, size_t cap)
+{
+	struct stack_out stack = { .frames = out, .cap = cap };
+	size_t comm_len = comm ? comm_length(comm) : 0;
+
+	sym->names_len = 0;
+	if (cap > sym->name_offs_cap) {
+		size_t *offs = realloc(sym->name_offs, cap * sizeof(*offs));
+
+		if (!offs)
+			return 0;
+		sym->name_offs = offs;
+		sym->name_offs_cap = cap;
+	}
+	if (comm_len)
+		emit(sym, &stack, FRAME_PROCESS, names_add(sym, "%.*s", (int)comm_len, comm));
+	else
+		emit(sym, &stack, FRAME_PROCESS, names_add(sym, UNKNOWN_NAME));
+
+	if (n_uips) {
+		struct proc *proc = proc_get(sym, tgid);
+
+		for (size_t i = n_uips; i-- > 0;) {
+			uint64_t adjust = i > 0 && uips[i] ? 1 : 0;
+
+			if (proc)
+				user_frame(sym, &stack, proc, uips[i] - adjust, adjust);
+			else
+				emit(sym, &stack, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
+		}
+	}
+	if (n_kips && sym->ksyms && ksyms_hidden(sym->ksyms)) {
+		size_t before = stack.nr;
+
+		emit(sym, &stack, FRAME_KERNEL, names_add(sym, "[kernel]"));
+		if (stack.nr > before)
+			sym->unresolved++;
+	} else {
+		for (size_t i = n_kips; i-- > 0;) {
+			uint64_t adjust = i > 0 && kips[i] ? 1 : 0;
+
+			kernel_frame(sym, &stack, kips[i] - adjust, adjust);
+		}
+	}
+	/* The buffer has stopped moving: point the frames into it. */
+	for (size_t i = 0; i < stack.nr; i++)
+		out[i].name = sym->names + sym->name_offs[i];
+	return stack.nr;
+}
+
+void symbolizer_end_drain(struct symbolizer *sym)
+{
+	char path[4096];
+
+	for (size_t i = 0; i < PROC_BUCKETS; i++) {
+		struct proc **link = &sym->procs[i];
+
+		while (*link) {
+			struct proc *proc = *link;
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/%" PRIu32, sym->proc_root, proc->tgid);
+			if (stat(path, &st) && errno == ENOENT) {
+				*link = proc->next;
+				proc_free(proc);
+				sym->nr_procs--;
+				continue;
+			}
+			link = &proc->next;
+		}
+	}
+	sym->drain++;
+}
+
+void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats)
+{
+	struct elfcache_stats cache;
+
+	elfcache_stats(sym->elfs, &cache);
+	*stats = (struct symbolizer_stats){
+		.frames = sym->frames,
+		.unresolved = sym->unresolved,
+		.elf_cache_hits = cache.hits,
+		.elf_cache_misses = cache.misses,
+		.elf_cached = cache.cached,
+		.processes = sym->nr_procs,
+		.kernel_hidden = sym->ksyms && ksyms_hidden(sym->ksyms),
+	};
+}

@@ -1,0 +1,561 @@
+/*
+ * symbolizer tests: whole stacks in, frames out. One test samples a real
+ * running fixture through the real /proc; the others point the
+ * symbolizer at a /proc, kallsyms and /tmp of their own, so they can
+ * change a process's maps, start time or perf map between drains.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolizer/elfsym.h"
+#include "symbolizer/symbolizer.h"
+
+#define FAKE_PID 4242
+#define MAX_FRAMES 64
+
+static const char KALLSYMS[] = "ffffffff81000000 T _stext\n"
+			       "ffffffff81000100 T entry_SYSCALL_64\n"
+			       "ffffffff81000200 T do_syscall_64\n"
+			       "ffffffff81000300 T __x64_sys_write\n"
+			       "ffffffff81000400 T _etext\n";
+
+/* A directory standing for /proc, kallsyms and /tmp at once. */
+struct world {
+	char root[64];
+	char kallsyms[128];
+	struct symbolizer_config config;
+};
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void world_new(struct world *w, const char *kallsyms)
+{
+	strcpy(w->root, "/tmp/test_symbolizer.XXXXXX");
+	assert_non_null(mkdtemp(w->root));
+	snprintf(w->kallsyms, sizeof(w->kallsyms), "%s/kallsyms", w->root);
+	write_file(w->kallsyms, kallsyms);
+	symbolizer_config_init(&w->config);
+	w->config.proc_root = w->root;
+	w->config.kallsyms = w->kallsyms;
+	w->config.perfmap_dir = w->root;
+}
+
+static void world_path(const struct world *w, char *out, size_t size, const char *name)
+{
+	snprintf(out, size, "%s/%s", w->root, name);
+}
+
+/* Gives the fake process FAKE_PID a start time and a maps file. */
+static void fake_process(const struct world *w, unsigned long long start_time, const char *maps)
+{
+	char path[256], stat_line[512];
+
+	world_path(w, path, sizeof(path), "4242");
+	mkdir(path, 0755);
+	snprintf(stat_line, sizeof(stat_line),
+		 "4242 (we ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 %llu "
+		 "1000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+		 start_time);
+	world_path(w, path, sizeof(path), "4242/stat");
+	write_file(path, stat_line);
+	world_path(w, path, sizeof(path), "4242/maps");
+	write_file(path, maps);
+}
+
+static void fake_process_exit(const struct world *w)
+{
+	char path[256];
+
+	world_path(w, path, sizeof(path), "4242/stat");
+	unlink(path);
+	world_path(w, path, sizeof(path), "4242/maps");
+	unlink(path);
+	world_path(w, path, sizeof(path), "4242");
+	rmdir(path);
+}
+
+static void world_free(struct world *w)
+{
+	char path[256];
+
+	fake_process_exit(w);
+	unlink(w->kallsyms);
+	world_path(w, path, sizeof(path), "perf-4242.map");
+	unlink(path);
+	rmdir(w->root);
+}
+
+static void fixture_path(const char *name, char *out, size_t size)
+{
+	char exe[4096];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	assert_true(len > 0);
+	exe[len] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(out, size, "%s/../fixtures/%s", exe, name);
+	assert_non_null(realpath(out, exe));
+	snprintf(out, size, "%s", exe);
+}
+
+/* A maps line mapping the executable segment of file at start, with its real device and inode. */
+static void maps_line(char *out, size_t size, const char *file, uint64_t start)
+{
+	struct elfsym *elf = NULL;
+	const struct elfsym_segment *text = NULL;
+	struct stat st;
+
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(elfsym_open(file, &elf), 0);
+	for (size_t i = 0; i < elfsym_segment_count(elf); i++)
+		if (elfsym_segment_at(elf, i)->flags & 1 /* PF_X */)
+			text = elfsym_segment_at(elf, i);
+	assert_non_null(text);
+	snprintf(out, size, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n",
+		 (unsigned long long)start, (unsigned long long)(start + 0x1000),
+		 (unsigned long long)text->offset, major(st.st_dev), minor(st.st_dev),
+		 (unsigned long long)st.st_ino, file);
+	elfsym_free(elf);
+}
+
+/* Where function name of file sits in a process that mapped it with maps_line(). */
+static uint64_t mapped_addr(const char *file, uint64_t start, const char *name)
+{
+	struct elfsym *elf = NULL;
+	const struct elfsym_segment *text = NULL;
+	uint64_t result = 0;
+
+	assert_int_equal(elfsym_open(file, &elf), 0);
+	for (size_t i = 0; i < elfsym_segment_count(elf); i++)
+		if (elfsym_segment_at(elf, i)->flags & 1)
+			text = elfsym_segment_at(elf, i);
+	assert_non_null(text);
+	for (uint64_t v = text->vaddr; v < text->vaddr + text->filesz && !result; v++) {
+		uint64_t offset;
+		const struct elfsym_symbol *s = elfsym_lookup(elf, v, &offset);
+
+		if (s && !offset && !strcmp(s->name, name))
+			result = start + (v - text->vaddr);
+	}
+	elfsym_free(elf);
+	assert_true(result != 0);
+	return result;
+}
+
+static size_t stack(struct symbolizer *sym, const uint64_t *uips, size_t n_uips,
+		    const uint64_t *kips, size_t n_kips, struct frame *out)
+{
+	return symbolizer_stack(sym, FAKE_PID, "worker", uips, n_uips, kips, n_kips, out,
+				MAX_FRAMES);
+}
+
+static const char *leaf_name(struct symbolizer *sym, uint64_t addr, enum frame_kind *kind)
+{
+	struct frame out[MAX_FRAMES];
+	size_t n = stack(sym, &addr, 1, NULL, 0, out);
+
+	assert_int_equal(n, 2);
+	if (kind)
+		*kind = out[1].kind;
+	return out[1].name;
+}
+
+static void test_real_process_stack_order_kinds_and_call_sites(void **state)
+{
+	struct symbolizer_config config;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	struct world w;
+	uint64_t alpha = 0, beta = 0, uips[3], kips[2];
+	char path[4096], line[256];
+	int to_child[2], from_child[2];
+	FILE *in, *from;
+	pid_t pid;
+	size_t n;
+
+	(void)state;
+	fixture_path("symfix-pie", path, sizeof(path));
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(from_child, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		execl(path, path, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	in = fdopen(to_child[1], "w");
+	from = fdopen(from_child[0], "r");
+	while (fgets(line, sizeof(line), from) && strcmp(line, "ready\n")) {
+		void *addr;
+
+		if (sscanf(line, "fixture_alpha %p", &addr) == 1)
+			alpha = (uint64_t)(uintptr_t)addr;
+		if (sscanf(line, "fixture_beta %p", &addr) == 1)
+			beta = (uint64_t)(uintptr_t)addr;
+	}
+	fclose(from);
+	assert_true(alpha && beta);
+
+	world_new(&w, KALLSYMS);
+	symbolizer_config_init(&config);
+	config.kallsyms = w.kallsyms;
+	sym = symbolizer_new(&config);
+	assert_non_null(sym);
+	/* Leaf first, as the kernel gives them: alpha called by beta, called from alpha's start. */
+	uips[0] = alpha + 3;
+	uips[1] = beta + 5;
+	uips[2] = alpha; /* a return address at a function's first byte: the call was before it */
+	kips[0] = 0xffffffff81000310;
+	kips[1] = 0xffffffff81000110;
+	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, MAX_FRAMES);
+	assert_int_equal(n, 6);
+	assert_string_equal(out[0].name, "symfix-pie");
+	assert_int_equal(out[0].kind, FRAME_PROCESS);
+	assert_string_equal(out[1].name, "fixture_nosize");
+	assert_string_equal(out[2].name, "fixture_beta");
+	assert_string_equal(out[3].name, "fixture_alpha");
+	for (int i = 1; i <= 3; i++)
+		assert_int_equal(out[i].kind, FRAME_USER);
+	assert_string_equal(out[4].name, "entry_SYSCALL_64");
+	assert_string_equal(out[5].name, "__x64_sys_write");
+	assert_int_equal(out[4].kind, FRAME_KERNEL);
+	assert_int_equal(out[5].kind, FRAME_KERNEL);
+
+	/* The same address as a leaf is the function it starts. */
+	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", &alpha, 1, NULL, 0, out,
+			     MAX_FRAMES);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[1].name, "fixture_alpha");
+
+	/* cap bounds what is written, root first. */
+	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, 2);
+	assert_int_equal(n, 2);
+	assert_string_equal(out[1].name, "fixture_nosize");
+
+	symbolizer_free(sym);
+	fclose(in);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	world_free(&w);
+}
+
+static void test_addresses_option_appends_offsets(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	char nopie[4096], maps[8192];
+	uint64_t alpha, beta, uips[2], kip = 0xffffffff81000210;
+	size_t n;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	beta = mapped_addr(nopie, 0x401000, "fixture_beta");
+	w.config.addresses = true;
+	sym = symbolizer_new(&w.config);
+	uips[0] = alpha + 3;
+	uips[1] = beta + 9;
+	n = stack(sym, uips, 2, &kip, 1, out);
+	assert_int_equal(n, 4);
+	/* The caller's offset is that of the return address, not of ip - 1. */
+	assert_string_equal(out[1].name, "fixture_beta+0x9");
+	assert_string_equal(out[2].name, "fixture_alpha+0x3");
+	assert_string_equal(out[3].name, "do_syscall_64+0x10");
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_unresolved_frames_are_named_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192], expect[64];
+	uint64_t sized;
+	enum frame_kind kind;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	strcat(maps, "7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0 [vdso]\n");
+	fake_process(&w, 100, maps);
+	sized = mapped_addr(nopie, 0x401000, "fixture_sized");
+	sym = symbolizer_new(&w.config);
+
+	/* In the padding after a 1-byte function: the file and its offset, never sized+0x8. */
+	snprintf(expect, sizeof(expect), "[symfix-nopie+0x%llx]",
+		 (unsigned long long)(sized + 8 - 0x400000));
+	assert_string_equal(leaf_name(sym, sized + 8, &kind), expect);
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	assert_string_equal(leaf_name(sym, 0x10, &kind), "[unknown]");
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	assert_string_equal(leaf_name(sym, 0x7ffd5a3f0100, &kind), "[vdso]");
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	{
+		struct frame out[MAX_FRAMES];
+		uint64_t kip = 0xffffffff81000500; /* past _etext */
+
+		assert_int_equal(stack(sym, NULL, 0, &kip, 1, out), 2);
+		assert_string_equal(out[1].name, "[unknown]");
+		assert_int_equal(out[1].kind, FRAME_UNKNOWN);
+	}
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.frames, 4);
+	assert_int_equal(stats.unresolved, 4);
+	assert_false(stats.kernel_hidden);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_hidden_kernel_gives_one_kernel_frame(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	struct frame out[MAX_FRAMES];
+	uint64_t kips[3] = { 0xffffffff81000310, 0xffffffff81000210, 0xffffffff81000110 };
+
+	(void)state;
+	world_new(&w, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(stack(sym, NULL, 0, kips, 3, out), 2);
+	assert_string_equal(out[1].name, "[kernel]");
+	assert_int_equal(out[1].kind, FRAME_KERNEL);
+	symbolizer_stats(sym, &stats);
+	assert_true(stats.kernel_hidden);
+	assert_int_equal(stats.unresolved, 1);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_pid_reuse_reads_the_new_process(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	char nopie[4096], lib[4096], maps[8192];
+	uint64_t probe;
+	const char *before;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	/* The second process maps the library where the first mapped the program. */
+	probe = mapped_addr(lib, 0x401000, "fixture_alpha");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	before = leaf_name(sym, probe, NULL);
+	assert_string_not_equal(before, "fixture_alpha");
+	symbolizer_end_drain(sym);
+
+	maps_line(maps, sizeof(maps), lib, 0x401000);
+	fake_process(&w, 200, maps);
+	assert_string_equal(leaf_name(sym, probe, NULL), "fixture_alpha");
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_same_process_keeps_maps_until_a_miss(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	char nopie[4096], lib[4096], maps[8192], more[4096];
+	uint64_t in_lib;
+	enum frame_kind kind;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	in_lib = mapped_addr(lib, 0x7f0000001000, "fixture_beta");
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, mapped_addr(nopie, 0x401000, "fixture_alpha"), NULL),
+			    "fixture_alpha");
+	/* dlopen after the first read: the same drain read maps already, so no name yet. */
+	maps_line(more, sizeof(more), lib, 0x7f0000001000);
+	strcat(maps, more);
+	fake_process(&w, 100, maps);
+	assert_string_equal(leaf_name(sym, in_lib, &kind), "[unknown]");
+	/* Next drain: the miss reads the maps again. */
+	symbolizer_end_drain(sym);
+	assert_string_equal(leaf_name(sym, in_lib, &kind), "fixture_beta");
+	assert_int_equal(kind, FRAME_USER);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_exited_process_resolves_until_end_of_drain(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192];
+	uint64_t alpha;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, alpha, NULL), "fixture_alpha");
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+
+	/* It exits; samples it left in this drain still resolve. */
+	fake_process_exit(&w);
+	assert_string_equal(leaf_name(sym, alpha + 1, NULL), "fixture_alpha");
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_jit_frames_from_perf_map_and_its_growth(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	char path[256];
+	enum frame_kind kind;
+	FILE *f;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fake_process(&w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
+	world_path(&w, path, sizeof(path), "perf-4242.map");
+	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "LazyCompile:~handler server.js:10");
+	assert_int_equal(kind, FRAME_JIT);
+	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "[unknown]");
+	assert_int_equal(kind, FRAME_UNKNOWN);
+
+	/* The runtime compiles more; the next drain sees it. */
+	f = fopen(path, "a");
+	fputs("7f0000000900 80 LazyCompile:*fast server.js:20\n", f);
+	fclose(f);
+	symbolizer_end_drain(sym);
+	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "LazyCompile:*fast server.js:20");
+	assert_int_equal(kind, FRAME_JIT);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_elf_cache_bound_and_counters(void **state)
+{
+	static const char *const files[] = { "symfix-nopie", "symfix-pie", "libsymfix.so" };
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char maps[16384], line[4096], path[4096];
+	uint64_t addrs[3];
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	maps[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		uint64_t start = 0x10000000ull * (uint64_t)(i + 1);
+
+		fixture_path(files[i], path, sizeof(path));
+		maps_line(line, sizeof(line), path, start);
+		strcat(maps, line);
+		addrs[i] = mapped_addr(path, start, "fixture_beta");
+	}
+	fake_process(&w, 100, maps);
+	w.config.elf_cache_max = 2;
+	sym = symbolizer_new(&w.config);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 3; i++) {
+			assert_string_equal(leaf_name(sym, addrs[i], NULL), "fixture_beta");
+			symbolizer_stats(sym, &stats);
+			assert_true(stats.elf_cached <= 2);
+		}
+	/* Cycling three files through two slots: every lookup misses (LRU). */
+	assert_int_equal(stats.elf_cache_misses, 9);
+	assert_int_equal(stats.elf_cache_hits, 0);
+	/* The same file again right away hits. */
+	assert_string_equal(leaf_name(sym, addrs[2] + 1, NULL), "fixture_beta");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.elf_cache_hits, 1);
+	assert_int_equal(stats.elf_cached, 2);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_comm_cut_inside_utf8_is_trimmed(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	sym = symbolizer_new(&w.config);
+	/* 14 ASCII bytes then the first byte of a 2-byte sequence: the kernel's 15-byte cut. */
+	assert_int_equal(symbolizer_stack(sym, 1, "abcdefghijklmn\xc3", NULL, 0, NULL, 0, out,
+					  MAX_FRAMES),
+			 1);
+	assert_string_equal(out[0].name, "abcdefghijklmn");
+	assert_int_equal(symbolizer_stack(sym, 1, "caf\xc3\xa9", NULL, 0, NULL, 0, out,
+					  MAX_FRAMES),
+			 1);
+	assert_string_equal(out[0].name, "caf\xc3\xa9");
+	/* Two of the three bytes of the euro sign. */
+	assert_int_equal(symbolizer_stack(sym, 1, "ab\xe2\x82", NULL, 0, NULL, 0, out, MAX_FRAMES),
+			 1);
+	assert_string_equal(out[0].name, "ab");
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_real_process_stack_order_kinds_and_call_sites),
+		cmocka_unit_test(test_addresses_option_appends_offsets),
+		cmocka_unit_test(test_unresolved_frames_are_named_and_counted),
+		cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
+		cmocka_unit_test(test_pid_reuse_reads_the_new_process),
+		cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
+		cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
+		cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
+		cmocka_unit_test(test_elf_cache_bound_and_counters),
+		cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
