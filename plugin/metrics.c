@@ -1,0 +1,298 @@
+/*
+ * metrics: builds the plugin's value lists (see metrics.h for the names).
+ *
+ * A batch is a growing array of value_list_t whose values live in a second
+ * array the batch owns; when that array moves, every list is re-pointed.
+ * Function names become identifiers here: the kind suffix, '/' and control
+ * characters replaced, long names cut with a hash so they stay apart, and
+ * a final pass that makes the batch's identifiers unique even when two
+ * different names sanitize to one ("a/b" and "a_b").
+ */
+#include "plugin/metrics.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void metrics_batch_init(struct metrics_batch *b)
+{
+	memset(b, 0, sizeof(*b));
+}
+
+void metrics_batch_reset(struct metrics_batch *b)
+{
+	b->n = 0;
+}
+
+void metrics_batch_free(struct metrics_batch *b)
+{
+	free(b->lists);
+	free(b->values);
+	metrics_batch_init(b);
+}
+
+static int metrics_grow(struct metrics_batch *b)
+{
+	size_t cap = b->cap ? b->cap * 2 : 64;
+	value_list_t *lists;
+	value_t *values;
+
+	lists = realloc(b->lists, cap * sizeof(*lists));
+	if (!lists)
+		return -ENOMEM;
+	b->lists = lists;
+	values = realloc(b->values, cap * 2 * sizeof(*values));
+	if (!values)
+		return -ENOMEM;
+	b->values = values;
+	b->cap = cap;
+	for (size_t i = 0; i < b->n; i++)
+		b->lists[i].values = &b->values[2 * i];
+	return 0;
+}
+
+/* Appends a list with n_values (1 or 2) zeroed values; returns it or NULL. */
+static value_list_t *metrics_append(struct metrics_batch *b, const char *plugin_instance,
+				    const char *type, const char *type_instance,
+				    size_t n_values)
+{
+	value_list_t *vl;
+
+	if (b->n == b->cap && metrics_grow(b))
+		return NULL;
+	vl = &b->lists[b->n];
+	memset(vl, 0, sizeof(*vl));
+	vl->values = &b->values[2 * b->n];
+	memset(vl->values, 0, 2 * sizeof(*vl->values));
+	vl->values_len = n_values;
+	snprintf(vl->plugin, sizeof(vl->plugin), "%s", METRICS_PLUGIN);
+	snprintf(vl->plugin_instance, sizeof(vl->plugin_instance), "%s", plugin_instance);
+	snprintf(vl->type, sizeof(vl->type), "%s", type);
+	snprintf(vl->type_instance, sizeof(vl->type_instance), "%s", type_instance);
+	b->n++;
+	return vl;
+}
+
+static int metrics_gauge(struct metrics_batch *b, const char *plugin_instance, const char *type,
+			 const char *type_instance, double value)
+{
+	value_list_t *vl = metrics_append(b, plugin_instance, type, type_instance, 1);
+
+	if (!vl)
+		return -ENOMEM;
+	vl->values[0].gauge = value;
+	return 0;
+}
+
+static int metrics_derive(struct metrics_batch *b, const char *type_instance, uint64_t value)
+{
+	value_list_t *vl = metrics_append(b, "health", "derive", type_instance, 1);
+
+	if (!vl)
+		return -ENOMEM;
+	vl->values[0].derive = (derive_t)value;
+	return 0;
+}
+
+/* FNV-1a, 32 bits: small, and good enough to tell names with one prefix apart. */
+static uint32_t metrics_hash(const char *name, const char *suffix, unsigned int salt)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *s = name; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	for (const char *s = suffix; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	for (unsigned int i = 0; i < salt; i++)
+		h = (h ^ 0xffu) * 16777619u;
+	return h;
+}
+
+/*
+ * The identifier, optionally forced into the hashed form (salt > 0) when
+ * the plain one collided with another in the batch.
+ */
+static void metrics_name_salted(const char *name, enum frame_kind kind, unsigned int salt,
+				char *out)
+{
+	const char *suffix = frame_kind_suffix(kind);
+	size_t len = 0, keep;
+
+	for (const char *s = name; *s && len < METRICS_NAME_MAX; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		out[len++] = (ch == '/' || ch < 0x20 || ch == 0x7f) ? '_' : (char)ch;
+	}
+	for (const char *s = suffix; *s && len < METRICS_NAME_MAX; s++)
+		out[len++] = *s;
+	out[len] = '\0';
+	if (salt == 0 && strlen(name) + strlen(suffix) <= METRICS_NAME_MAX)
+		return;
+
+	keep = len < METRICS_NAME_MAX - METRICS_HASH_LEN ? len
+							  : METRICS_NAME_MAX - METRICS_HASH_LEN;
+	/* Never end on half a UTF-8 sequence: back off continuation bytes
+	 * and the lead byte they belong to. */
+	if (keep < len && ((unsigned char)out[keep] & 0xc0) == 0x80) {
+		while (keep > 0 && ((unsigned char)out[keep] & 0xc0) == 0x80)
+			keep--;
+	}
+	snprintf(out + keep, DATA_MAX_NAME_LEN - keep, "~%08x",
+		 metrics_hash(name, suffix, salt));
+}
+
+void metrics_function_name(const char *name, enum frame_kind kind, char *out)
+{
+	metrics_name_salted(name, kind, 0, out);
+}
+
+static int metrics_cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * Makes names[0..n) unique: on a repeat, the later entry is re-made in the
+ * hashed form with a fresh salt. reserved (e.g. "[other]") is never used.
+ * Returns 0 or -ENOMEM.
+ */
+static int metrics_unique(char (*names)[DATA_MAX_NAME_LEN], const struct profile_function *fns,
+			  size_t n, const char *reserved)
+{
+	char **sorted = malloc((n + 1) * sizeof(*sorted));
+	unsigned int *salt = calloc(n + 1, sizeof(*salt));
+	bool clash = true;
+	int err = 0;
+
+	if (!sorted || !salt) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int round = 0; clash && round < 16; round++) {
+		clash = false;
+		for (size_t i = 0; i < n; i++)
+			sorted[i] = names[i];
+		sorted[n] = (char *)reserved;
+		qsort(sorted, n + 1, sizeof(*sorted), metrics_cmp_name);
+		for (size_t i = 1; i <= n; i++) {
+			char *later;
+			size_t idx;
+
+			if (strcmp(sorted[i - 1], sorted[i]) != 0)
+				continue;
+			/* Re-make the one that is not the reserved name, the
+			 * higher index if both are ours: the top entries keep
+			 * their plain names. */
+			later = sorted[i] == reserved ? sorted[i - 1] : sorted[i];
+			if (sorted[i - 1] != reserved && sorted[i - 1] > later)
+				later = sorted[i - 1];
+			idx = (size_t)((char(*)[DATA_MAX_NAME_LEN])later - names);
+			metrics_name_salted(fns[idx].name, fns[idx].kind, ++salt[idx], names[idx]);
+			clash = true;
+		}
+	}
+out:
+	free(sorted);
+	free(salt);
+	return err;
+}
+
+int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		      double frequency, double seconds)
+{
+	struct profile_function *fns = NULL;
+	char(*names)[DATA_MAX_NAME_LEN] = NULL;
+	uint64_t total = profile_total(p), self_sum = 0;
+	double scale;
+	size_t n = 0, k;
+	int err;
+
+	if (!(frequency > 0) || !(seconds > 0))
+		return -EINVAL;
+	/* Percent of one CPU: one CPU sampled for `seconds` at `frequency`
+	 * gives frequency * seconds samples, which is 100. */
+	scale = 100.0 / (frequency * seconds);
+	err = profile_functions(p, &fns, &n);
+	if (err)
+		return err;
+	k = n < top_n ? n : top_n;
+	names = calloc(k ? k : 1, sizeof(*names));
+	if (!names) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < k; i++)
+		metrics_function_name(fns[i].name, fns[i].kind, names[i]);
+	err = metrics_unique(names, fns, k, METRICS_OTHER);
+	if (err)
+		goto out;
+	for (size_t i = 0; i < k; i++) {
+		err = metrics_gauge(b, "self", "gauge", names[i], (double)fns[i].self * scale);
+		if (!err)
+			err = metrics_gauge(b, "total", "gauge", names[i],
+					    (double)fns[i].total * scale);
+		if (err)
+			goto out;
+		self_sum += fns[i].self;
+	}
+	/* Whatever the top N did not cover, including stacks that hold only
+	 * a process name (every frame lost), so that the sum is every sample. */
+	err = metrics_gauge(b, "self", "gauge", METRICS_OTHER,
+			    (double)(total - self_sum) * scale);
+out:
+	free(names);
+	free(fns);
+	return err;
+}
+
+int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
+{
+	const struct {
+		const char *name;
+		uint64_t value;
+	} losses[] = {
+		{ "lost-kernel_stack", h->total.kstack_errors },
+		{ "lost-user_stack", h->total.ustack_errors },
+		{ "lost-collision", h->total.stack_collisions },
+		{ "lost-stacks_full", h->total.stacks_full },
+		{ "lost-counts_full", h->total.counts_full },
+		{ "lost-missing_stack", h->total.missing_stacks },
+		{ "lost-memory", h->lost_memory },
+	};
+	value_list_t *vl;
+	int err = 0;
+
+	if (!(h->seconds > 0))
+		return -EINVAL;
+	err |= metrics_gauge(b, "health", "frequency", "samples",
+			     (double)h->window.recorded / h->seconds);
+	err |= metrics_gauge(b, "health", "frequency", "events",
+			     (double)h->window.samples / h->seconds);
+	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
+		err |= metrics_derive(b, losses[i].name, losses[i].value);
+	err |= metrics_gauge(b, "health", "count", "stacks", (double)h->window.unique_stacks);
+	err |= metrics_gauge(b, "health", "percent", "unresolved",
+			     h->frames ? 100.0 * (double)h->unresolved / (double)h->frames : 0.0);
+	err |= metrics_gauge(b, "health", "duration", "drain", h->drain_seconds);
+	if (err)
+		return -ENOMEM;
+	vl = metrics_append(b, "health", "ps_cputime", "", 2);
+	if (!vl)
+		return -ENOMEM;
+	vl->values[0].derive = (derive_t)h->cpu_user_us;
+	vl->values[1].derive = (derive_t)h->cpu_system_us;
+	return 0;
+}
+
+const value_list_t *metrics_find(const struct metrics_batch *b, const char *plugin_instance,
+				 const char *type_instance)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		if (strcmp(b->lists[i].plugin_instance, plugin_instance) == 0 &&
+		    strcmp(b->lists[i].type_instance, type_instance) == 0)
+			return &b->lists[i];
+	}
+	return NULL;
+}

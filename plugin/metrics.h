@@ -1,0 +1,100 @@
+/*
+ * metrics: a profile and the sampler's counters, turned into collectd
+ * value lists.
+ *
+ * This is the only place that decides what the plugin's metrics are
+ * called and what they mean. It builds value lists and dispatches
+ * nothing, so unit tests can check every name and value exactly;
+ * ebprof.c hands the lists to plugin_dispatch_values().
+ *
+ * Per function, for the top N functions by self samples:
+ *   ebprof-self/gauge-NAME    percent of one CPU spent in NAME itself
+ *   ebprof-total/gauge-NAME   percent of one CPU spent in NAME or below
+ *   ebprof-self/gauge-[other] the rest, so that the self values of the
+ *                             top N plus [other] add up to every sample
+ * Percent of one CPU = samples / (frequency * seconds) * 100: a function
+ * that keeps two cores busy reads 200. That is why the type is "gauge"
+ * (unbounded) and not "percent", which types.db caps at 100.1.
+ *
+ * Health, under ebprof-health/: frequency-samples and frequency-events
+ * (per second), derive-lost-CAUSE (cumulative counts), count-stacks,
+ * percent-unresolved, duration-drain and ps_cputime (the plugin's own
+ * CPU time in microseconds). Every type is in the stock types.db.
+ */
+#ifndef EBPROF_PLUGIN_METRICS_H
+#define EBPROF_PLUGIN_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collectd/core/daemon/collectd.h"
+#include "collectd/core/daemon/plugin.h"
+
+#include "bpf/sampler.h"
+#include "render/profile.h"
+
+#define METRICS_PLUGIN "ebprof"
+#define METRICS_OTHER "[other]"
+/* Bytes of a name kept before "~" and 8 hex digits when it is too long. */
+#define METRICS_NAME_MAX (DATA_MAX_NAME_LEN - 1)
+#define METRICS_HASH_LEN 9 /* "~" + 8 hex digits */
+
+/*
+ * A batch of value lists. lists[i].values points into memory the batch
+ * owns; host, time and interval are left empty for plugin_dispatch_values()
+ * to fill in.
+ */
+struct metrics_batch {
+	value_list_t *lists;
+	size_t n;
+	size_t cap;
+	value_t *values; /* two slots per list */
+};
+
+void metrics_batch_init(struct metrics_batch *b);
+/* Forgets the lists, keeps the memory. */
+void metrics_batch_reset(struct metrics_batch *b);
+void metrics_batch_free(struct metrics_batch *b);
+
+/*
+ * The collectd identifier of a function: its name, with the folded-text
+ * suffix of its kind ("_[k]" for kernel, "_[j]" JIT, "_[i]" inlined) so
+ * that a kernel and a user function of one name stay apart; '/' and
+ * control characters become '_'. A result longer than 127 bytes is cut on
+ * a UTF-8 boundary and ends in "~" and 8 hex digits of a hash of the
+ * whole name, so two long names with one prefix stay apart.
+ * out must hold DATA_MAX_NAME_LEN bytes.
+ */
+void metrics_function_name(const char *name, enum frame_kind kind, char *out);
+
+/*
+ * Appends the per-function lists of p: top_n functions by self (ties by
+ * total, then name), each as "self" and "total", then "[other]". seconds
+ * is the time the profile covers and frequency the sampling rate, the
+ * denominator of "percent of one CPU". Identifiers are unique within the
+ * batch. Returns 0, -EINVAL (seconds or frequency not positive) or -ENOMEM.
+ */
+int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		      double frequency, double seconds);
+
+struct metrics_health {
+	double seconds;		     /* time this window covers */
+	struct sampler_stats window; /* this window's sampler counters */
+	struct sampler_stats total;  /* since start: the losses are counters */
+	uint64_t frames;	     /* frames symbolized in this window */
+	uint64_t unresolved;	     /* of those, unresolved */
+	uint64_t lost_memory;	     /* since start: samples dropped for lack of memory */
+	double drain_seconds;	     /* drain + symbolize + aggregate, this window */
+	uint64_t cpu_user_us;	     /* since start: the plugin's own CPU time */
+	uint64_t cpu_system_us;
+};
+
+/* Appends the health lists. Returns 0, -EINVAL (seconds <= 0) or -ENOMEM. */
+int metrics_health(struct metrics_batch *b, const struct metrics_health *h);
+
+/* The value of the list with this plugin instance and type instance, or
+ * NULL. For tests and the e2e checks of the demo. */
+const value_list_t *metrics_find(const struct metrics_batch *b, const char *plugin_instance,
+				 const char *type_instance);
+
+#endif

@@ -1,0 +1,432 @@
+/*
+ * Tests for metrics: the numbers and names an operator graphs. Profiles
+ * are built by hand, so every value is known exactly.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plugin/metrics.h"
+#include "render/profile.h"
+#include "tests/unit/stub_collectd.h"
+
+/* Adds "proc;a;b;c count" with every frame a user frame but the first. */
+static void add_stack(struct profile *p, const char *const *names, size_t n, uint64_t count,
+		      enum frame_kind leaf_kind)
+{
+	struct frame frames[16];
+
+	assert_true(n <= 16);
+	for (size_t i = 0; i < n; i++) {
+		frames[i].name = names[i];
+		frames[i].kind = i == 0 ? FRAME_PROCESS : FRAME_USER;
+	}
+	if (n > 1)
+		frames[n - 1].kind = leaf_kind;
+	assert_int_equal(profile_add(p, frames, n, count), 0);
+}
+
+#define ADD(p, count, kind, ...)                                                           \
+	do {                                                                               \
+		const char *const names_[] = { __VA_ARGS__ };                              \
+		add_stack(p, names_, sizeof(names_) / sizeof(names_[0]), count, kind);     \
+	} while (0)
+
+static double gauge_of(const struct metrics_batch *b, const char *instance, const char *name)
+{
+	const value_list_t *vl = metrics_find(b, instance, name);
+
+	if (!vl)
+		fail_msg("no %s value for \"%s\"", instance, name);
+	assert_string_equal(vl->plugin, "ebprof");
+	assert_string_equal(vl->type, "gauge");
+	assert_int_equal(vl->values_len, 1);
+	return vl->values[0].gauge;
+}
+
+/* The 70/30 workload by hand: self and total of every function. */
+static void test_self_and_total_of_a_known_profile(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	ADD(p, 70, FRAME_USER, "split7030", "main", "run_split", "burn_seventy");
+	ADD(p, 30, FRAME_USER, "split7030", "main", "run_split", "burn_thirty");
+	ADD(p, 5, FRAME_KERNEL, "split7030", "main", "write", "ksys_write");
+	metrics_batch_init(&b);
+	/* 100 Hz over 1 s: one sample is 1 % of one CPU. */
+	assert_int_equal(metrics_functions(&b, p, 20, 100, 1.0), 0);
+	assert_float_equal(gauge_of(&b, "self", "burn_seventy"), 70.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", "burn_thirty"), 30.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", "ksys_write_[k]"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", "main"), 0.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "main"), 105.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "run_split"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "burn_seventy"), 70.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "write"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 1e-9);
+	/* The process name is the root of every stack, not a function. */
+	assert_null(metrics_find(&b, "self", "split7030"));
+	assert_null(metrics_find(&b, "total", "split7030"));
+	/* No [other] for total: inclusive shares do not add up. */
+	assert_null(metrics_find(&b, "total", METRICS_OTHER));
+	/* 6 functions, self and total each, plus [other]. */
+	assert_int_equal(b.n, 13);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+/* Top N by self, in order, and the top N plus [other] is every sample. */
+static void test_top_n_plus_other_is_every_sample(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+	char name[32];
+	uint64_t expected_total = 0;
+	double sum = 0;
+
+	(void)state;
+	for (int i = 1; i <= 50; i++) {
+		snprintf(name, sizeof(name), "fn%02d", i);
+		ADD(p, (uint64_t)i * 3, FRAME_USER, "app", "main", name);
+		expected_total += (uint64_t)i * 3;
+	}
+	/* A stack whose every frame was lost: only the process name. */
+	ADD(p, 11, FRAME_USER, "app");
+	expected_total += 11;
+	assert_int_equal(profile_total(p), expected_total);
+
+	metrics_batch_init(&b);
+	/* frequency * seconds = 100: a value is a sample count, exactly. */
+	assert_int_equal(metrics_functions(&b, p, 5, 50, 2.0), 0);
+	for (size_t i = 0; i < b.n; i++) {
+		if (strcmp(b.lists[i].plugin_instance, "self") == 0)
+			sum += b.lists[i].values[0].gauge;
+	}
+	assert_true(sum == (double)expected_total);
+	/* The five largest, largest first. */
+	assert_string_equal(b.lists[0].type_instance, "fn50");
+	assert_string_equal(b.lists[2].type_instance, "fn49");
+	assert_string_equal(b.lists[8].type_instance, "fn46");
+	assert_float_equal(gauge_of(&b, "self", "fn50"), 150.0, 0);
+	assert_null(metrics_find(&b, "self", "fn45"));
+	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER),
+			   (double)(expected_total - 3 * (50 + 49 + 48 + 47 + 46)), 0);
+	/* main is in every stack but has no self: N=5 leaves it out. */
+	assert_null(metrics_find(&b, "total", "main"));
+	assert_int_equal(b.n, 5 * 2 + 1);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+/* Fewer functions than N: every function, self 0 ones included. */
+static void test_top_n_larger_than_profile(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	ADD(p, 4, FRAME_USER, "app", "main", "work");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 1000, 4, 1.0), 0);
+	assert_float_equal(gauge_of(&b, "self", "work"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", "main"), 0.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "main"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 1e-9);
+	assert_int_equal(b.n, 5);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+/* Percent of one CPU = samples / (frequency * seconds) * 100. */
+static void test_percent_of_one_cpu(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	/* 99 Hz for 10 s: 990 samples are one CPU; 1980 are two. */
+	ADD(p, 1980, FRAME_USER, "app", "main", "spin");
+	ADD(p, 99, FRAME_USER, "app", "main", "tick");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 20, 99, 10.0), 0);
+	assert_float_equal(gauge_of(&b, "self", "spin"), 200.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "self", "tick"), 10.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "total", "main"), 210.0, 1e-9);
+	metrics_batch_reset(&b);
+	/* The same samples over a read that took 20 s are half as much. */
+	assert_int_equal(metrics_functions(&b, p, 20, 99, 20.0), 0);
+	assert_float_equal(gauge_of(&b, "self", "spin"), 100.0, 1e-9);
+	metrics_batch_reset(&b);
+	assert_int_equal(metrics_functions(&b, p, 20, 0, 10.0), -EINVAL);
+	assert_int_equal(metrics_functions(&b, p, 20, 99, 0), -EINVAL);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+static void test_empty_profile_has_only_other(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 20, 99, 10.0), 0);
+	assert_int_equal(b.n, 1);
+	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 0);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+static void test_names_follow_collectd_rules(void **state)
+{
+	char out[DATA_MAX_NAME_LEN], long_name[400];
+
+	(void)state;
+	metrics_function_name("std::vector<int>::push_back", FRAME_USER, out);
+	assert_string_equal(out, "std::vector<int>::push_back");
+	metrics_function_name("[/usr/lib/libc.so.6+0x1234]", FRAME_UNKNOWN, out);
+	assert_string_equal(out, "[_usr_lib_libc.so.6+0x1234]");
+	metrics_function_name("bad\nname\x7f", FRAME_USER, out);
+	assert_string_equal(out, "bad_name_");
+	metrics_function_name("do_syscall_64", FRAME_KERNEL, out);
+	assert_string_equal(out, "do_syscall_64_[k]");
+	metrics_function_name("LazyCompile:*fib", FRAME_JIT, out);
+	assert_string_equal(out, "LazyCompile:*fib_[j]");
+
+	/* Exactly 127 bytes stays as is; 128 is shortened to 127 with a hash. */
+	memset(long_name, 'x', 127);
+	long_name[127] = '\0';
+	metrics_function_name(long_name, FRAME_USER, out);
+	assert_string_equal(out, long_name);
+	long_name[127] = 'y';
+	long_name[128] = '\0';
+	metrics_function_name(long_name, FRAME_USER, out);
+	assert_int_equal(strlen(out), 127);
+	assert_int_equal(out[118], '~');
+	assert_memory_equal(out, long_name, 118);
+	assert_null(strchr(out, '/'));
+}
+
+/* A long name cut inside a multi-byte character: the cut goes before it. */
+static void test_long_names_cut_on_utf8_boundaries(void **state)
+{
+	char name[300], out[DATA_MAX_NAME_LEN];
+	size_t len = 0;
+
+	(void)state;
+	memset(name, 'a', 117);
+	len = 117;
+	while (len < 280) {
+		memcpy(name + len, "\xc3\xa9", 2); /* U+00E9, two bytes */
+		len += 2;
+	}
+	name[len] = '\0';
+	metrics_function_name(name, FRAME_USER, out);
+	/* Byte 117 starts a character; 118 is in its middle: keep 117. */
+	assert_int_equal(out[117], '~');
+	assert_int_equal(strlen(out), 126);
+	for (size_t i = 0; i < 117; i++)
+		assert_int_equal(out[i], 'a');
+}
+
+/* Long C++ names that share a prefix longer than the cut stay apart. */
+static void test_long_names_stay_unique(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+	char prefix[400], name[300];
+
+	(void)state;
+	memset(prefix, 0, sizeof(prefix));
+	for (size_t i = 0; strlen(prefix) < 250; i++)
+		strcat(prefix, "ns::Template<std::basic_string<char>>::");
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "%.250smethod_%d(int)", prefix, i);
+		ADD(p, (uint64_t)(1000 - i), FRAME_USER, "app", "main", name);
+	}
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 1000, 99, 10.0), 0);
+	assert_int_equal(b.n, 2 * 501 + 1);
+	for (size_t i = 0; i < b.n; i++) {
+		const char *ti = b.lists[i].type_instance;
+
+		assert_true(strlen(ti) <= 127);
+		assert_null(strchr(ti, '/'));
+		for (size_t j = i + 1; j < b.n; j++) {
+			if (strcmp(b.lists[i].plugin_instance, b.lists[j].plugin_instance) == 0 &&
+			    strcmp(ti, b.lists[j].type_instance) == 0)
+				fail_msg("two values named %s/%s", b.lists[i].plugin_instance, ti);
+		}
+	}
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+/* Two names that sanitize to one identifier ("a/b" and "a_b"), and a
+ * function that happens to be called "[other]": all kept apart. */
+static void test_sanitized_clashes_stay_unique(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+	const value_list_t *plain;
+
+	(void)state;
+	ADD(p, 9, FRAME_USER, "app", "main", "a_b");
+	ADD(p, 5, FRAME_USER, "app", "main", "a/b");
+	ADD(p, 3, FRAME_UNKNOWN, "app", "main", "[other]");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 20, 100, 1.0), 0);
+	/* The larger keeps the plain name. */
+	plain = metrics_find(&b, "self", "a_b");
+	assert_non_null(plain);
+	assert_float_equal(plain->values[0].gauge, 9.0, 0);
+	/* [other] is the bucket: 0 here, since every leaf is in the top N. */
+	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 0);
+	for (size_t i = 0; i < b.n; i++) {
+		for (size_t j = i + 1; j < b.n; j++)
+			assert_false(strcmp(b.lists[i].plugin_instance,
+					    b.lists[j].plugin_instance) == 0 &&
+				     strcmp(b.lists[i].type_instance, b.lists[j].type_instance) == 0);
+	}
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+static void test_health_values(void **state)
+{
+	struct metrics_health h = {
+		.seconds = 2.0,
+		.window = { .samples = 400, .recorded = 300, .unique_stacks = 17 },
+		.total = { .kstack_errors = 1, .ustack_errors = 2, .stack_collisions = 3,
+			   .stacks_full = 4, .counts_full = 5, .missing_stacks = 6 },
+		.frames = 200,
+		.unresolved = 50,
+		.lost_memory = 7,
+		.drain_seconds = 0.0125,
+		.cpu_user_us = 1500,
+		.cpu_system_us = 2500,
+	};
+	const struct {
+		const char *name;
+		int64_t value;
+	} losses[] = {
+		{ "lost-kernel_stack", 1 }, { "lost-user_stack", 2 },  { "lost-collision", 3 },
+		{ "lost-stacks_full", 4 },  { "lost-counts_full", 5 }, { "lost-missing_stack", 6 },
+		{ "lost-memory", 7 },
+	};
+	struct metrics_batch b;
+	const value_list_t *vl;
+
+	(void)state;
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_health(&b, &h), 0);
+	vl = metrics_find(&b, "health", "samples");
+	assert_string_equal(vl->type, "frequency");
+	assert_float_equal(vl->values[0].gauge, 150.0, 1e-9);
+	vl = metrics_find(&b, "health", "events");
+	assert_float_equal(vl->values[0].gauge, 200.0, 1e-9);
+	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++) {
+		vl = metrics_find(&b, "health", losses[i].name);
+		assert_non_null(vl);
+		assert_string_equal(vl->type, "derive");
+		assert_int_equal(vl->values[0].derive, losses[i].value);
+	}
+	vl = metrics_find(&b, "health", "stacks");
+	assert_string_equal(vl->type, "count");
+	assert_float_equal(vl->values[0].gauge, 17.0, 0);
+	vl = metrics_find(&b, "health", "unresolved");
+	assert_string_equal(vl->type, "percent");
+	assert_float_equal(vl->values[0].gauge, 25.0, 1e-9);
+	vl = metrics_find(&b, "health", "drain");
+	assert_string_equal(vl->type, "duration");
+	assert_float_equal(vl->values[0].gauge, 0.0125, 1e-12);
+	vl = metrics_find(&b, "health", "");
+	assert_string_equal(vl->type, "ps_cputime");
+	assert_int_equal(vl->values_len, 2);
+	assert_int_equal(vl->values[0].derive, 1500);
+	assert_int_equal(vl->values[1].derive, 2500);
+
+	/* No frames: the unresolved ratio is 0, not NaN. */
+	metrics_batch_reset(&b);
+	h.frames = h.unresolved = 0;
+	assert_int_equal(metrics_health(&b, &h), 0);
+	assert_float_equal(metrics_find(&b, "health", "unresolved")->values[0].gauge, 0.0, 0);
+	h.seconds = 0;
+	assert_int_equal(metrics_health(&b, &h), -EINVAL);
+	metrics_batch_free(&b);
+}
+
+/*
+ * Every type we use is in the stock types.db with as many data sources
+ * as we send, so a central collectd needs no types file; and "gauge" has
+ * no upper bound (a function on two CPUs reads 200).
+ */
+static void test_types_are_stock(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_health h = { .seconds = 1 };
+	struct metrics_batch b;
+	char line[512];
+	FILE *db;
+
+	(void)state;
+	ADD(p, 1, FRAME_USER, "app", "main");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_functions(&b, p, 20, 1, 1), 0);
+	assert_int_equal(metrics_health(&b, &h), 0);
+	for (size_t i = 0; i < b.n; i++) {
+		size_t ds = 0;
+		bool found = false;
+
+		db = fopen("/usr/share/collectd/types.db", "r");
+		assert_non_null(db);
+		while (!found && fgets(line, sizeof(line), db)) {
+			size_t len = strlen(b.lists[i].type);
+
+			if (strncmp(line, b.lists[i].type, len) != 0 || (line[len] != ' ' &&
+									 line[len] != '\t'))
+				continue;
+			found = true;
+			for (const char *c = line; (c = strchr(c, ':')) != NULL; c++)
+				ds++;
+			ds /= 3; /* name:TYPE:min:max */
+			if (strcmp(b.lists[i].type, "gauge") == 0)
+				assert_non_null(strstr(line, "GAUGE:U:U"));
+		}
+		fclose(db);
+		if (!found)
+			fail_msg("type %s is not in types.db", b.lists[i].type);
+		assert_int_equal(ds, b.lists[i].values_len);
+		assert_true(strlen(b.lists[i].plugin_instance) < DATA_MAX_NAME_LEN);
+	}
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_self_and_total_of_a_known_profile),
+		cmocka_unit_test(test_top_n_plus_other_is_every_sample),
+		cmocka_unit_test(test_top_n_larger_than_profile),
+		cmocka_unit_test(test_percent_of_one_cpu),
+		cmocka_unit_test(test_empty_profile_has_only_other),
+		cmocka_unit_test(test_names_follow_collectd_rules),
+		cmocka_unit_test(test_long_names_cut_on_utf8_boundaries),
+		cmocka_unit_test(test_long_names_stay_unique),
+		cmocka_unit_test(test_sanitized_clashes_stay_unique),
+		cmocka_unit_test(test_health_values),
+		cmocka_unit_test(test_types_are_stock),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
