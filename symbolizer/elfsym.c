@@ -93,11 +93,13 @@ static int read_segments(Elf *e, struct elfsym *elf)
 }
 
 /*
- * Ranks aliases at one address: a global name beats a weak one beats a
- * local one, and a symbol with a size beats one without, so a stack
- * reads "malloc", not a local alias, and keeps its size bound.
+ * Ranks aliases at one address: a name without a leading underscore beats
+ * one with (glibc exports "__sched_yield" global and "sched_yield" weak;
+ * people know the second), then a global beats a weak beats a local. The
+ * size bound does not depend on the choice: build() takes the largest
+ * size among the aliases.
  */
-static unsigned int sym_rank(const GElf_Sym *s)
+static unsigned int sym_rank(const GElf_Sym *s, const char *name)
 {
 	unsigned int rank;
 
@@ -106,12 +108,12 @@ static unsigned int sym_rank(const GElf_Sym *s)
 		rank = 0;
 		break;
 	case STB_WEAK:
-		rank = 2;
+		rank = 1;
 		break;
 	default:
-		rank = 4;
+		rank = 2;
 	}
-	return rank + (s->st_size ? 0 : 1);
+	return (name[0] == '_' ? 4 : 0) + rank;
 }
 
 /* Appends the function symbols of one symbol table section. */
@@ -153,7 +155,7 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct reader 
 			return err;
 		r->syms[r->nr].value = s.st_value;
 		r->syms[r->nr].size = s.st_size;
-		r->syms[r->nr].rank = sym_rank(&s);
+		r->syms[r->nr].rank = sym_rank(&s, name);
 		r->nr++;
 	}
 	return 0;
@@ -223,12 +225,15 @@ static int build(struct elfsym *elf, struct reader *r)
 	while (i < r->nr) {
 		const struct rawsym *s = &r->syms[i];
 		size_t next = i + 1;
-		uint64_t end;
+		uint64_t size = s->size, end;
 
-		while (next < r->nr && r->syms[next].value == s->value)
+		while (next < r->nr && r->syms[next].value == s->value) {
+			if (r->syms[next].size > size)
+				size = r->syms[next].size;
 			next++;
-		if (s->size) {
-			end = s->value + s->size;
+		}
+		if (size) {
+			end = s->value + size;
 			if (end < s->value)
 				end = UINT64_MAX;
 		} else {
@@ -238,7 +243,7 @@ static int build(struct elfsym *elf, struct reader *r)
 		}
 		elf->syms[elf->nr] = (struct elfsym_symbol){
 			.value = s->value,
-			.size = s->size,
+			.size = size,
 			.name = r->pool + s->name_off,
 		};
 		elf->ends[elf->nr++] = end;

@@ -249,6 +249,16 @@ static void test_zero_size_symbol_reaches_next_symbol(void **state)
 	dlclose(lib);
 }
 
+static void test_alias_prefers_the_public_name(void **state)
+{
+	/* libc exports __sched_yield (global) and sched_yield (weak) at one address. */
+	uint64_t addr = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "sched_yield");
+
+	(void)state;
+	assert_true(addr != 0);
+	assert_string_equal(resolve(getpid(), addr + 1, NULL, NULL, 0), "sched_yield");
+}
+
 static void test_segments_recorded(void **state)
 {
 	char path[4096];
@@ -392,6 +402,7 @@ int main(void)
 		cmocka_unit_test(test_shared_object),
 		cmocka_unit_test(test_address_past_symbol_size_is_not_that_symbol),
 		cmocka_unit_test(test_zero_size_symbol_reaches_next_symbol),
+		cmocka_unit_test(test_alias_prefers_the_public_name),
 		cmocka_unit_test(test_segments_recorded),
 		cmocka_unit_test(test_truncated_and_garbage_files_fail_cleanly),
 		cmocka_unit_test(test_stripped_file_uses_dynsym),
