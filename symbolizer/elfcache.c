@@ -79,8 +79,7 @@ static bool entry_matches(const struct elfcache_entry *e, const struct elfcache_
 	return e->path && key->path && !strcmp(e->path, key->path);
 }
 
-bool elfcache_get(struct elfcache *cache, const struct elfcache_key *key,
-		  const struct elfsym **elf)
+bool elfcache_get(struct elfcache *cache, const struct elfcache_key *key, const struct elfsym **elf)
 {
 	for (size_t i = 0; i < cache->nr; i++) {
 		struct elfcache_entry *e = &cache->entries[i];
@@ -119,13 +118,13 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 		entry_clear(slot);
 	}
 	*slot = (struct elfcache_entry){
-		.dev_major = key->dev_major,
-		.dev_minor = key->dev_minor,
-		.inode = key->inode,
-		.deleted = key->deleted,
-		.path = path,
-		.elf = elf,
-		.used = ++cache->clock,
+	    .dev_major = key->dev_major,
+	    .dev_minor = key->dev_minor,
+	    .inode = key->inode,
+	    .deleted = key->deleted,
+	    .path = path,
+	    .elf = elf,
+	    .used = ++cache->clock,
 	};
 	return 0;
 }

@@ -82,11 +82,11 @@ static int read_segments(Elf *e, struct elfsym *elf)
 		if (ph.p_type != PT_LOAD)
 			continue;
 		elf->segments[elf->nr_segments++] = (struct elfsym_segment){
-			.vaddr = ph.p_vaddr,
-			.offset = ph.p_offset,
-			.filesz = ph.p_filesz,
-			.memsz = ph.p_memsz,
-			.flags = ph.p_flags,
+		    .vaddr = ph.p_vaddr,
+		    .offset = ph.p_offset,
+		    .filesz = ph.p_filesz,
+		    .memsz = ph.p_memsz,
+		    .flags = ph.p_flags,
 		};
 	}
 	return elf->nr_segments ? 0 : -ENOEXEC;
@@ -242,9 +242,9 @@ static int build(struct elfsym *elf, struct reader *r)
 				end = r->syms[next].value;
 		}
 		elf->syms[elf->nr] = (struct elfsym_symbol){
-			.value = s->value,
-			.size = size,
-			.name = r->pool + s->name_off,
+		    .value = s->value,
+		    .size = size,
+		    .name = r->pool + s->name_off,
 		};
 		elf->ends[elf->nr++] = end;
 		i = next;
@@ -275,7 +275,7 @@ static int check_size(Elf *e, int fd)
 
 int elfsym_open_fd(int fd, struct elfsym **out)
 {
-	struct reader r = { 0 };
+	struct reader r = {0};
 	struct elfsym *elf;
 	Elf *e;
 	int err;

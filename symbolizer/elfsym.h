@@ -19,8 +19,8 @@
 struct elfsym;
 
 struct elfsym_symbol {
-	uint64_t value; /* ELF virtual address */
-	uint64_t size;	/* 0 when the symbol table gives none */
+	uint64_t value;	  /* ELF virtual address */
+	uint64_t size;	  /* 0 when the symbol table gives none */
 	const char *name; /* owned by the table */
 };
 

@@ -33,7 +33,7 @@ struct kentry {
 	uint64_t addr;
 	size_t name_off;
 	size_t module_off; /* SIZE_MAX: vmlinux */
-	unsigned int line;  /* input order, to keep sorting stable */
+	unsigned int line; /* input order, to keep sorting stable */
 	unsigned char kind;
 	unsigned char rank; /* lower wins among names at one address */
 };
@@ -111,7 +111,7 @@ static unsigned char name_rank(char type, const char *name)
 /* Parses one kallsyms line; malformed lines are skipped, not fatal. */
 static int parse_line(struct kparse *p, char *line, unsigned int lineno)
 {
-	struct kentry e = { .module_off = SIZE_MAX, .line = lineno };
+	struct kentry e = {.module_off = SIZE_MAX, .line = lineno};
 	char *end, *name, *module;
 	char type;
 	int err;
@@ -141,7 +141,10 @@ static int parse_line(struct kparse *p, char *line, unsigned int lineno)
 		p->any_nonzero = true;
 
 	switch (type) {
-	case 't': case 'T': case 'w': case 'W':
+	case 't':
+	case 'T':
+	case 'w':
+	case 'W':
 		e.kind = KENTRY_TEXT;
 		break;
 	default:
@@ -270,7 +273,7 @@ static int build(struct ksyms *ks, struct kparse *p)
 
 int ksyms_load(const char *path, struct ksyms **out)
 {
-	struct kparse p = { 0 };
+	struct kparse p = {0};
 	struct ksyms *ks;
 	unsigned int lineno = 0;
 	char line[1024];

@@ -189,7 +189,8 @@ int procmaps_load(const char *path, struct procmaps **out)
 	/* Paths point into the pool only now that it has stopped moving. */
 	for (size_t i = 0; i < maps->nr; i++)
 		maps->mappings[i].path = maps->pool + path_offs[i];
-	qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
+	if (maps->nr)
+		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
 	free(path_offs);
 	free(line);
 	fclose(f);

@@ -19,10 +19,10 @@ struct procmaps_mapping {
 	uint64_t start, end; /* [start, end) in the process */
 	uint64_t pgoff;	     /* file offset of start */
 	uint32_t dev_major, dev_minor;
-	uint64_t inode;	     /* 0: anonymous or special ([vdso], [heap]) */
+	uint64_t inode; /* 0: anonymous or special ([vdso], [heap]) */
 	bool exec;
-	bool deleted;	     /* the path ended in " (deleted)", now stripped */
-	const char *path;    /* "" when anonymous; "[vdso]" etc. as given */
+	bool deleted;	  /* the path ended in " (deleted)", now stripped */
+	const char *path; /* "" when anonymous; "[vdso]" etc. as given */
 	size_t path_len;
 };
 

@@ -43,7 +43,7 @@
 
 struct proc {
 	uint32_t tgid;
-	uint64_t start_time; /* clock ticks after boot; 0 when unread */
+	uint64_t start_time;   /* clock ticks after boot; 0 when unread */
 	struct procmaps *maps; /* NULL when they could not be read */
 	struct perfmap *perfmap;
 	uint64_t checked_drain; /* drain in which start time and perf map were checked */
@@ -71,11 +71,11 @@ struct symbolizer {
 void symbolizer_config_init(struct symbolizer_config *config)
 {
 	*config = (struct symbolizer_config){
-		.addresses = false,
-		.elf_cache_max = 0,
-		.proc_root = "/proc",
-		.kallsyms = "/proc/kallsyms",
-		.perfmap_dir = "/tmp",
+	    .addresses = false,
+	    .elf_cache_max = 0,
+	    .proc_root = "/proc",
+	    .kallsyms = "/proc/kallsyms",
+	    .perfmap_dir = "/tmp",
 	};
 }
 
@@ -92,8 +92,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		return NULL;
 	sym->addresses = config->addresses;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
-	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir :
-							defaults.perfmap_dir);
+	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
 	sym->elfs = elfcache_new(config->elf_cache_max);
 	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs)
 		goto err_free;
@@ -310,8 +309,8 @@ static const char *basename_of(const char *path)
 }
 
 /* Opens a mapping's file where the process sees it; -errno of the last try. */
-static int open_elf(const struct symbolizer *sym, uint32_t tgid,
-		    const struct procmaps_mapping *m, struct elfsym **elf)
+static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct procmaps_mapping *m,
+		    struct elfsym **elf)
 {
 	char path[4096 + 64];
 	int err;
@@ -333,11 +332,11 @@ static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
 				    const struct procmaps_mapping *m)
 {
 	struct elfcache_key key = {
-		.dev_major = m->dev_major,
-		.dev_minor = m->dev_minor,
-		.inode = m->inode,
-		.path = m->path,
-		.deleted = m->deleted,
+	    .dev_major = m->dev_major,
+	    .dev_minor = m->dev_minor,
+	    .inode = m->inode,
+	    .path = m->path,
+	    .deleted = m->deleted,
 	};
 	const struct elfsym *cached;
 	struct elfsym *elf = NULL;
@@ -443,10 +442,10 @@ static size_t comm_length(const char *comm)
 }
 
 size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
-			const uint64_t *uips, size_t n_uips, const uint64_t *kips,
-			size_t n_kips, struct frame *out, size_t cap)
+			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
+			struct frame *out, size_t cap)
 {
-	struct stack_out stack = { .frames = out, .cap = cap };
+	struct stack_out stack = {.frames = out, .cap = cap};
 	size_t comm_len = comm ? comm_length(comm) : 0;
 
 	sym->names_len = 0;
@@ -524,12 +523,12 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 
 	elfcache_stats(sym->elfs, &cache);
 	*stats = (struct symbolizer_stats){
-		.frames = sym->frames,
-		.unresolved = sym->unresolved,
-		.elf_cache_hits = cache.hits,
-		.elf_cache_misses = cache.misses,
-		.elf_cached = cache.cached,
-		.processes = sym->nr_procs,
-		.kernel_hidden = sym->ksyms && ksyms_hidden(sym->ksyms),
+	    .frames = sym->frames,
+	    .unresolved = sym->unresolved,
+	    .elf_cache_hits = cache.hits,
+	    .elf_cache_misses = cache.misses,
+	    .elf_cached = cache.cached,
+	    .processes = sym->nr_procs,
+	    .kernel_hidden = sym->ksyms && ksyms_hidden(sym->ksyms),
 	};
 }

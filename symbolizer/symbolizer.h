@@ -19,10 +19,10 @@
 struct symbolizer;
 
 struct symbolizer_config {
-	bool addresses;	      /* append "+0xoff" to resolved names */
-	size_t elf_cache_max; /* ELF tables kept; 0: default (64) */
-	const char *proc_root; /* "/proc" unless a test points elsewhere */
-	const char *kallsyms;  /* "/proc/kallsyms" unless a test points elsewhere */
+	bool addresses;		 /* append "+0xoff" to resolved names */
+	size_t elf_cache_max;	 /* ELF tables kept; 0: default (64) */
+	const char *proc_root;	 /* "/proc" unless a test points elsewhere */
+	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" unless a test points elsewhere */
 };
 
@@ -48,8 +48,8 @@ void symbolizer_free(struct symbolizer *sym);
  * one FRAME_KERNEL frame named "[kernel]"; the caller should warn once.
  */
 size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
-			const uint64_t *uips, size_t n_uips, const uint64_t *kips,
-			size_t n_kips, struct frame *out, size_t cap);
+			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
+			struct frame *out, size_t cap);
 
 /*
  * Marks the end of a drain: forgets processes that have exited and trims

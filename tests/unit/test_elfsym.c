@@ -25,8 +25,8 @@
 #include "symbolizer/procmaps.h"
 
 #define NR_FUNCS 4
-static const char *const FUNCS[NR_FUNCS] = { "fixture_alpha", "fixture_beta", "fixture_sized",
-					     "fixture_nosize" };
+static const char *const FUNCS[NR_FUNCS] = {"fixture_alpha", "fixture_beta", "fixture_sized",
+					    "fixture_nosize"};
 
 struct child {
 	pid_t pid;
@@ -189,8 +189,8 @@ static void test_shared_object(void **state)
 		/* One byte in, except in fixture_sized, which is one byte long. */
 		uint64_t in = strcmp(FUNCS[i], "fixture_sized") ? 1 : 0;
 
-		assert_string_equal(resolve(getpid(), lib_addr(lib, FUNCS[i]) + in, &offset, NULL, 0),
-				    FUNCS[i]);
+		assert_string_equal(
+		    resolve(getpid(), lib_addr(lib, FUNCS[i]) + in, &offset, NULL, 0), FUNCS[i]);
 		assert_int_equal(offset, in);
 	}
 	dlclose(lib);
@@ -397,15 +397,15 @@ static void test_stripped_file_uses_dynsym(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_pie_executable),
-		cmocka_unit_test(test_non_pie_executable),
-		cmocka_unit_test(test_shared_object),
-		cmocka_unit_test(test_address_past_symbol_size_is_not_that_symbol),
-		cmocka_unit_test(test_zero_size_symbol_reaches_next_symbol),
-		cmocka_unit_test(test_alias_prefers_the_public_name),
-		cmocka_unit_test(test_segments_recorded),
-		cmocka_unit_test(test_truncated_and_garbage_files_fail_cleanly),
-		cmocka_unit_test(test_stripped_file_uses_dynsym),
+	    cmocka_unit_test(test_pie_executable),
+	    cmocka_unit_test(test_non_pie_executable),
+	    cmocka_unit_test(test_shared_object),
+	    cmocka_unit_test(test_address_past_symbol_size_is_not_that_symbol),
+	    cmocka_unit_test(test_zero_size_symbol_reaches_next_symbol),
+	    cmocka_unit_test(test_alias_prefers_the_public_name),
+	    cmocka_unit_test(test_segments_recorded),
+	    cmocka_unit_test(test_truncated_and_garbage_files_fail_cleanly),
+	    cmocka_unit_test(test_stripped_file_uses_dynsym),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

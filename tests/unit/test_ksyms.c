@@ -68,28 +68,26 @@ static const char *name_at(const struct ksyms *ks, uint64_t addr)
 }
 
 /* Unsorted on purpose: kallsyms lists module symbols after vmlinux, not by address. */
-static const char KALLSYMS[] =
-	"ffffffff81000000 T _stext\n"
-	"ffffffff81000000 T _text\n"
-	"ffffffff81000000 t startup_64\n"
-	"ffffffff81000000 T srso_alias_untrain_ret\n"
-	"ffffffff81000100 T do_syscall_64\n"
-	"ffffffff81000200 W abort\n"
-	"ffffffff81000300 t local_helper\n"
-	"ffffffff81000400 T _etext\n"
-	"ffffffff81000800 D some_data\n"
-	"ffffffff81001000 T init_func\n"
-	"ffffffff81001100 T _einittext\n"
-	"ffffffffc0002000 t mod_b_fn\t[mod_b]\n"
-	"ffffffffc0001000 t mod_a_fn\t[mod_a]\n"
-	"ffffffffc0001080 T mod_a_other\t[mod_a]\n"
-	"ffffffffc0001200 d mod_a_data\t[mod_a]\n"
-	"ffffffffc0003000 t ftrace_trampoline\t[__builtin__ftrace]\n"
-	"0000000000000000 A fixed_percpu_data\n";
+static const char KALLSYMS[] = "ffffffff81000000 T _stext\n"
+			       "ffffffff81000000 T _text\n"
+			       "ffffffff81000000 t startup_64\n"
+			       "ffffffff81000000 T srso_alias_untrain_ret\n"
+			       "ffffffff81000100 T do_syscall_64\n"
+			       "ffffffff81000200 W abort\n"
+			       "ffffffff81000300 t local_helper\n"
+			       "ffffffff81000400 T _etext\n"
+			       "ffffffff81000800 D some_data\n"
+			       "ffffffff81001000 T init_func\n"
+			       "ffffffff81001100 T _einittext\n"
+			       "ffffffffc0002000 t mod_b_fn\t[mod_b]\n"
+			       "ffffffffc0001000 t mod_a_fn\t[mod_a]\n"
+			       "ffffffffc0001080 T mod_a_other\t[mod_a]\n"
+			       "ffffffffc0001200 d mod_a_data\t[mod_a]\n"
+			       "ffffffffc0003000 t ftrace_trampoline\t[__builtin__ftrace]\n"
+			       "0000000000000000 A fixed_percpu_data\n";
 
-static const char MODULES[] =
-	"mod_a 4096 0 - Live 0xffffffffc0001000\n"
-	"mod_b 512 1 mod_a, Live 0xffffffffc0002000 (O)\n";
+static const char MODULES[] = "mod_a 4096 0 - Live 0xffffffffc0001000\n"
+			      "mod_b 512 1 mod_a, Live 0xffffffffc0002000 (O)\n";
 
 static void test_resolves_nearest_symbol_below(void **state)
 {
@@ -270,16 +268,16 @@ static void test_real_kallsyms_resolves_a_known_function(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_resolves_nearest_symbol_below),
-		cmocka_unit_test(test_alias_prefers_global_without_underscore),
-		cmocka_unit_test(test_before_first_and_past_text_unresolved),
-		cmocka_unit_test(test_module_symbols_and_bounds),
-		cmocka_unit_test(test_without_modules_file_next_symbol_bounds),
-		cmocka_unit_test(test_counts_text_symbols_once_per_address),
-		cmocka_unit_test(test_all_zero_addresses_are_hidden),
-		cmocka_unit_test(test_malformed_lines_skipped_and_missing_file_errors),
-		cmocka_unit_test(test_empty_file_is_an_error),
-		cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
+	    cmocka_unit_test(test_resolves_nearest_symbol_below),
+	    cmocka_unit_test(test_alias_prefers_global_without_underscore),
+	    cmocka_unit_test(test_before_first_and_past_text_unresolved),
+	    cmocka_unit_test(test_module_symbols_and_bounds),
+	    cmocka_unit_test(test_without_modules_file_next_symbol_bounds),
+	    cmocka_unit_test(test_counts_text_symbols_once_per_address),
+	    cmocka_unit_test(test_all_zero_addresses_are_hidden),
+	    cmocka_unit_test(test_malformed_lines_skipped_and_missing_file_errors),
+	    cmocka_unit_test(test_empty_file_is_an_error),
+	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

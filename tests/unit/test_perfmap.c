@@ -99,8 +99,8 @@ static void test_malformed_lines_skipped_and_counted(void **state)
 	(void)state;
 	map_file_new(&mf);
 	append(&mf, "not a line\n"
-		    "1000 10\n"		/* no name */
-		    "1000 10 \n"		/* empty name */
+		    "1000 10\n"	 /* no name */
+		    "1000 10 \n" /* empty name */
 		    "zz00 10 bad_start\n"
 		    "1000 zz bad_size\n"
 		    "10000000000000000 10 too_big\n"
@@ -191,12 +191,12 @@ static void test_missing_file_keeps_entries(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parses_node_lines_with_spaces_in_names),
-		cmocka_unit_test(test_size_bounds_lookups),
-		cmocka_unit_test(test_malformed_lines_skipped_and_counted),
-		cmocka_unit_test(test_rereads_appended_lines_and_newest_wins),
-		cmocka_unit_test(test_replaced_file_is_read_whole_again),
-		cmocka_unit_test(test_missing_file_keeps_entries),
+	    cmocka_unit_test(test_parses_node_lines_with_spaces_in_names),
+	    cmocka_unit_test(test_size_bounds_lookups),
+	    cmocka_unit_test(test_malformed_lines_skipped_and_counted),
+	    cmocka_unit_test(test_rereads_appended_lines_and_newest_wins),
+	    cmocka_unit_test(test_replaced_file_is_read_whole_again),
+	    cmocka_unit_test(test_missing_file_keeps_entries),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

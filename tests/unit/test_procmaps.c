@@ -81,9 +81,8 @@ static void test_parse_special_and_anonymous(void **state)
 	assert_true(procmaps_is_special(&m));
 	assert_string_equal(path_of(&m), "[vdso]");
 
-	assert_int_equal(procmaps_parse_line("3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0 \n",
-					     &m),
-			 0);
+	assert_int_equal(
+	    procmaps_parse_line("3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0 \n", &m), 0);
 	assert_int_equal(m.path_len, 0);
 	assert_false(procmaps_is_special(&m));
 
@@ -96,16 +95,16 @@ static void test_parse_special_and_anonymous(void **state)
 static void test_parse_rejects_malformed(void **state)
 {
 	static const char *const bad[] = {
-		"",
-		"garbage\n",
-		"00400000 r-xp 00000000 08:01 42 /bin/x\n",
-		"00400000-00300000 r-xp 00000000 08:01 42 /bin/x\n", /* end before start */
-		"00400000-00401000 r-x 00000000 08:01 42 /bin/x\n",
-		"00400000-00401000 r-xp 0000zz00 08:01 42 /bin/x\n",
-		"00400000-00401000 r-xp 00000000 0801 42 /bin/x\n",
-		"00400000-00401000 r-xp 00000000 08:01 x42 /bin/x\n",
-		"00400000-00401000 r-xp 00000000 08:01 42x /bin/x\n",
-		"0040000000000000000-00401000 r-xp 00000000 08:01 42 /bin/x\n",
+	    "",
+	    "garbage\n",
+	    "00400000 r-xp 00000000 08:01 42 /bin/x\n",
+	    "00400000-00300000 r-xp 00000000 08:01 42 /bin/x\n", /* end before start */
+	    "00400000-00401000 r-x 00000000 08:01 42 /bin/x\n",
+	    "00400000-00401000 r-xp 0000zz00 08:01 42 /bin/x\n",
+	    "00400000-00401000 r-xp 00000000 0801 42 /bin/x\n",
+	    "00400000-00401000 r-xp 00000000 08:01 x42 /bin/x\n",
+	    "00400000-00401000 r-xp 00000000 08:01 42x /bin/x\n",
+	    "0040000000000000000-00401000 r-xp 00000000 08:01 42 /bin/x\n",
 	};
 	struct procmaps_mapping m;
 
@@ -191,13 +190,13 @@ static void test_own_maps_find_own_code(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_file_mapping),
-		cmocka_unit_test(test_parse_path_with_spaces_and_deleted),
-		cmocka_unit_test(test_parse_special_and_anonymous),
-		cmocka_unit_test(test_parse_rejects_malformed),
-		cmocka_unit_test(test_load_keeps_exec_sorted_and_counts_malformed),
-		cmocka_unit_test(test_load_missing_process),
-		cmocka_unit_test(test_own_maps_find_own_code),
+	    cmocka_unit_test(test_parse_file_mapping),
+	    cmocka_unit_test(test_parse_path_with_spaces_and_deleted),
+	    cmocka_unit_test(test_parse_special_and_anonymous),
+	    cmocka_unit_test(test_parse_rejects_malformed),
+	    cmocka_unit_test(test_load_keeps_exec_sorted_and_counts_malformed),
+	    cmocka_unit_test(test_load_missing_process),
+	    cmocka_unit_test(test_own_maps_find_own_code),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

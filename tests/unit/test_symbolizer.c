@@ -131,10 +131,9 @@ static void maps_line(char *out, size_t size, const char *file, uint64_t start)
 		if (elfsym_segment_at(elf, i)->flags & 1 /* PF_X */)
 			text = elfsym_segment_at(elf, i);
 	assert_non_null(text);
-	snprintf(out, size, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n",
-		 (unsigned long long)start, (unsigned long long)(start + 0x1000),
-		 (unsigned long long)text->offset, major(st.st_dev), minor(st.st_dev),
-		 (unsigned long long)st.st_ino, file);
+	snprintf(out, size, "%llx-%llx r-xp %08llx %02x:%02x %llu %s\n", (unsigned long long)start,
+		 (unsigned long long)(start + 0x1000), (unsigned long long)text->offset,
+		 major(st.st_dev), minor(st.st_dev), (unsigned long long)st.st_ino, file);
 	elfsym_free(elf);
 }
 
@@ -246,8 +245,7 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	assert_int_equal(out[5].kind, FRAME_KERNEL);
 
 	/* The same address as a leaf is the function it starts. */
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", &alpha, 1, NULL, 0, out,
-			     MAX_FRAMES);
+	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", &alpha, 1, NULL, 0, out, MAX_FRAMES);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[1].name, "fixture_alpha");
 
@@ -341,7 +339,7 @@ static void test_hidden_kernel_gives_one_kernel_frame(void **state)
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	struct frame out[MAX_FRAMES];
-	uint64_t kips[3] = { 0xffffffff81000310, 0xffffffff81000210, 0xffffffff81000110 };
+	uint64_t kips[3] = {0xffffffff81000310, 0xffffffff81000210, 0xffffffff81000110};
 
 	(void)state;
 	world_new(&w, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
@@ -459,7 +457,8 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 	world_path(&w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
 	sym = symbolizer_new(&w.config);
-	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "LazyCompile:~handler server.js:10");
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind),
+			    "LazyCompile:~handler server.js:10");
 	assert_int_equal(kind, FRAME_JIT);
 	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "[unknown]");
 	assert_int_equal(kind, FRAME_UNKNOWN);
@@ -469,7 +468,8 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 	fputs("7f0000000900 80 LazyCompile:*fast server.js:20\n", f);
 	fclose(f);
 	symbolizer_end_drain(sym);
-	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "LazyCompile:*fast server.js:20");
+	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind),
+			    "LazyCompile:*fast server.js:20");
 	assert_int_equal(kind, FRAME_JIT);
 	symbolizer_free(sym);
 	world_free(&w);
@@ -477,7 +477,7 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 
 static void test_elf_cache_bound_and_counters(void **state)
 {
-	static const char *const files[] = { "symfix-nopie", "symfix-pie", "libsymfix.so" };
+	static const char *const files[] = {"symfix-nopie", "symfix-pie", "libsymfix.so"};
 	struct world w;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
@@ -526,12 +526,10 @@ static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 	world_new(&w, KALLSYMS);
 	sym = symbolizer_new(&w.config);
 	/* 14 ASCII bytes then the first byte of a 2-byte sequence: the kernel's 15-byte cut. */
-	assert_int_equal(symbolizer_stack(sym, 1, "abcdefghijklmn\xc3", NULL, 0, NULL, 0, out,
-					  MAX_FRAMES),
-			 1);
+	assert_int_equal(
+	    symbolizer_stack(sym, 1, "abcdefghijklmn\xc3", NULL, 0, NULL, 0, out, MAX_FRAMES), 1);
 	assert_string_equal(out[0].name, "abcdefghijklmn");
-	assert_int_equal(symbolizer_stack(sym, 1, "caf\xc3\xa9", NULL, 0, NULL, 0, out,
-					  MAX_FRAMES),
+	assert_int_equal(symbolizer_stack(sym, 1, "caf\xc3\xa9", NULL, 0, NULL, 0, out, MAX_FRAMES),
 			 1);
 	assert_string_equal(out[0].name, "caf\xc3\xa9");
 	/* Two of the three bytes of the euro sign. */
@@ -545,16 +543,16 @@ static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_real_process_stack_order_kinds_and_call_sites),
-		cmocka_unit_test(test_addresses_option_appends_offsets),
-		cmocka_unit_test(test_unresolved_frames_are_named_and_counted),
-		cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
-		cmocka_unit_test(test_pid_reuse_reads_the_new_process),
-		cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
-		cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
-		cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
-		cmocka_unit_test(test_elf_cache_bound_and_counters),
-		cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
+	    cmocka_unit_test(test_real_process_stack_order_kinds_and_call_sites),
+	    cmocka_unit_test(test_addresses_option_appends_offsets),
+	    cmocka_unit_test(test_unresolved_frames_are_named_and_counted),
+	    cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
+	    cmocka_unit_test(test_pid_reuse_reads_the_new_process),
+	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
+	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
+	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
+	    cmocka_unit_test(test_elf_cache_bound_and_counters),
+	    cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
