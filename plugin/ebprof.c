@@ -1,0 +1,402 @@
+/*
+ * ebprof: the collectd plugin, the composition root of sampler,
+ * symbolizer, profile, metrics and spool.
+ *
+ * collectd calls four functions: config (parse <Plugin ebprof> into
+ * struct pconf), init (load and attach the BPF sampler, then register the
+ * read callback, so a host that cannot sample loses only this plugin),
+ * read (every interval: drain the sampler's maps, symbolize each stack,
+ * aggregate into this interval's profile, dispatch per-function and
+ * health metrics, merge into the spool window and write the window when
+ * it is complete) and shutdown (a last drain, the partial window to the
+ * spool, and everything freed).
+ *
+ * All state lives in one static struct. collectd never runs one read
+ * callback twice at once, and shutdown runs after the read threads have
+ * stopped, so the struct needs no lock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "collectd/core/daemon/collectd.h"
+#include "collectd/core/daemon/plugin.h"
+
+#include "bpf/sampler.h"
+#include "plugin/config.h"
+#include "plugin/metrics.h"
+#include "plugin/spool.h"
+#include "render/profile.h"
+#include "symbolizer/symbolizer.h"
+
+#define EBPROF_LOG "ebprof plugin: "
+/* Process name + user frames + kernel frames, with room for inlined
+ * frames the symbolizer may add. */
+#define EBPROF_MAX_FRAMES 1024
+#define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+
+static struct {
+	struct pconf conf;
+	struct sampler *sampler;
+	struct symbolizer *symbolizer;
+	struct profile *interval; /* this read's samples */
+	struct profile *window;	  /* the spool window being filled */
+	struct spool *spool;	  /* NULL without SpoolDir */
+	struct metrics_batch batch;
+	struct frame frames[EBPROF_MAX_FRAMES];
+
+	double read_interval;	       /* seconds */
+	unsigned int reads_per_window; /* SpoolInterval / read interval */
+	unsigned int window_reads;
+	time_t window_start;
+	struct timespec last_drain;
+	uint64_t last_frames, last_unresolved; /* symbolizer totals at the last read */
+	uint64_t lost_memory;		       /* samples profile_add() could not store */
+
+	/* The plugin's own CPU time, summed over its callbacks. */
+	uint64_t cpu_user_us, cpu_system_us;
+
+	bool spool_failing; /* an error was logged; log again only on recovery */
+	char spool_error[512];
+} ebprof;
+
+/* --- the plugin's own CPU time -------------------------------------------- */
+
+/*
+ * RUSAGE_THREAD around each callback, not RUSAGE_SELF: collectd runs
+ * every plugin in one process, and RUSAGE_SELF would bill us for the
+ * others. The BPF program's own cost runs in the sampled tasks' context
+ * and is not in here; the README says so.
+ */
+static void ebprof_cpu_mark(struct rusage *ru)
+{
+	if (getrusage(RUSAGE_THREAD, ru) < 0)
+		memset(ru, 0, sizeof(*ru));
+}
+
+static uint64_t ebprof_tv_us(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000u + (uint64_t)tv->tv_usec;
+}
+
+static void ebprof_cpu_add(const struct rusage *start)
+{
+	struct rusage end;
+
+	ebprof_cpu_mark(&end);
+	if (ebprof_tv_us(&end.ru_utime) >= ebprof_tv_us(&start->ru_utime))
+		ebprof.cpu_user_us += ebprof_tv_us(&end.ru_utime) - ebprof_tv_us(&start->ru_utime);
+	if (ebprof_tv_us(&end.ru_stime) >= ebprof_tv_us(&start->ru_stime))
+		ebprof.cpu_system_us +=
+			ebprof_tv_us(&end.ru_stime) - ebprof_tv_us(&start->ru_stime);
+}
+
+static double ebprof_seconds_between(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+/* --- config --------------------------------------------------------------- */
+
+static int ebprof_config(oconfig_item_t *ci)
+{
+	/* Non-zero makes collectd refuse the whole configuration. */
+	return pconf_parse(&ebprof.conf, ci) ? -1 : 0;
+}
+
+/* --- spool ---------------------------------------------------------------- */
+
+/* Logs a spool error once, and once more when the spool works again. */
+static void ebprof_spool_status(int rc, const char *err)
+{
+	if (rc && (!ebprof.spool_failing || strcmp(err, ebprof.spool_error) != 0)) {
+		ERROR(EBPROF_LOG "spool: %s; metrics continue, flame graphs are not written "
+				 "until this is fixed (logged once)",
+		      err);
+		snprintf(ebprof.spool_error, sizeof(ebprof.spool_error), "%s", err);
+		ebprof.spool_failing = true;
+	} else if (!rc && ebprof.spool_failing) {
+		NOTICE(EBPROF_LOG "spool: writing to %s again", ebprof.conf.spool_dir);
+		ebprof.spool_failing = false;
+		ebprof.spool_error[0] = '\0';
+	}
+}
+
+static void ebprof_spool_window(void)
+{
+	char title[256], subtitle[256], from[32], to[32], err[512];
+	time_t now = time(NULL);
+	struct tm tm;
+	int rc;
+
+	if (!ebprof.spool)
+		return;
+	gmtime_r(&ebprof.window_start, &tm);
+	strftime(from, sizeof(from), "%Y-%m-%d %H:%M:%S", &tm);
+	gmtime_r(&now, &tm);
+	strftime(to, sizeof(to), "%H:%M:%S", &tm);
+	snprintf(title, sizeof(title), "ebprof on %s", hostname_g ? hostname_g : "localhost");
+	snprintf(subtitle, sizeof(subtitle), "%s to %s UTC, %llu samples at %u Hz", from, to,
+		 (unsigned long long)profile_total(ebprof.window), ebprof.conf.frequency);
+	rc = spool_write(ebprof.spool, ebprof.window, now, title, subtitle, err, sizeof(err));
+	ebprof_spool_status(rc, err);
+	profile_clear(ebprof.window);
+	ebprof.window_reads = 0;
+	ebprof.window_start = now;
+}
+
+/* --- read ----------------------------------------------------------------- */
+
+static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
+{
+	struct profile *into = ctx;
+	size_t n;
+
+	n = symbolizer_stack(ebprof.symbolizer, sample->tgid, sample->comm, sample->uips,
+			     sample->n_uips, sample->kips, sample->n_kips, ebprof.frames,
+			     EBPROF_MAX_FRAMES);
+	/* Out of memory loses this stack, not the drain: count it and go on. */
+	if (profile_add(into, ebprof.frames, n, sample->count) < 0)
+		ebprof.lost_memory += sample->count;
+	return 0;
+}
+
+static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
+{
+	(void)sample;
+	(void)ctx;
+	return 0;
+}
+
+/* Drains into ebprof.interval; *seconds gets the time the drain covers. */
+static int ebprof_drain(struct sampler_stats *window, double *seconds, double *drain_seconds)
+{
+	struct timespec start, end;
+	int rc;
+
+	profile_clear(ebprof.interval);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	rc = sampler_drain(ebprof.sampler, ebprof_on_sample, ebprof.interval, window);
+	symbolizer_end_drain(ebprof.symbolizer);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	*drain_seconds = ebprof_seconds_between(&start, &end);
+	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
+	ebprof.last_drain = start;
+	return rc;
+}
+
+static int ebprof_build_metrics(const struct sampler_stats *window, double seconds,
+				double drain_seconds)
+{
+	struct symbolizer_stats sym;
+	struct metrics_health health = {
+		.seconds = seconds,
+		.window = *window,
+		.lost_memory = ebprof.lost_memory,
+		.drain_seconds = drain_seconds,
+		.cpu_user_us = ebprof.cpu_user_us,
+		.cpu_system_us = ebprof.cpu_system_us,
+	};
+	int rc;
+
+	symbolizer_stats(ebprof.symbolizer, &sym);
+	health.frames = sym.frames - ebprof.last_frames;
+	health.unresolved = sym.unresolved - ebprof.last_unresolved;
+	ebprof.last_frames = sym.frames;
+	ebprof.last_unresolved = sym.unresolved;
+	sampler_totals(ebprof.sampler, &health.total);
+
+	metrics_batch_reset(&ebprof.batch);
+	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
+			       ebprof.conf.frequency, seconds);
+	if (!rc)
+		rc = metrics_health(&ebprof.batch, &health);
+	return rc;
+}
+
+static int ebprof_read(user_data_t *ud)
+{
+	struct sampler_stats window;
+	double seconds, drain_seconds;
+	struct rusage cpu;
+	int rc;
+
+	(void)ud;
+	ebprof_cpu_mark(&cpu);
+	rc = ebprof_drain(&window, &seconds, &drain_seconds);
+	if (rc) {
+		ERROR(EBPROF_LOG "draining the sampler failed: %s", strerror(rc < 0 ? -rc : rc));
+		ebprof_cpu_add(&cpu);
+		return -1;
+	}
+	if (seconds <= 0)
+		seconds = ebprof.read_interval;
+
+	rc = ebprof_build_metrics(&window, seconds, drain_seconds);
+	if (rc)
+		ERROR(EBPROF_LOG "building metrics failed: %s", strerror(-rc));
+	for (size_t i = 0; i < ebprof.batch.n; i++)
+		plugin_dispatch_values(&ebprof.batch.lists[i]);
+
+	if (ebprof.spool) {
+		if (profile_merge(ebprof.window, ebprof.interval) < 0)
+			ebprof.lost_memory += profile_total(ebprof.interval);
+		if (++ebprof.window_reads >= ebprof.reads_per_window)
+			ebprof_spool_window();
+	}
+	ebprof_cpu_add(&cpu);
+	return 0;
+}
+
+/* --- init and shutdown ---------------------------------------------------- */
+
+static void ebprof_free_all(void)
+{
+	spool_free(ebprof.spool);
+	ebprof.spool = NULL;
+	profile_free(ebprof.window);
+	ebprof.window = NULL;
+	profile_free(ebprof.interval);
+	ebprof.interval = NULL;
+	symbolizer_free(ebprof.symbolizer);
+	ebprof.symbolizer = NULL;
+	sampler_free(ebprof.sampler);
+	ebprof.sampler = NULL;
+	metrics_batch_free(&ebprof.batch);
+}
+
+static int ebprof_open_sampler(void)
+{
+	struct sampler_config sc;
+	char err[512] = "";
+	int rc;
+
+	sampler_config_init(&sc);
+	sc.frequency = ebprof.conf.frequency;
+	sc.tgids = ebprof.conf.pids;
+	sc.n_tgids = ebprof.conf.n_pids;
+	sc.comms = (const char *const *)ebprof.conf.processes;
+	sc.n_comms = ebprof.conf.n_processes;
+	sc.kernel_stacks = ebprof.conf.kernel_stacks;
+	sc.user_stacks = ebprof.conf.user_stacks;
+	sc.include_idle = ebprof.conf.include_idle;
+	sc.include_self = ebprof.conf.include_self;
+	sc.max_stacks = ebprof.conf.max_stacks;
+	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
+	if (rc) {
+		ERROR(EBPROF_LOG "cannot start sampling: %s", err[0] ? err : strerror(-rc));
+		ebprof.sampler = NULL;
+	}
+	return rc;
+}
+
+static int ebprof_open_spool(void)
+{
+	struct spool_config sc = {
+		.dir = ebprof.conf.spool_dir,
+		.keep_files = ebprof.conf.keep_files,
+		.keep_bytes = ebprof.conf.keep_bytes,
+	};
+	char err[512];
+
+	if (ebprof.conf.spool_formats & PCONF_FORMAT_SVG)
+		sc.formats |= SPOOL_SVG;
+	if (ebprof.conf.spool_formats & PCONF_FORMAT_FOLDED)
+		sc.formats |= SPOOL_FOLDED;
+	ebprof.spool = spool_new(&sc);
+	if (!ebprof.spool)
+		return -ENOMEM;
+	/* A bad directory is reported now but is not fatal: the metrics
+	 * still work, and the spool retries every window. */
+	ebprof_spool_status(spool_open(ebprof.spool, err, sizeof(err)), err);
+	return 0;
+}
+
+static int ebprof_init(void)
+{
+	struct symbolizer_config symc;
+	struct rusage cpu;
+	int rc;
+
+	ebprof_cpu_mark(&cpu);
+	ebprof.read_interval = CDTIME_T_TO_DOUBLE(plugin_get_interval());
+	if (pconf_finish(&ebprof.conf, ebprof.read_interval,
+			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
+		goto fail;
+	if (ebprof_open_sampler())
+		goto fail;
+	symbolizer_config_init(&symc);
+	symc.addresses = ebprof.conf.addresses;
+	ebprof.symbolizer = symbolizer_new(&symc);
+	ebprof.interval = profile_new();
+	ebprof.window = profile_new();
+	if (!ebprof.symbolizer || !ebprof.interval || !ebprof.window) {
+		ERROR(EBPROF_LOG "out of memory at start-up");
+		goto free_all;
+	}
+	if (ebprof.conf.spool_dir && ebprof_open_spool()) {
+		ERROR(EBPROF_LOG "out of memory at start-up");
+		goto free_all;
+	}
+	ebprof.reads_per_window = (unsigned int)(ebprof.conf.spool_interval /
+							   ebprof.read_interval + 0.5);
+	if (ebprof.reads_per_window == 0)
+		ebprof.reads_per_window = 1;
+	/* Start the first window now: the samples taken while the program
+	 * loaded and the symbolizer read kallsyms would otherwise be
+	 * divided by a window that began after them (values above 1000%). */
+	sampler_drain(ebprof.sampler, ebprof_discard, NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ebprof.last_drain);
+	ebprof.window_start = time(NULL);
+
+	rc = plugin_register_complex_read(NULL, "ebprof", ebprof_read, 0, NULL);
+	if (rc) {
+		ERROR(EBPROF_LOG "cannot register the read callback (%d)", rc);
+		goto free_all;
+	}
+	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s), top %u functions every %g s%s%s",
+	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
+	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
+	     ebprof.conf.top_functions, ebprof.read_interval,
+	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
+	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");
+	ebprof_cpu_add(&cpu);
+	return 0;
+
+free_all:
+	ebprof_free_all();
+fail:
+	/* collectd unloads this plugin only; the others keep running. */
+	return -1;
+}
+
+static int ebprof_shutdown(void)
+{
+	struct sampler_stats window;
+	double seconds, drain_seconds;
+
+	if (ebprof.sampler && ebprof.spool) {
+		/* The last partial window: drain, detach, then write. */
+		if (ebprof_drain(&window, &seconds, &drain_seconds) == 0 &&
+		    profile_merge(ebprof.window, ebprof.interval) == 0)
+			ebprof.window_reads++;
+		sampler_free(ebprof.sampler);
+		ebprof.sampler = NULL;
+		if (profile_total(ebprof.window) > 0)
+			ebprof_spool_window();
+	}
+	ebprof_free_all();
+	pconf_free(&ebprof.conf);
+	return 0;
+}
+
+__attribute__((visibility("default"))) void module_register(void)
+{
+	pconf_init(&ebprof.conf);
+	metrics_batch_init(&ebprof.batch);
+	plugin_register_complex_config("ebprof", ebprof_config);
+	plugin_register_init("ebprof", ebprof_init);
+	plugin_register_shutdown("ebprof", ebprof_shutdown);
+}
