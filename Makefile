@@ -119,17 +119,18 @@ $(B)/fixtures/lib%.so: tests/fixtures/%.c
 $(UNIT_BINS): | $(FIXTURES)
 
 # Workloads with known answers (examples/*.c), three builds each:
-#   NAME         -fno-omit-frame-pointer, as most distributions build; GCC
+#   NAME         GCC -fno-omit-frame-pointer, as distributions build; GCC 12
 #                still sets up no frame in leaf functions (see README)
-#   NAME-leaffp  also -mno-omit-leaf-frame-pointer: every frame walkable
-#   NAME-nofp    -fomit-frame-pointer: stacks are expected to be truncated
+#   NAME-leaffp  clang -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer:
+#                every frame walkable (GCC 12 ignores the leaf flag)
+#   NAME-nofp    GCC -fomit-frame-pointer: stacks are expected to be truncated
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_FLAGS := -O2 -g -fno-optimize-sibling-calls
 EXAMPLES := $(foreach v,% %-leaffp %-nofp,$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
 
 $(B)/examples/%-leaffp: examples/%.c
 	@mkdir -p $(@D)
-	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o $@ $<
+	$(CLANG) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -o $@ $<
 $(B)/examples/%-nofp: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<

@@ -9,7 +9,12 @@
 #include <stdlib.h>
 #include <time.h>
 
+/* clang has no noclone, and clones nothing that noinline keeps out */
+#ifdef __clang__
+#define NOCLEVER __attribute__((noinline, used))
+#else
 #define NOCLEVER __attribute__((noinline, noclone, used))
+#endif
 
 NOCLEVER unsigned long recurse_leaf(unsigned long n)
 {

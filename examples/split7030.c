@@ -16,7 +16,12 @@
 
 #define UNIT 200000UL /* about 0.1 ms of work on this machine */
 
+/* clang has no noclone, and clones nothing that noinline keeps out */
+#ifdef __clang__
+#define NOCLEVER __attribute__((noinline, used))
+#else
 #define NOCLEVER __attribute__((noinline, noclone, used))
+#endif
 
 NOCLEVER unsigned long burn_seventy(unsigned long n)
 {

@@ -1,4 +1,4 @@
-# The 70/30 workload, recorded at 999 Hz for 6 s (about 6,000 samples, so
+# The 70/30 workload, recorded at 999 Hz for 8 s (about 8,000 samples, so
 # the binomial error of a share is about 0.6 points and the ±3 bound holds
 # every run). Two builds run side by side under one recording:
 #   split7030        -fno-omit-frame-pointer: GCC still gives the leaf
@@ -8,10 +8,10 @@
 #                    main -> run_split -> burn_* comes back.
 source "$(dirname "$0")/lib.sh"
 
-bg "$EX/split7030" 9; A=$BG
-bg "$EX/split7030-leaffp" 9; B=$BG
+bg "$EX/split7030" 11; A=$BG
+bg "$EX/split7030-leaffp" 11; B=$BG
 sleep 0.3
-"$EBPROF" record -p "$A" -p "$B" -F 999 -d 6 --format folded -o "$T/split.folded" \
+"$EBPROF" record -p "$A" -p "$B" -F 999 -d 8 --format folded -o "$T/split.folded" \
 	2>"$T/summary" || fail "ebprof record exited $?: $(cat "$T/summary")"
 cat "$T/summary"
 
