@@ -216,6 +216,14 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	return rc;
 }
 
+static double ebprof_seconds_since_drain(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return ebprof_seconds_between(&ebprof.last_drain, &now);
+}
+
 static int ebprof_read(user_data_t *ud)
 {
 	struct sampler_stats window;
@@ -224,6 +232,11 @@ static int ebprof_read(user_data_t *ud)
 	int rc;
 
 	(void)ud;
+	/* collectd's first read comes right after init. A window of a few
+	 * milliseconds holds a handful of samples and gives noisy values:
+	 * leave them for the next read, so each value covers ~an interval. */
+	if (ebprof_seconds_since_drain() < ebprof.read_interval / 2)
+		return 0;
 	ebprof_cpu_mark(&cpu);
 	rc = ebprof_drain(&window, &seconds, &drain_seconds);
 	if (rc) {
@@ -346,9 +359,10 @@ static int ebprof_init(void)
 		ebprof.reads_per_window = 1;
 	/* Start the first window now: the samples taken while the program
 	 * loaded and the symbolizer read kallsyms would otherwise be
-	 * divided by a window that began after them (values above 1000%). */
-	sampler_drain(ebprof.sampler, ebprof_discard, NULL, NULL);
+	 * divided by a window that began after them (values above 1000%).
+	 * The window starts when the drain swaps maps, at its beginning. */
 	clock_gettime(CLOCK_MONOTONIC, &ebprof.last_drain);
+	sampler_drain(ebprof.sampler, ebprof_discard, NULL, NULL);
 	ebprof.window_start = time(NULL);
 
 	rc = plugin_register_complex_read(NULL, "ebprof", ebprof_read, 0, NULL);
