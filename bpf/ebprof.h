@@ -50,7 +50,8 @@ enum ebprof_stat {
 	EBPROF_STAT_KSTACK_ERR,	 /* bpf_get_stack() failed on the kernel stack */
 	EBPROF_STAT_USTACK_ERR,	 /* bpf_get_stack() failed on the user stack */
 	EBPROF_STAT_COLLISION,	 /* two different stacks with one hash */
-	EBPROF_STAT_STACKS_FULL, /* the stacks map refused a new stack */
+	EBPROF_STAT_STACKS_FULL, /* the stacks map refused a new stack (full,
+				  * or its allocator was empty: sampler.c) */
 	EBPROF_STAT_COUNTS_FULL, /* the counts map refused a new key */
 	EBPROF_STAT_NR,
 };

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -68,6 +69,7 @@ struct sampler {
 	struct bpf_map *stacks_maps[2];
 	int active;
 	bool tgid_filter;
+	bool prealloc; /* maps preallocated: kernels before 6.1 */
 	uint32_t max_keys;
 	uint32_t max_stacks;
 	/* Drain buffers, sized at open so a drain never allocates. */
@@ -111,7 +113,7 @@ static int sampler_check_config(const struct sampler_config *config, char *err, 
 {
 	if (config->frequency > SAMPLER_MAX_FREQUENCY) {
 		snprintf(err, errlen, "sampling frequency %u Hz is above the maximum of %u Hz",
-			 config->frequency, SAMPLER_MAX_FREQUENCY);
+			 config->frequency, (unsigned int)SAMPLER_MAX_FREQUENCY);
 		return -EINVAL;
 	}
 	if (!config->kernel_stacks && !config->user_stacks) {
@@ -149,21 +151,25 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
 }
 
 /*
- * Opens the skeleton and sets everything fixed at load: the .rodata
- * switches and the map sizes and flags. Without BPF_F_NO_PREALLOC the two
+ * Opens and loads the skeleton, or returns NULL and sets *err. Sets
+ * everything fixed at load: the .rodata switches and the map sizes and
+ * flags. Without BPF_F_NO_PREALLOC the two
  * stacks maps would pin max_stacks KiB each from the start; kernels before
  * 6.1 refuse non-preallocated maps in perf_event programs, so the caller
  * retries with prealloc there.
+ * Not preallocating has one catch at start-up: see sampler_prime_stacks().
  */
-static int sampler_load(struct sampler *s, const struct sampler_config *config, bool prealloc)
+static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
+				       bool prealloc, int *err)
 {
 	struct ebprof_bpf *skel;
 	uint32_t flags = prealloc ? 0 : BPF_F_NO_PREALLOC;
-	int err;
 
 	skel = ebprof_bpf__open();
-	if (!skel)
-		return -errno;
+	if (!skel) {
+		*err = errno > 0 ? -errno : -ENOMEM;
+		return NULL;
+	}
 	skel->rodata->filter_flags = (config->n_tgids ? EBPROF_FILTER_TGID : 0) |
 				     (config->n_comms ? EBPROF_FILTER_COMM : 0);
 	skel->rodata->self_tgid = config->include_self ? 0 : (uint32_t)getpid();
@@ -187,13 +193,12 @@ static int sampler_load(struct sampler *s, const struct sampler_config *config, 
 				 max_u32((uint32_t)config->n_tgids, SAMPLER_MIN_FILTER_ENTRIES));
 	bpf_map__set_max_entries(skel->maps.comms, max_u32((uint32_t)config->n_comms, 1));
 
-	err = ebprof_bpf__load(skel);
-	if (err) {
+	*err = ebprof_bpf__load(skel);
+	if (*err) {
 		ebprof_bpf__destroy(skel);
-		return err;
+		return NULL;
 	}
-	s->skel = skel;
-	return 0;
+	return skel;
 }
 
 static int sampler_fill_filters(struct sampler *s, const struct sampler_config *config)
@@ -234,6 +239,47 @@ static int sampler_perf_event_open(int cpu, unsigned int frequency)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/*
+ * Primes the kernel allocator behind each stacks map on every CPU. Without
+ * preallocation, a map's per-CPU cache of 1 KiB elements starts with a
+ * single element (prefill_mem_cache(), kernel/bpf/memalloc.c) and refills
+ * from irq_work, which cannot run inside the program: the first sample on
+ * a CPU that stores a new kernel and a new user stack would find the cache
+ * empty for the second one and be lost. One insert from user space on that
+ * CPU takes the element and raises the refill; the delete gives it back.
+ * A CPU outside our affinity mask is skipped: its first such sample may
+ * then be lost, and is counted in stacks_full.
+ */
+static void sampler_prime_stacks(struct sampler *s, const bool *online)
+{
+	size_t size = CPU_ALLOC_SIZE(s->n_possible_cpus);
+	cpu_set_t *saved = CPU_ALLOC(s->n_possible_cpus);
+	cpu_set_t *one = CPU_ALLOC(s->n_possible_cpus);
+	uint64_t id = 0; /* never a stack's hash: the program maps 0 to 1 */
+
+	if (!saved || !one || sched_getaffinity(0, size, saved))
+		goto free_sets;
+	memset(&s->kstack, 0, sizeof(s->kstack));
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+		if (!online[cpu] || !CPU_ISSET_S(cpu, size, saved))
+			continue;
+		CPU_ZERO_S(size, one);
+		CPU_SET_S(cpu, size, one);
+		if (sched_setaffinity(0, size, one))
+			continue;
+		for (int i = 0; i < 2; i++) {
+			int fd = bpf_map__fd(s->stacks_maps[i]);
+
+			if (!bpf_map_update_elem(fd, &id, &s->kstack, BPF_ANY))
+				bpf_map_delete_elem(fd, &id);
+		}
+	}
+	sched_setaffinity(0, size, saved);
+free_sets:
+	CPU_FREE(saved);
+	CPU_FREE(one);
+}
+
 /* One CPU-clock event per online CPU, each carrying the program. */
 static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, size_t errlen)
 {
@@ -251,6 +297,8 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 		for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
 			online[cpu] = true;
 	}
+	if (!s->prealloc)
+		sampler_prime_stacks(s, online);
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
 		struct bpf_link *link;
 		int fd;
@@ -338,10 +386,12 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		goto free_sampler;
 	}
 
-	ret = sampler_load(s, config, false);
-	if (ret == -EINVAL)
-		ret = sampler_load(s, config, true);
-	if (ret) {
+	s->skel = sampler_load(s, config, false, &ret);
+	if (!s->skel && ret == -EINVAL) {
+		s->prealloc = true;
+		s->skel = sampler_load(s, config, true, &ret);
+	}
+	if (!s->skel) {
 		sampler_diag_load(ret, err, errlen);
 		goto free_sampler;
 	}
@@ -503,7 +553,7 @@ static int sampler_swap(struct sampler *s)
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)
 {
 	struct sampler_stats d = { .drains = 1 };
-	int old = !s->active, old_stacks, active_stacks, n, ret = 0, err;
+	int old, old_stacks, active_stacks, n, ret = 0, err;
 
 	err = sampler_swap(s);
 	if (err)

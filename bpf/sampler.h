@@ -38,7 +38,11 @@ struct sampler_config {
 /* Fills *config with the defaults: 99 Hz, both stacks, no idle, no self. */
 void sampler_config_init(struct sampler_config *config);
 
-/* One distinct stack pair and how often it was sampled since the last drain. */
+/*
+ * One distinct stack pair and how often it was sampled since the last
+ * drain. kips and uips point into the sampler: valid only during the
+ * callback that receives them.
+ */
 struct sampler_sample {
 	uint32_t tgid;
 	uint32_t pid;
@@ -89,10 +93,12 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		 size_t errlen);
 
 /*
- * Swaps in empty maps, then hands every sample of the old ones to fn and
- * clears them. No increment that races the drain is lost. Fills *delta
- * (may be NULL) with this window's counters. Returns 0, a negative errno,
- * or fn's non-zero return.
+ * Swaps in empty maps, then hands every sample of the old ones to fn (may
+ * be NULL: discard) and clears them. No increment that races the drain is
+ * lost. Fills *delta (may be NULL) with this window's counters. Returns 0,
+ * a negative errno, or fn's non-zero return; when fn stops the drain, the
+ * rest of the window is dropped. Takes two kernel RCU grace periods
+ * (~10-40 ms); call it from one thread at a time.
  */
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
 		  struct sampler_stats *delta);
