@@ -280,6 +280,148 @@ static void test_multibyte_labels_are_cut_between_characters(void **state)
 	profile_free(p);
 }
 
+/*
+ * A minimal DOM, just what the graph's script touches, so that node can run
+ * the script as a browser would and check what a user sees: layout from
+ * sample offsets, search, Matched, zoom, labels, URL state, reset.
+ */
+static const char dom_check_js[] =
+	"// Runs the graph's own script on a minimal DOM and checks what a user sees.\n"
+	"const fs = require('fs'), src = fs.readFileSync(process.argv[2], 'utf8');\n"
+	"const unesc = s => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '\"')\n"
+	"\t.replace(/&#39;/g, \"'\").replace(/&amp;/g, '&');\n"
+	"class El {\n"
+	"\tconstructor(tag, attrs) { Object.assign(this, { tagName: tag, attrs, kids: [], parent: null, text: '', style: {}, cls: new Set() });\n"
+	"\t\tconst c = this.cls; this.classList = { toggle: (n, on) => (on ? c.add(n) : c.delete(n)) }; }\n"
+	"\tgetAttribute(a) { return a in this.attrs ? this.attrs[a] : null; }\n"
+	"\tsetAttribute(a, v) { this.attrs[a] = String(v); }\n"
+	"\tget id() { return this.attrs.id || ''; }\n"
+	"\tget children() { return this.kids; }\n"
+	"\tget firstElementChild() { return this.kids[0] || null; }\n"
+	"\tget nextElementSibling() { const s = this.parent.kids; return s[s.indexOf(this) + 1] || null; }\n"
+	"\tget textContent() { return this.text + this.kids.map(k => k.textContent).join(''); }\n"
+	"\tset textContent(v) { this.text = String(v); this.kids = []; }\n"
+	"\tappendChild(k) { k.parent = this; this.kids.push(k); return k; }\n"
+	"\tclosest(tag) { let e = this; while (e && e.tagName !== tag) e = e.parent; return e; }\n"
+	"}\n"
+	"let root = null, open = [], m;\n"
+	"const body = src.replace(/<\\?xml[^>]*\\?>/, '').replace(/<script[\\s\\S]*<\\/script>/, '');\n"
+	"const re = /<(\\/?)([a-zA-Z]+)((?:\\s+[\\w:-]+=\"[^\"]*\")*)\\s*(\\/?)>|([^<]+)/g;\n"
+	"while ((m = re.exec(body))) {\n"
+	"\tif (m[5] !== undefined) { if (open.length) open[open.length - 1].text += unesc(m[5]); continue; }\n"
+	"\tif (m[1]) { open.pop(); continue; }\n"
+	"\tconst attrs = {};\n"
+	"\tm[3].replace(/([\\w:-]+)=\"([^\"]*)\"/g, (_, k, v) => { attrs[k] = unesc(v); });\n"
+	"\tconst e = new El(m[2], attrs);\n"
+	"\tif (open.length) open[open.length - 1].appendChild(e); else root = e;\n"
+	"\tif (!m[4]) open.push(e);\n"
+	"}\n"
+	"const ids = {}, on = {};\n"
+	"(function walk(e) { if (e.attrs.id) ids[e.attrs.id] = e; e.kids.forEach(walk); })(root);\n"
+	"root.addEventListener = (t, f) => { on[t] = f; };\n"
+	"let answer = null, url = '';\n"
+	"global.document = { documentElement: root, getElementById: id => ids[id] || null,\n"
+	"\tcreateElementNS: (ns, tag) => new El(tag, {}), addEventListener: (t, f) => { on['doc' + t] = f; } };\n"
+	"global.window = { alert: msg => { throw new Error(msg); }, prompt: () => answer };\n"
+	"global.location = { search: '', pathname: '/graph.svg' };\n"
+	"global.history = { replaceState: (a, b, u) => { url = u; } };\n"
+	"eval(src.match(/<!\\[CDATA\\[([\\s\\S]*?)\\]\\]>/)[1]);\n"
+	"\n"
+	"let failed = 0;\n"
+	"const check = (ok, what) => { if (!ok) { console.log('FAIL: ' + what); failed++; } };\n"
+	"const frames = ids.frames.kids, rect = g => g.kids[1], W = +root.attrs.width;\n"
+	"const name = g => { const t = g.kids[0].textContent; return t.slice(0, t.lastIndexOf(' (')); };\n"
+	"const find = n => frames.find(g => name(g) === n);\n"
+	"const search = rx => { answer = rx; on.dockeydown({ key: '/', preventDefault() {} }); return ids.matched.textContent; };\n"
+	"const statics = frames.map(g => [+rect(g).attrs.x, +rect(g).attrs.width]);\n"
+	"const laidOut = () => frames.every((g, i) => Math.abs(rect(g).attrs.x - statics[i][0]) < 0.06 &&\n"
+	"\tMath.abs(rect(g).attrs.width - statics[i][1]) < 0.06);\n"
+	"\n"
+	"on.click({ target: rect(frames[0]) }); // a click on the root lays out from sample offsets\n"
+	"check(laidOut(), 'layout from sample offsets matches the static layout');\n"
+	"check(search('spin') === 'Matched: 40.0%', 'nested matches count once: ' + ids.matched.textContent);\n"
+	"check(rect(find('spin')).attrs.fill === '#e600e6' && rect(find('idle')).attrs.fill !== '#e600e6', 'highlight');\n"
+	"check(url === '?s=spin', 'search kept in the URL: ' + url);\n"
+	"check(search('^(parse|lex)$') === 'Matched: 40.0%', 'parse/lex: ' + ids.matched.textContent);\n"
+	"on.dockeydown({ key: 'Escape' });\n"
+	"check(ids.matched.textContent === '' && rect(find('spin')).attrs.fill !== '#e600e6', 'Escape clears');\n"
+	"\n"
+	"const work = find('work');\n"
+	"on.click({ target: rect(work) });\n"
+	"check(+rect(work).attrs.x === 10 && +rect(work).attrs.width === W - 20, 'zoomed frame spans the width');\n"
+	"check(find('app').cls.has('up') && +rect(find('app')).attrs.width === W - 20, 'ancestors span the width');\n"
+	"check(find('idle').style.display === 'none' && find('parse').style.display === 'none', 'others hidden');\n"
+	"check(find('spin').style.display !== 'none' && +rect(find('spin')).attrs.width === W - 20, 'child rescaled');\n"
+	"check(find('spin').kids[2] && find('spin').kids[2].textContent === 'spin', 'label recomputed');\n"
+	"check(url === '?x=60&y=3', 'zoom kept in the URL: ' + url);\n"
+	"on.click({ target: ids.reset });\n"
+	"check(frames.every(g => g.style.display !== 'none') && laidOut(), 'Reset Zoom restores the graph');\n"
+	"console.log(failed ? failed + ' failed' : 'ok');\n"
+	"process.exit(failed ? 1 : 0);\n";
+
+static void add_path(struct profile *p, const char *stack, uint64_t count)
+{
+	struct frame f[16];
+	char buf[256];
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", stack);
+	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
+		f[n].name = tok;
+		f[n].kind = n ? FRAME_USER : FRAME_PROCESS;
+		n++;
+	}
+	assert_int_equal(profile_add(p, f, n, count), 0);
+}
+
+/* Runs the embedded script under node on the graph; true when it passes. */
+static bool script_behaves(const char *svg)
+{
+	char svg_path[] = "/tmp/test_svg_XXXXXX", js_path[] = "/tmp/test_svg_js_XXXXXX";
+	char cmd[160];
+	int svg_fd = mkstemp(svg_path), js_fd = mkstemp(js_path), rc;
+
+	assert_true(svg_fd >= 0 && js_fd >= 0);
+	assert_int_equal(write(svg_fd, svg, strlen(svg)), (ssize_t)strlen(svg));
+	assert_int_equal(write(js_fd, dom_check_js, strlen(dom_check_js)),
+			 (ssize_t)strlen(dom_check_js));
+	close(svg_fd);
+	close(js_fd);
+	snprintf(cmd, sizeof(cmd), "node %s %s", js_path, svg_path);
+	rc = system(cmd);
+	unlink(svg_path);
+	unlink(js_path);
+	return rc == 0;
+}
+
+/*
+ * 100 samples; "spin" is in 40 of them, 5 of those twice (recursion), so a
+ * script that summed every matched frame would say 45%. "work" starts at
+ * sample 60 (after idle 20 and parse 40) at depth 3.
+ */
+static void test_script_searches_zooms_and_resets_in_samples(void **state)
+{
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg;
+
+	(void)state;
+	add_path(p, "app;main;parse;lex", 30);
+	add_path(p, "app;main;parse", 10);
+	add_path(p, "app;main;work;spin", 25);
+	add_path(p, "app;main;work;spin;spin", 5);
+	add_path(p, "app;main;idle", 20);
+	add_path(p, "app;other;spin", 10);
+	svg_options_init(&opts);
+	for (opts.inverted = 0; opts.inverted <= 1; opts.inverted++) {
+		svg = render(p, &opts);
+		assert_true(script_behaves(svg));
+		free(svg);
+	}
+	profile_free(p);
+}
+
+
 static void test_empty_profile_says_no_samples(void **state)
 {
 	struct profile *p = profile_new();
@@ -389,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_hostile_names_stay_well_formed_and_inert),
 		cmocka_unit_test(test_huge_name_is_cut_in_the_label),
 		cmocka_unit_test(test_multibyte_labels_are_cut_between_characters),
+		cmocka_unit_test(test_script_searches_zooms_and_resets_in_samples),
 		cmocka_unit_test(test_empty_profile_says_no_samples),
 		cmocka_unit_test(test_root_at_bottom_or_top_when_inverted),
 		cmocka_unit_test(test_colours_are_stable_per_name_and_differ_by_kind),
