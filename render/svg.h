@@ -25,9 +25,15 @@ struct svg_options {
 	int inverted;	      /* icicle: root at the top */
 };
 
+/* Defaults for every field. Start from this rather than from zeros: a zero
+ * min_width draws every frame, however narrow, and the file grows with it. */
 void svg_options_init(struct svg_options *opts);
 
-/* Writes the graph. Returns 0 or a negative errno from the stream. */
+/*
+ * Writes the graph; opts may be NULL for the defaults. A profile without
+ * samples still gives a valid SVG that says "no samples". Returns 0,
+ * -ENOMEM (before anything is written), or a negative errno from the stream.
+ */
 int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts);
 
 #endif
