@@ -4,7 +4,9 @@
  * The cache is a flat array searched linearly: at the default of 64
  * entries a search compares a few hundred bytes, far less than the work
  * of one cache miss, and it needs no hash table to keep in step. Recency
- * is a counter stamped on each use; eviction picks the oldest stamp.
+ * is a counter stamped on each use; eviction picks the oldest stamp among
+ * the entries nobody holds. When every entry is held the array grows: the
+ * holders (process records) are bounded, so the growth is too.
  */
 #include "symbolizer/elfcache.h"
 
@@ -23,11 +25,12 @@ struct elfcache_entry {
 	char *path; /* NULL unless the path is part of the key */
 	struct elfsym *elf;
 	uint64_t used; /* stamp of the last use */
+	uint32_t holds;
 };
 
 struct elfcache {
 	struct elfcache_entry *entries;
-	size_t nr, max;
+	size_t nr, cap, max;
 	uint64_t clock;
 	uint64_t hits, misses;
 };
@@ -44,7 +47,8 @@ struct elfcache *elfcache_new(size_t max)
 	if (!cache)
 		return NULL;
 	cache->max = max ? max : ELFCACHE_DEFAULT_MAX;
-	cache->entries = calloc(cache->max, sizeof(*cache->entries));
+	cache->cap = cache->max;
+	cache->entries = calloc(cache->cap, sizeof(*cache->entries));
 	if (!cache->entries) {
 		free(cache);
 		return NULL;
@@ -108,15 +112,31 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 			return -ENOMEM;
 		}
 	}
-	if (cache->nr < cache->max) {
-		slot = &cache->entries[cache->nr++];
-	} else {
-		slot = &cache->entries[0];
-		for (size_t i = 1; i < cache->nr; i++)
-			if (cache->entries[i].used < slot->used)
-				slot = &cache->entries[i];
-		entry_clear(slot);
+	slot = NULL;
+	if (cache->nr >= cache->max) {
+		for (size_t i = 0; i < cache->nr; i++) {
+			struct elfcache_entry *e = &cache->entries[i];
+
+			if (!e->holds && (!slot || e->used < slot->used))
+				slot = e;
+		}
+		if (slot)
+			entry_clear(slot);
 	}
+	if (!slot && cache->nr == cache->cap) {
+		size_t cap = cache->cap * 2;
+		struct elfcache_entry *entries = realloc(cache->entries, cap * sizeof(*entries));
+
+		if (!entries) {
+			free(path);
+			elfsym_free(elf);
+			return -ENOMEM;
+		}
+		cache->entries = entries;
+		cache->cap = cap;
+	}
+	if (!slot)
+		slot = &cache->entries[cache->nr++];
 	*slot = (struct elfcache_entry){
 	    .dev_major = key->dev_major,
 	    .dev_minor = key->dev_minor,
@@ -129,9 +149,64 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 	return 0;
 }
 
+static struct elfcache_entry *entry_of(struct elfcache *cache, const struct elfsym *elf)
+{
+	for (size_t i = 0; i < cache->nr; i++)
+		if (cache->entries[i].elf == elf)
+			return &cache->entries[i];
+	return NULL;
+}
+
+int elfcache_hold(struct elfcache *cache, const struct elfsym *elf)
+{
+	struct elfcache_entry *e;
+
+	if (!elf)
+		return 0;
+	e = entry_of(cache, elf);
+	if (!e)
+		return -ENOENT;
+	e->holds++;
+	return 0;
+}
+
+void elfcache_release(struct elfcache *cache, const struct elfsym *elf)
+{
+	struct elfcache_entry *e;
+
+	if (!elf)
+		return;
+	e = entry_of(cache, elf);
+	if (e && e->holds)
+		e->holds--;
+}
+
+void elfcache_trim(struct elfcache *cache)
+{
+	while (cache->nr > cache->max) {
+		struct elfcache_entry *oldest = NULL;
+
+		for (size_t i = 0; i < cache->nr; i++) {
+			struct elfcache_entry *e = &cache->entries[i];
+
+			if (!e->holds && (!oldest || e->used < oldest->used))
+				oldest = e;
+		}
+		if (!oldest)
+			return;
+		entry_clear(oldest);
+		/* Tables live on the heap: moving the last entry moves no table. */
+		*oldest = cache->entries[--cache->nr];
+		memset(&cache->entries[cache->nr], 0, sizeof(*oldest));
+	}
+}
+
 void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats)
 {
 	stats->hits = cache->hits;
 	stats->misses = cache->misses;
 	stats->cached = cache->nr;
+	stats->held = 0;
+	for (size_t i = 0; i < cache->nr; i++)
+		stats->held += cache->entries[i].holds != 0;
 }

@@ -6,9 +6,12 @@
  * inode its maps line gives, not by path: one path may name different
  * files in different mount namespaces, or before and after an upgrade.
  * For a deleted file or one without an inode the path joins the key.
- * The cache holds at most max tables and drops the least recently used.
- * Files that could not be read are remembered too, so a bad file is not
- * opened again for every sample.
+ * The cache holds at most max tables it may drop, and drops the least
+ * recently used. A table a process record holds (elfcache_hold) is never
+ * dropped: a process that has exited can no longer be read again, so its
+ * tables stay until its record lets them go, and the cache grows past max
+ * for them. Files that could not be read are remembered too, so a bad
+ * file is not opened again for every sample.
  */
 #ifndef EBPROF_SYMBOLIZER_ELFCACHE_H
 #define EBPROF_SYMBOLIZER_ELFCACHE_H
@@ -43,14 +46,26 @@ bool elfcache_get(struct elfcache *cache, const struct elfcache_key *key,
 
 /*
  * Stores elf (may be NULL: the file is unreadable) for key, taking
- * ownership of it, and drops the least recently used entry if the cache
- * is full. Returns 0, or -ENOMEM (elf is then freed).
+ * ownership of it, and drops the least recently used entry nobody holds
+ * if the cache is full. Returns 0, or -ENOMEM (elf is then freed).
  */
 int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct elfsym *elf);
 
+/*
+ * Holds the cached table elf (from elfcache_get or elfcache_put) so that
+ * it is not dropped, and keeps it valid, until as many elfcache_release()
+ * calls. elf NULL is ignored. Returns 0, or -ENOENT for a table not cached.
+ */
+int elfcache_hold(struct elfcache *cache, const struct elfsym *elf);
+void elfcache_release(struct elfcache *cache, const struct elfsym *elf);
+
+/* Drops least recently used tables nobody holds until at most max are kept. */
+void elfcache_trim(struct elfcache *cache);
+
 struct elfcache_stats {
 	uint64_t hits, misses;
-	uint64_t cached; /* entries held now, unreadable files included */
+	uint64_t cached; /* entries kept now, unreadable files included */
+	uint64_t held;	 /* of those, entries some process record holds */
 };
 
 void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats);

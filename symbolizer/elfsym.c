@@ -257,45 +257,38 @@ static int build(struct elfsym *elf, struct reader *r)
  * past the end of a truncated file; we would then load an empty table
  * and name every address "[file+0xoff]". Say the file is broken instead.
  */
-static int check_size(Elf *e, int fd)
+static int check_size(Elf *e, uint64_t file_size)
 {
 	GElf_Ehdr eh;
-	struct stat st;
 	uint64_t table_end;
 
-	if (!gelf_getehdr(e, &eh) || fstat(fd, &st))
+	if (!gelf_getehdr(e, &eh))
 		return -ENOEXEC;
 	if (!eh.e_shoff)
 		return 0;
 	table_end = eh.e_shoff + (uint64_t)eh.e_shnum * eh.e_shentsize;
-	if (table_end < eh.e_shoff || table_end > (uint64_t)st.st_size)
+	if (table_end < eh.e_shoff || table_end > file_size)
 		return -ENOEXEC;
 	return 0;
 }
 
-int elfsym_open_fd(int fd, struct elfsym **out)
+/* Reads the table from e, a file or image of file_size bytes; takes e. */
+static int open_elf(Elf *e, uint64_t file_size, struct elfsym **out)
 {
 	struct reader r = {0};
 	struct elfsym *elf;
-	Elf *e;
 	int err;
 
-	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
 	elf = calloc(1, sizeof(*elf));
-	if (!elf)
-		return -ENOMEM;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e) {
-		err = -ENOEXEC;
-		goto err_free;
+	if (!elf) {
+		err = -ENOMEM;
+		goto err_end;
 	}
 	if (elf_kind(e) != ELF_K_ELF) {
 		err = -ENOEXEC;
 		goto err_end;
 	}
-	err = check_size(e, fd);
+	err = check_size(e, file_size);
 	if (err)
 		goto err_end;
 	err = read_segments(e, elf);
@@ -317,8 +310,45 @@ err_end:
 	elf_end(e);
 	free(r.syms);
 	free(r.pool);
-err_free:
 	elfsym_free(elf);
+	return err;
+}
+
+int elfsym_open_fd(int fd, struct elfsym **out)
+{
+	struct stat st;
+	Elf *e;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE || fstat(fd, &st))
+		return -ENOEXEC;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -ENOEXEC;
+	return open_elf(e, (uint64_t)st.st_size, out);
+}
+
+int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
+{
+	char *copy;
+	Elf *e;
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	/* libelf wants a writable buffer; the table keeps nothing of it. */
+	copy = malloc(size ? size : 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, size);
+	e = elf_memory(copy, size);
+	if (!e) {
+		free(copy);
+		return -ENOEXEC;
+	}
+	err = open_elf(e, size, out);
+	free(copy);
 	return err;
 }
 

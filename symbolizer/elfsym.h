@@ -40,6 +40,12 @@ struct elfsym_segment {
  */
 int elfsym_open_fd(int fd, struct elfsym **out);
 
+/*
+ * As elfsym_open_fd(), from an ELF image of size bytes in memory (the
+ * vDSO). The image is copied while reading and stays the caller's.
+ */
+int elfsym_open_mem(const void *image, size_t size, struct elfsym **out);
+
 /* As elfsym_open_fd(), by path; -errno from open() when that fails. */
 int elfsym_open(const char *path, struct elfsym **out);
 

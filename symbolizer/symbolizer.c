@@ -3,12 +3,23 @@
  *
  * The sampler hands over (tgid, comm, user ips, kernel ips) per distinct
  * stack at each drain. For the process we keep a record: its executable
- * mappings, its JIT perf map, and its start time (field 22 of
- * /proc/PID/stat), which tells a reused PID from the process we read
- * before. Records are checked once per drain, maps are read again at most
- * once per drain when an address falls outside every mapping (the process
- * mmapped something new), and records of exited processes are dropped only
- * at the end of a drain, so the samples they left in it still resolve.
+ * mappings, the symbol table of each mapped file (held in the ELF cache,
+ * so it outlives the process), its JIT perf map, and its start time
+ * (field 22 of /proc/PID/stat), which tells a reused PID from the process
+ * we read before. A record is made when the sampler first reports the
+ * process (symbolizer_track, early, while /proc still shows it) or at
+ * its first sample. Records are checked once per drain, maps are read
+ * again at most once per drain when an address falls outside every
+ * mapping (the process mmapped something new), and records of exited
+ * processes are dropped only at the end of a drain that used them (or the
+ * one after they were tracked), so the samples they left still resolve.
+ *
+ * Files are opened where the process sees them: /proc/PID/map_files/
+ * (deleted files, other mount namespaces), then /proc/PID/root/PATH, and
+ * only then our own PATH, accepted only if its device and inode match the
+ * mapping's. Perf maps are read from /proc/PID/root/tmp/perf-NSPID.map,
+ * NSPID being the process's PID in its own namespace. PIDs themselves are
+ * the host's, as the kernel reports them.
  *
  * A user address goes mapping -> ELF table (cached by file, elfcache_*)
  * -> symbol; then the JIT perf map; then "[file+0xoffset]" or "[unknown]".
@@ -23,13 +34,17 @@
  */
 #include "symbolizer/symbolizer.h"
 
+#include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "symbolizer/elfcache.h"
@@ -39,15 +54,27 @@
 #include "symbolizer/procmaps.h"
 
 #define PROC_BUCKETS 1024
+#define DEFAULT_MAX_PROCESSES 4096
+#define NEVER UINT64_MAX
 #define UNKNOWN_NAME "[unknown]"
+
+/* The symbol table of one mapping, loaded on first use and held in the ELF cache. */
+struct proc_elf {
+	const struct elfsym *elf; /* NULL: unreadable, or not tried yet */
+	bool tried;
+};
 
 struct proc {
 	uint32_t tgid;
-	uint64_t start_time;   /* clock ticks after boot; 0 when unread */
-	struct procmaps *maps; /* NULL when they could not be read */
-	struct perfmap *perfmap;
-	uint64_t checked_drain; /* drain in which start time and perf map were checked */
-	uint64_t maps_drain;	/* drain in which maps were last read */
+	uint64_t start_time;	 /* clock ticks after boot; 0 when unread */
+	struct procmaps *maps;	 /* NULL when they could not be read */
+	struct proc_elf *elfs;	 /* one per mapping of maps */
+	struct perfmap *perfmap; /* NULL until first read */
+	bool gone;		 /* seen exited (or its PID taken by another) */
+	uint64_t checked_drain;	 /* drain in which start time and perf map were checked */
+	uint64_t maps_drain;	 /* drain in which maps were last read */
+	uint64_t seen_drain;	 /* drain in which it was made or last tracked */
+	uint64_t used_drain;	 /* last drain whose samples it resolved; NEVER */
 	struct proc *next;
 };
 
@@ -57,8 +84,11 @@ struct symbolizer {
 	char *perfmap_dir;
 	struct ksyms *ksyms; /* NULL when kallsyms could not be read */
 	struct elfcache *elfs;
+	struct elfsym *vdso; /* our own vDSO's table; NULL when unreadable */
+	bool vdso_tried;
 	struct proc *procs[PROC_BUCKETS];
-	size_t nr_procs;
+	size_t nr_procs, max_procs;
+	uint64_t evicted;
 	uint64_t drain;
 	/* The names of the frames of the last call, and where each starts. */
 	char *names;
@@ -76,6 +106,9 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	    .proc_root = "/proc",
 	    .kallsyms = "/proc/kallsyms",
 	    .perfmap_dir = "/tmp",
+	    .raw_names = false,
+	    .debug_root = "/usr/lib/debug",
+	    .max_processes = 0,
 	};
 }
 
@@ -91,6 +124,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	if (!sym)
 		return NULL;
 	sym->addresses = config->addresses;
+	sym->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
 	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
 	sym->elfs = elfcache_new(config->elf_cache_max);
@@ -107,9 +141,21 @@ err_free:
 	return NULL;
 }
 
-static void proc_free(struct proc *proc)
+/* Lets go of the maps and the tables their mappings held. */
+static void proc_drop_maps(struct symbolizer *sym, struct proc *proc)
 {
+	if (proc->maps && proc->elfs)
+		for (size_t i = 0; i < procmaps_count(proc->maps); i++)
+			elfcache_release(sym->elfs, proc->elfs[i].elf);
+	free(proc->elfs);
+	proc->elfs = NULL;
 	procmaps_free(proc->maps);
+	proc->maps = NULL;
+}
+
+static void proc_free(struct symbolizer *sym, struct proc *proc)
+{
+	proc_drop_maps(sym, proc);
 	perfmap_free(proc->perfmap);
 	free(proc);
 }
@@ -123,11 +169,12 @@ void symbolizer_free(struct symbolizer *sym)
 
 		for (; proc; proc = next) {
 			next = proc->next;
-			proc_free(proc);
+			proc_free(sym, proc);
 		}
 	}
 	ksyms_free(sym->ksyms);
 	elfcache_free(sym->elfs);
+	elfsym_free(sym->vdso);
 	free(sym->proc_root);
 	free(sym->perfmap_dir);
 	free(sym->names);
@@ -166,75 +213,229 @@ static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
 	return start;
 }
 
+/*
+ * The process's PID in its own PID namespace (the last NSpid field of
+ * /proc/PID/status), which names its perf map; tgid itself when unknown.
+ */
+static uint32_t read_nspid(const struct symbolizer *sym, uint32_t tgid)
+{
+	char path[4096], *line = NULL;
+	size_t cap = 0;
+	uint32_t nspid = tgid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", sym->proc_root, tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return tgid;
+	while (getline(&line, &cap, f) > 0) {
+		const char *last;
+		unsigned long v;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		last = strrchr(line, '\t');
+		if (last && sscanf(last, "%lu", &v) == 1 && v && v <= UINT32_MAX)
+			nspid = (uint32_t)v;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return nspid;
+}
+
+/*
+ * Where the process's perf map is: inside its root (a container writes
+ * its own /tmp) under its own PID, when /proc shows us that root; else in
+ * perfmap_dir under the host PID (a test's fake /proc has no root).
+ */
+static void perfmap_path(const struct symbolizer *sym, uint32_t tgid, char *out, size_t size)
+{
+	char root[4096];
+	struct stat st;
+
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, tgid);
+	if (!stat(root, &st) && S_ISDIR(st.st_mode))
+		snprintf(out, size, "%s%s/perf-%" PRIu32 ".map", root, sym->perfmap_dir,
+			 read_nspid(sym, tgid));
+	else
+		snprintf(out, size, "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, tgid);
+}
+
 static void proc_read_maps(struct symbolizer *sym, struct proc *proc)
 {
 	char path[4096];
 	struct procmaps *maps;
+	struct proc_elf *elfs;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", sym->proc_root, proc->tgid);
 	proc->maps_drain = sym->drain;
 	/* A process gone before its first read keeps no maps; one read before keeps them. */
 	if (procmaps_load(path, &maps))
 		return;
-	procmaps_free(proc->maps);
+	elfs = calloc(procmaps_count(maps) ? procmaps_count(maps) : 1, sizeof(*elfs));
+	if (!elfs) {
+		procmaps_free(maps);
+		return;
+	}
+	proc_drop_maps(sym, proc);
 	proc->maps = maps;
+	proc->elfs = elfs;
 }
 
 /* Reads (again) what a record holds: a new process, or a reused PID. */
 static int proc_fill(struct symbolizer *sym, struct proc *proc, uint64_t start_time)
 {
-	char path[4096];
+	char path[4096 + 64];
 
-	procmaps_free(proc->maps);
-	proc->maps = NULL;
+	proc_drop_maps(sym, proc);
 	perfmap_free(proc->perfmap);
-	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, proc->tgid);
+	perfmap_path(sym, proc->tgid, path, sizeof(path));
 	proc->perfmap = perfmap_new(path);
 	if (!proc->perfmap)
 		return -ENOMEM;
 	proc->start_time = start_time;
+	proc->gone = !start_time;
 	proc->checked_drain = sym->drain;
+	proc->seen_drain = sym->drain;
 	perfmap_refresh(proc->perfmap);
 	proc_read_maps(sym, proc);
 	return 0;
 }
 
-/* The record for tgid, created or checked for PID reuse; NULL without memory. */
-static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid)
+static struct proc *proc_find(struct symbolizer *sym, uint32_t tgid)
+{
+	struct proc *proc;
+
+	for (proc = sym->procs[tgid % PROC_BUCKETS]; proc; proc = proc->next)
+		if (proc->tgid == tgid)
+			return proc;
+	return NULL;
+}
+
+static void proc_unlink(struct symbolizer *sym, struct proc *victim)
+{
+	struct proc **link = &sym->procs[victim->tgid % PROC_BUCKETS];
+
+	while (*link != victim)
+		link = &(*link)->next;
+	*link = victim->next;
+	proc_free(sym, victim);
+	sym->nr_procs--;
+}
+
+/* The drain a record was last of use in: made, tracked or sampled. */
+static uint64_t proc_last_use(const struct proc *proc)
+{
+	if (proc->used_drain != NEVER && proc->used_drain > proc->seen_drain)
+		return proc->used_drain;
+	return proc->seen_drain;
+}
+
+/*
+ * At the bound, drops the record of least use, a live process first (it
+ * can be read again) and an exited one only when all are exited.
+ */
+static void proc_make_room(struct symbolizer *sym)
+{
+	struct proc *victim = NULL;
+
+	if (sym->nr_procs < sym->max_procs)
+		return;
+	for (size_t i = 0; i < PROC_BUCKETS; i++)
+		for (struct proc *proc = sym->procs[i]; proc; proc = proc->next) {
+			if (!victim || (victim->gone && !proc->gone) ||
+			    (victim->gone == proc->gone &&
+			     proc_last_use(proc) < proc_last_use(victim)))
+				victim = proc;
+		}
+	if (victim) {
+		proc_unlink(sym, victim);
+		sym->evicted++;
+	}
+}
+
+static struct proc *proc_create(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
 {
 	struct proc **bucket = &sym->procs[tgid % PROC_BUCKETS];
 	struct proc *proc;
-	uint64_t start_time;
 
-	for (proc = *bucket; proc; proc = proc->next)
-		if (proc->tgid == tgid)
-			break;
-	if (proc && proc->checked_drain == sym->drain)
-		return proc;
-	start_time = read_start_time(sym, tgid);
-	if (proc) {
-		proc->checked_drain = sym->drain;
-		/* Start time 0: the process is gone; keep what we read while it ran. */
-		if (start_time && start_time != proc->start_time) {
-			if (proc_fill(sym, proc, start_time))
-				return NULL;
-		} else {
-			perfmap_refresh(proc->perfmap);
-		}
-		return proc;
-	}
+	proc_make_room(sym);
 	proc = calloc(1, sizeof(*proc));
 	if (!proc)
 		return NULL;
 	proc->tgid = tgid;
+	proc->used_drain = NEVER;
 	if (proc_fill(sym, proc, start_time)) {
-		proc_free(proc);
+		proc_free(sym, proc);
 		return NULL;
 	}
 	proc->next = *bucket;
 	*bucket = proc;
 	sym->nr_procs++;
 	return proc;
+}
+
+/* The record for tgid, created or checked for PID reuse; NULL without memory. */
+static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid)
+{
+	struct proc *proc = proc_find(sym, tgid);
+	uint64_t start_time;
+
+	if (proc && proc->checked_drain == sym->drain)
+		return proc;
+	start_time = read_start_time(sym, tgid);
+	if (!proc)
+		return proc_create(sym, tgid, start_time);
+	proc->checked_drain = sym->drain;
+	if (!start_time) {
+		/* Gone: keep what we read while it ran. */
+		proc->gone = true;
+	} else if (start_time != proc->start_time) {
+		/* A new process under an old PID: nothing of the old one carries over. */
+		if (proc_fill(sym, proc, start_time))
+			return NULL;
+		proc->used_drain = NEVER;
+	} else {
+		perfmap_refresh(proc->perfmap);
+	}
+	return proc;
+}
+
+/* Loads and holds the symbol table of mapping i of proc, once. */
+static const struct elfsym *proc_elf(struct symbolizer *sym, struct proc *proc, size_t i);
+
+int symbolizer_track(struct symbolizer *sym, uint32_t tgid)
+{
+	uint64_t start_time = read_start_time(sym, tgid);
+	struct proc *proc = proc_find(sym, tgid);
+
+	if (!start_time) {
+		if (proc)
+			proc->gone = true;
+		return -ESRCH;
+	}
+	if (!proc) {
+		proc = proc_create(sym, tgid, start_time);
+		if (!proc)
+			return -ENOMEM;
+	} else if (proc->start_time != start_time) {
+		/* A new process under an old PID: nothing of the old one carries over. */
+		if (proc_fill(sym, proc, start_time))
+			return -ENOMEM;
+		proc->used_drain = NEVER;
+	} else {
+		/* The same process, perhaps after an exec: its mappings now. */
+		proc->seen_drain = sym->drain;
+		proc->checked_drain = sym->drain;
+		proc_read_maps(sym, proc);
+		perfmap_refresh(proc->perfmap);
+	}
+	if (!proc->maps)
+		return proc->gone ? -ESRCH : 0;
+	for (size_t i = 0; i < procmaps_count(proc->maps); i++)
+		proc_elf(sym, proc, i);
+	return 0;
 }
 
 /* Appends a formatted name to the per-call buffer; returns its offset or SIZE_MAX. */
@@ -308,12 +509,28 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+/* Opens path if it is the mapping's file (same device and inode); -errno. */
+static int open_checked(const char *path, const struct procmaps_mapping *m)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
+	    minor(st.st_dev) != m->dev_minor) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
 /* Opens a mapping's file where the process sees it; -errno of the last try. */
 static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct procmaps_mapping *m,
 		    struct elfsym **elf)
 {
 	char path[4096 + 64];
-	int err;
+	int err, fd;
 
 	/* map_files/ reaches deleted files and files in other mount namespaces. */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
@@ -325,7 +542,19 @@ static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct pr
 	err = elfsym_open(path, elf);
 	if (!err || err == -ENOEXEC)
 		return err;
-	return elfsym_open(m->path, elf);
+	/*
+	 * The process is gone, or hides its root from us. The same path here
+	 * may be another file (a container's /usr/bin/app is not ours): only
+	 * the very file it mapped will do.
+	 */
+	if (m->deleted)
+		return err;
+	fd = open_checked(m->path, m);
+	if (fd < 0)
+		return fd;
+	err = elfsym_open_fd(fd, elf);
+	close(fd);
+	return err;
 }
 
 static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
@@ -348,6 +577,51 @@ static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
 	if (elfcache_put(sym->elfs, &key, elf))
 		return NULL;
 	return elf;
+}
+
+static const struct elfsym *proc_elf(struct symbolizer *sym, struct proc *proc, size_t i)
+{
+	const struct procmaps_mapping *m = procmaps_at(proc->maps, i);
+	struct proc_elf *pe = &proc->elfs[i];
+
+	if (pe->tried)
+		return pe->elf;
+	pe->tried = true;
+	if (!m->path_len || procmaps_is_special(m))
+		return NULL;
+	pe->elf = elf_for(sym, proc->tgid, m);
+	if (elfcache_hold(sym->elfs, pe->elf))
+		pe->elf = NULL;
+	return pe->elf;
+}
+
+/*
+ * Our own vDSO, which is the one every process on this kernel maps (the
+ * kernel has one image per ABI). Its size is where its section headers
+ * or its last segment end, whichever is further.
+ */
+static const struct elfsym *vdso_elf(struct symbolizer *sym)
+{
+	const Elf64_Ehdr *eh;
+	uint64_t size;
+
+	if (sym->vdso_tried)
+		return sym->vdso;
+	sym->vdso_tried = true;
+	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	for (unsigned int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph =
+		    (const Elf64_Phdr *)((const char *)eh + eh->e_phoff + i * eh->e_phentsize);
+
+		if (ph->p_offset + ph->p_filesz > size)
+			size = ph->p_offset + ph->p_filesz;
+	}
+	if (elfsym_open_mem(eh, size, &sym->vdso))
+		sym->vdso = NULL;
+	return sym->vdso;
 }
 
 /* Tries the JIT perf map; true when it named the address. */
@@ -377,22 +651,25 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	const struct elfsym_symbol *s;
 	const struct elfsym *elf;
 	uint64_t file_offset, vaddr, offset;
+	size_t index = 0;
 
 	if (proc->maps)
-		m = procmaps_find(proc->maps, addr, NULL);
-	if (!m && proc->maps_drain != sym->drain) {
+		m = procmaps_find(proc->maps, addr, &index);
+	if (!m && !proc->gone && proc->maps_drain != sym->drain) {
 		proc_read_maps(sym, proc);
 		if (proc->maps)
-			m = procmaps_find(proc->maps, addr, NULL);
+			m = procmaps_find(proc->maps, addr, &index);
 	}
-	if (!m || !m->path_len || procmaps_is_special(m)) {
+	if (!m) {
 		if (!emit_jit(sym, out, proc, addr, adjust))
-			emit(sym, out, FRAME_UNKNOWN,
-			     names_add(sym, "%s", m && m->path_len ? m->path : UNKNOWN_NAME));
+			emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
 		return;
 	}
 	file_offset = addr - m->start + m->pgoff;
-	elf = elf_for(sym, proc->tgid, m);
+	if (!strcmp(m->path, "[vdso]"))
+		elf = vdso_elf(sym);
+	else
+		elf = proc_elf(sym, proc, index);
 	if (elf && !elfsym_offset_to_vaddr(elf, file_offset, &vaddr)) {
 		s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
@@ -402,8 +679,16 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	}
 	if (emit_jit(sym, out, proc, addr, adjust))
 		return;
-	emit(sym, out, FRAME_UNKNOWN,
-	     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path), file_offset + adjust));
+	if (!m->path_len)
+		/* JIT code the runtime has not (yet) written to its perf map, or none. */
+		emit(sym, out, FRAME_UNKNOWN,
+		     names_add(sym, perfmap_count(proc->perfmap) ? "[jit]" : "[anon]"));
+	else if (procmaps_is_special(m))
+		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
+	else
+		emit(sym, out, FRAME_UNKNOWN,
+		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),
+			       file_offset + adjust));
 }
 
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
@@ -465,6 +750,8 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 	if (n_uips) {
 		struct proc *proc = proc_get(sym, tgid);
 
+		if (proc)
+			proc->used_drain = sym->drain;
 		for (size_t i = n_uips; i-- > 0;) {
 			uint64_t adjust = i > 0 && uips[i] ? 1 : 0;
 
@@ -495,25 +782,31 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 
 void symbolizer_end_drain(struct symbolizer *sym)
 {
-	char path[4096];
-
 	for (size_t i = 0; i < PROC_BUCKETS; i++) {
-		struct proc **link = &sym->procs[i];
+		struct proc *proc = sym->procs[i], *next;
 
-		while (*link) {
-			struct proc *proc = *link;
-			struct stat st;
+		for (; proc; proc = next) {
+			uint64_t start_time = read_start_time(sym, proc->tgid);
 
-			snprintf(path, sizeof(path), "%s/%" PRIu32, sym->proc_root, proc->tgid);
-			if (stat(path, &st) && errno == ENOENT) {
-				*link = proc->next;
-				proc_free(proc);
-				sym->nr_procs--;
+			next = proc->next;
+			if (start_time && start_time != proc->start_time) {
+				/* Its PID is another process's now, which must not get its symbols.
+				 */
+				proc_unlink(sym, proc);
 				continue;
 			}
-			link = &proc->next;
+			proc->gone = !start_time;
+			/*
+			 * An exited process's samples come in the drain after
+			 * it was tracked at the latest; once a drain has used
+			 * its record, or that drain has passed, let it go.
+			 */
+			if (proc->gone &&
+			    (proc->used_drain == sym->drain || proc->seen_drain < sym->drain))
+				proc_unlink(sym, proc);
 		}
 	}
+	elfcache_trim(sym->elfs);
 	sym->drain++;
 }
 
@@ -521,6 +814,11 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 {
 	struct elfcache_stats cache;
 
+	uint64_t exited = 0;
+
+	for (size_t i = 0; i < PROC_BUCKETS; i++)
+		for (const struct proc *proc = sym->procs[i]; proc; proc = proc->next)
+			exited += proc->gone;
 	elfcache_stats(sym->elfs, &cache);
 	*stats = (struct symbolizer_stats){
 	    .frames = sym->frames,
@@ -530,5 +828,8 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .elf_cached = cache.cached,
 	    .processes = sym->nr_procs,
 	    .kernel_hidden = sym->ksyms && ksyms_hidden(sym->ksyms),
+	    .exited = exited,
+	    .evicted = sym->evicted,
+	    .elf_held = cache.held,
 	};
 }

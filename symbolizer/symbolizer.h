@@ -3,9 +3,10 @@
  *
  * This is the facade over the symbol sources: kallsyms (ksyms_*), a
  * process's mappings (procmaps_*), ELF symbol tables (elfsym_*, cached by
- * device and inode) and JIT perf maps (perfmap_*). It keeps a small record
- * per process seen, refreshed when the process's start time shows the PID
- * was reused. Nothing here knows about BPF or collectd.
+ * device and inode) and JIT perf maps (perfmap_*), with separate debug
+ * files (debuginfo_*) and demangling (demangle_*). It keeps a small record
+ * per process seen or tracked, refreshed when the process's start time
+ * shows the PID was reused. Nothing here knows about BPF or collectd.
  */
 #ifndef EBPROF_SYMBOLIZER_SYMBOLIZER_H
 #define EBPROF_SYMBOLIZER_SYMBOLIZER_H
@@ -24,6 +25,9 @@ struct symbolizer_config {
 	const char *proc_root;	 /* "/proc" unless a test points elsewhere */
 	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" unless a test points elsewhere */
+	bool raw_names;		 /* keep mangled C++ and Rust names as the files give them */
+	const char *debug_root;	 /* separate debug files: "/usr/lib/debug"; "" for none */
+	size_t max_processes;	 /* process records kept; 0: default (4096) */
 };
 
 void symbolizer_config_init(struct symbolizer_config *config);
@@ -40,10 +44,15 @@ void symbolizer_free(struct symbolizer *sym);
  * Writes at most cap frames and returns how many it wrote. Frame names are
  * owned by the symbolizer and stay valid until the next call on sym.
  *
- * Names: FRAME_USER and FRAME_KERNEL frames are function names, FRAME_JIT
- * the perf map's name. FRAME_UNKNOWN frames are "[file+0xoffset]" (an
- * address in a file but in no function; the offset is a file offset),
- * "[vdso]"-like special mappings, or "[unknown]". When kptr_restrict hides
+ * Names: FRAME_USER and FRAME_KERNEL frames are function names (C++ and
+ * Rust names demangled as c++filt prints them, unless raw_names),
+ * FRAME_JIT the perf map's name; vDSO functions are FRAME_USER frames.
+ * FRAME_UNKNOWN frames are "[file+0xoffset]" (an address in a file but in
+ * no function; the offset is a file offset), "[heap]", "[stack]" and
+ * other special mappings by their names, "[jit]" for anonymous executable
+ * memory of a process with a perf map that does not name the address,
+ * "[anon]" for anonymous executable memory of one without, or
+ * "[unknown]" (an address in no mapping). When kptr_restrict hides
  * kernel addresses (stats.kernel_hidden) the kernel part of every stack is
  * one FRAME_KERNEL frame named "[kernel]"; the caller should warn once.
  */
@@ -52,8 +61,28 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			struct frame *out, size_t cap);
 
 /*
- * Marks the end of a drain: forgets processes that have exited and trims
- * the caches to their bounds.
+ * Snapshots process tgid now, for a process that may exit before its
+ * samples are drained (compilers in a build, shell pipelines): reads its
+ * start time and mappings, and loads the symbol table of every mapped
+ * file while /proc/PID/map_files/ still reaches it. Frames of that
+ * process then resolve after it has exited, until the end of the first
+ * drain after it exited that resolved them (or of the drain after the
+ * one it was tracked in, if none did). Calling it again for a live
+ * process re-reads its mappings (call it after an exec); for a reused PID
+ * (another start time) it replaces the old record, so the new process
+ * never gets the old one's symbols.
+ *
+ * Memory is bounded by max_processes records; beyond it the record used
+ * least recently is dropped (a live process is simply read again when
+ * next sampled). Returns 0, -ESRCH when the process is already gone, or
+ * -ENOMEM.
+ */
+int symbolizer_track(struct symbolizer *sym, uint32_t tgid);
+
+/*
+ * Marks the end of a drain: forgets processes that have exited and whose
+ * samples had their chance (see symbolizer_track), and trims the caches
+ * to their bounds.
  */
 void symbolizer_end_drain(struct symbolizer *sym);
 
@@ -65,6 +94,9 @@ struct symbolizer_stats {
 	uint64_t elf_cached; /* ELF tables held now */
 	uint64_t processes;  /* process records held now */
 	bool kernel_hidden;  /* kptr_restrict hides kernel addresses */
+	uint64_t exited;     /* of processes, those that have exited (kept for their samples) */
+	uint64_t evicted;    /* records dropped at the max_processes bound, ever */
+	uint64_t elf_held;   /* ELF tables held by process records now */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

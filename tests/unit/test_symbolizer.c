@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gelf.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -65,33 +67,50 @@ static void world_path(const struct world *w, char *out, size_t size, const char
 	snprintf(out, size, "%s/%s", w->root, name);
 }
 
-/* Gives the fake process FAKE_PID a start time and a maps file. */
-static void fake_process(const struct world *w, unsigned long long start_time, const char *maps)
+/* Gives the fake process pid a start time and a maps file. */
+static void fake_pid(const struct world *w, int pid, unsigned long long start_time,
+		     const char *maps)
 {
-	char path[256], stat_line[512];
+	char path[256], name[64], stat_line[512];
 
-	world_path(w, path, sizeof(path), "4242");
+	snprintf(name, sizeof(name), "%d", pid);
+	world_path(w, path, sizeof(path), name);
 	mkdir(path, 0755);
 	snprintf(stat_line, sizeof(stat_line),
-		 "4242 (we ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 %llu "
+		 "%d (we ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 0 0 0 0 20 0 1 0 %llu "
 		 "1000000 100 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
-		 start_time);
-	world_path(w, path, sizeof(path), "4242/stat");
+		 pid, start_time);
+	snprintf(name, sizeof(name), "%d/stat", pid);
+	world_path(w, path, sizeof(path), name);
 	write_file(path, stat_line);
-	world_path(w, path, sizeof(path), "4242/maps");
+	snprintf(name, sizeof(name), "%d/maps", pid);
+	world_path(w, path, sizeof(path), name);
 	write_file(path, maps);
+}
+
+static void fake_pid_exit(const struct world *w, int pid)
+{
+	char path[256], name[64];
+
+	snprintf(name, sizeof(name), "%d/stat", pid);
+	world_path(w, path, sizeof(path), name);
+	unlink(path);
+	snprintf(name, sizeof(name), "%d/maps", pid);
+	world_path(w, path, sizeof(path), name);
+	unlink(path);
+	snprintf(name, sizeof(name), "%d", pid);
+	world_path(w, path, sizeof(path), name);
+	rmdir(path);
+}
+
+static void fake_process(const struct world *w, unsigned long long start_time, const char *maps)
+{
+	fake_pid(w, FAKE_PID, start_time, maps);
 }
 
 static void fake_process_exit(const struct world *w)
 {
-	char path[256];
-
-	world_path(w, path, sizeof(path), "4242/stat");
-	unlink(path);
-	world_path(w, path, sizeof(path), "4242/maps");
-	unlink(path);
-	world_path(w, path, sizeof(path), "4242");
-	rmdir(path);
+	fake_pid_exit(w, FAKE_PID);
 }
 
 static void world_free(struct world *w)
@@ -460,7 +479,8 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind),
 			    "LazyCompile:~handler server.js:10");
 	assert_int_equal(kind, FRAME_JIT);
-	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "[unknown]");
+	/* JIT code not in the map yet: still named as JIT memory, not "[unknown]". */
+	assert_string_equal(leaf_name(sym, 0x7f0000000900, &kind), "[jit]");
 	assert_int_equal(kind, FRAME_UNKNOWN);
 
 	/* The runtime compiles more; the next drain sees it. */
@@ -499,18 +519,23 @@ static void test_elf_cache_bound_and_counters(void **state)
 	w.config.elf_cache_max = 2;
 	sym = symbolizer_new(&w.config);
 	for (int round = 0; round < 3; round++)
-		for (int i = 0; i < 3; i++) {
+		for (int i = 0; i < 3; i++)
 			assert_string_equal(leaf_name(sym, addrs[i], NULL), "fixture_beta");
-			symbolizer_stats(sym, &stats);
-			assert_true(stats.elf_cached <= 2);
-		}
-	/* Cycling three files through two slots: every lookup misses (LRU). */
-	assert_int_equal(stats.elf_cache_misses, 9);
-	assert_int_equal(stats.elf_cache_hits, 0);
-	/* The same file again right away hits. */
-	assert_string_equal(leaf_name(sym, addrs[2] + 1, NULL), "fixture_beta");
+	/*
+	 * The process holds its three tables past the bound of two (it may
+	 * exit, and then nothing could read them again); each file is read
+	 * once and later samples go straight to the process's own table.
+	 */
 	symbolizer_stats(sym, &stats);
-	assert_int_equal(stats.elf_cache_hits, 1);
+	assert_int_equal(stats.elf_cache_misses, 3);
+	assert_int_equal(stats.elf_cached, 3);
+	assert_int_equal(stats.elf_held, 3);
+	/* Once it has exited and its samples are drained, the cache is back within its bound. */
+	fake_process_exit(&w);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	assert_int_equal(stats.elf_held, 0);
 	assert_int_equal(stats.elf_cached, 2);
 	symbolizer_free(sym);
 	world_free(&w);
@@ -540,6 +565,304 @@ static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 	world_free(&w);
 }
 
+/* Runs a copy of symfix-pie from dir; returns its PID and the addresses it prints. */
+static pid_t run_copy(const char *dir, char *copy, size_t size, FILE **in, uint64_t *alpha,
+		      uint64_t *beta)
+{
+	char fixture[4096], cmd[8192 + 64], line[256];
+	int to_child[2], from_child[2];
+	FILE *from;
+	pid_t pid;
+
+	fixture_path("symfix-pie", fixture, sizeof(fixture));
+	snprintf(copy, size, "%s/short-lived", dir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", fixture, copy);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(from_child, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(to_child[0], 0);
+		dup2(from_child[1], 1);
+		execl(copy, copy, (char *)NULL);
+		_exit(127);
+	}
+	close(to_child[0]);
+	close(from_child[1]);
+	*in = fdopen(to_child[1], "w");
+	from = fdopen(from_child[0], "r");
+	*alpha = *beta = 0;
+	while (fgets(line, sizeof(line), from) && strcmp(line, "ready\n")) {
+		void *addr;
+
+		if (sscanf(line, "fixture_alpha %p", &addr) == 1)
+			*alpha = (uint64_t)(uintptr_t)addr;
+		if (sscanf(line, "fixture_beta %p", &addr) == 1)
+			*beta = (uint64_t)(uintptr_t)addr;
+	}
+	fclose(from);
+	assert_true(*alpha && *beta);
+	return pid;
+}
+
+static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
+{
+	struct symbolizer_config config;
+	struct symbolizer *tracking, *late;
+	struct symbolizer_stats stats;
+	struct frame out[MAX_FRAMES];
+	struct world w;
+	char copy[4096];
+	uint64_t alpha, beta, uips[2];
+	FILE *in;
+	pid_t pid;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	symbolizer_config_init(&config);
+	config.kallsyms = w.kallsyms;
+	tracking = symbolizer_new(&config);
+	late = symbolizer_new(&config);
+	assert_non_null(tracking);
+	assert_non_null(late);
+	pid = run_copy(w.root, copy, sizeof(copy), &in, &alpha, &beta);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), 0);
+
+	/* It exits and its binary is deleted before the drain, as a compiler in a build. */
+	fclose(in);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	assert_int_equal(unlink(copy), 0);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), -ESRCH);
+
+	uips[0] = alpha + 3;
+	uips[1] = beta + 5;
+	assert_int_equal(
+	    symbolizer_stack(tracking, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_string_equal(out[1].name, "fixture_beta");
+	assert_string_equal(out[2].name, "fixture_alpha");
+	assert_int_equal(out[2].kind, FRAME_USER);
+	symbolizer_stats(tracking, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_int_equal(stats.exited, 1);
+	assert_true(stats.elf_held >= 1);
+
+	/* Without the snapshot, nothing is left to read. */
+	assert_int_equal(
+	    symbolizer_stack(late, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_string_equal(out[2].name, "[unknown]");
+
+	/* Its samples drained, the record and its tables go. */
+	symbolizer_end_drain(tracking);
+	symbolizer_stats(tracking, &stats);
+	assert_int_equal(stats.processes, 0);
+	assert_int_equal(stats.elf_held, 0);
+	symbolizer_free(tracking);
+	symbolizer_free(late);
+	world_free(&w);
+}
+
+static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192];
+	uint64_t alpha;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	fake_process_exit(&w);
+	/* Tracked just before a drain ended, gone before its samples were drained. */
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_string_equal(leaf_name(sym, alpha, NULL), "fixture_alpha");
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+
+	/* One whose samples never come is let go after that next drain too. */
+	fake_process(&w, 300, maps);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	fake_process_exit(&w);
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_track_of_a_reused_pid_drops_the_old_symbols(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	char nopie[4096], lib[4096], maps[8192];
+	uint64_t probe;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	probe = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_string_equal(leaf_name(sym, probe, NULL), "fixture_alpha");
+
+	/* Within the same drain the PID now names another process, mapping something else. */
+	fake_process(&w, 200, "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 [heap]\n");
+	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_string_equal(leaf_name(sym, probe, NULL), "[unknown]");
+	assert_string_equal(leaf_name(sym, 0x7f0000000100, NULL), "[heap]");
+
+	/* A reuse found at the end of a drain drops the record too. */
+	maps_line(maps, sizeof(maps), lib, 0x401000);
+	fake_process(&w, 300, maps);
+	symbolizer_end_drain(sym);
+	{
+		struct symbolizer_stats stats;
+
+		symbolizer_stats(sym, &stats);
+		assert_int_equal(stats.processes, 0);
+	}
+	assert_string_equal(leaf_name(sym, mapped_addr(lib, 0x401000, "fixture_beta"), NULL),
+			    "fixture_beta");
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_process_records_are_bounded(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192];
+	uint64_t alpha;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	w.config.max_processes = 4;
+	sym = symbolizer_new(&w.config);
+	for (int pid = 100; pid < 120; pid++) {
+		fake_pid(&w, pid, 1000 + (unsigned long long)pid, maps);
+		assert_int_equal(symbolizer_track(sym, (uint32_t)pid), 0);
+		symbolizer_stats(sym, &stats);
+		assert_true(stats.processes <= 4);
+	}
+	assert_int_equal(stats.evicted, 16);
+	/* The newest are kept, and resolve. */
+	{
+		struct frame out[MAX_FRAMES];
+
+		assert_int_equal(symbolizer_stack(sym, 119, "p", &alpha, 1, NULL, 0, out, 8), 2);
+		assert_string_equal(out[1].name, "fixture_alpha");
+	}
+	for (int pid = 100; pid < 120; pid++)
+		fake_pid_exit(&w, pid);
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+static void test_special_mappings_are_named(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	enum frame_kind kind;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fake_process(&w, 100,
+		     "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n"
+		     "7f1000000000-7f1000010000 rwxp 00000000 00:00 0 [heap]\n"
+		     "7ffc00000000-7ffc00010000 rwxp 00000000 00:00 0 [stack]\n");
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, 0x7f0000000100, &kind), "[anon]");
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	assert_string_equal(leaf_name(sym, 0x7f1000000100, &kind), "[heap]");
+	assert_string_equal(leaf_name(sym, 0x7ffc00000100, &kind), "[stack]");
+	assert_string_equal(leaf_name(sym, 0x10, &kind), "[unknown]");
+	/* Still not functions: counted as unresolved. */
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.unresolved, 4);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+/* Where the vDSO's function name (looked up with libelf here) sits in this process. */
+static uint64_t own_vdso_addr(const char *name)
+{
+	const char *image = (const char *)getauxval(AT_SYSINFO_EHDR);
+	Elf_Scn *scn = NULL;
+	uint64_t result = 0;
+	Elf *e;
+
+	assert_non_null(image);
+	elf_version(EV_CURRENT);
+	/* The image is mapped read-only and libelf reads it in place, writing nothing. */
+	e = elf_memory((char *)image, 65536);
+	assert_non_null(e);
+	while ((scn = elf_nextscn(e, scn)) && !result) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		gelf_getshdr(scn, &sh);
+		if (sh.sh_type != SHT_DYNSYM)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+
+			gelf_getsym(data, (int)i, &s);
+			if (!strcmp(elf_strptr(e, sh.sh_link, s.st_name), name))
+				result = (uint64_t)(uintptr_t)image + s.st_value;
+		}
+	}
+	elf_end(e);
+	assert_true(result != 0);
+	return result;
+}
+
+static void test_vdso_frames_are_named(void **state)
+{
+	struct symbolizer_config config;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	struct world w;
+	uint64_t uips[1];
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	symbolizer_config_init(&config);
+	config.kallsyms = w.kallsyms;
+	sym = symbolizer_new(&config);
+	uips[0] = own_vdso_addr("__vdso_clock_gettime") + 4;
+	assert_int_equal(
+	    symbolizer_stack(sym, (uint32_t)getpid(), "self", uips, 1, NULL, 0, out, 8), 2);
+	/* The vDSO exports clock_gettime and __vdso_clock_gettime at one address. */
+	if (strcmp(out[1].name, "clock_gettime"))
+		assert_string_equal(out[1].name, "__vdso_clock_gettime");
+	assert_int_equal(out[1].kind, FRAME_USER);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -553,6 +876,12 @@ int main(void)
 	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
 	    cmocka_unit_test(test_elf_cache_bound_and_counters),
 	    cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
+	    cmocka_unit_test(test_tracked_process_resolves_after_exit_and_deletion),
+	    cmocka_unit_test(test_tracked_exited_process_waits_one_drain_for_its_samples),
+	    cmocka_unit_test(test_track_of_a_reused_pid_drops_the_old_symbols),
+	    cmocka_unit_test(test_process_records_are_bounded),
+	    cmocka_unit_test(test_special_mappings_are_named),
+	    cmocka_unit_test(test_vdso_frames_are_named),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
