@@ -232,6 +232,24 @@ static void test_reads_dispatch_metrics_and_spool(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* collectd reads right after init; that read waits for a real window. */
+static void test_read_right_after_init_is_skipped(void **state)
+{
+	oconfig_item_t *root = stub_ci_block("Plugin");
+
+	(void)state;
+	stub_ci_number(stub_ci_child(root, "PID"), 1);
+	assert_int_equal(configure(root), 0);
+	stub.interval = TIME_T_TO_CDTIME_T_STATIC(1);
+	assert_int_equal(stub.init(), 0);
+	assert_int_equal(stub.read(NULL), 0);
+	assert_int_equal(stub.n_dispatched, 0);
+	sleep_ms(600);
+	assert_int_equal(stub.read(NULL), 0);
+	assert_non_null(stub_dispatched("self", "[other]"));
+	assert_int_equal(stub.shutdown(), 0);
+}
+
 /* A spool that cannot be written is logged once, and metrics still flow. */
 static void test_spool_failure_logged_once_metrics_flow(void **state)
 {
@@ -252,8 +270,11 @@ static void test_spool_failure_logged_once_metrics_flow(void **state)
 	assert_int_equal(configure(root), 0);
 	stub.interval = TIME_T_TO_CDTIME_T_STATIC(1);
 	assert_int_equal(stub.init(), 0);
-	for (int i = 0; i < 3; i++)
+	/* Three windows (a read sooner than half an interval is skipped). */
+	for (int i = 0; i < 3; i++) {
+		sleep_ms(600);
 		assert_int_equal(stub.read(NULL), 0);
+	}
 	assert_int_equal(stub_log_count(LOG_ERR), 1);
 	assert_true(stub_log_has("ebprof plugin: spool:", file, "Not a directory", NULL));
 	assert_non_null(stub_dispatched("self", "[other]"));
@@ -263,6 +284,7 @@ static void test_spool_failure_logged_once_metrics_flow(void **state)
 	snprintf(cmd, sizeof(cmd), "%s/file", dir);
 	assert_int_equal(unlink(cmd), 0);
 	assert_int_equal(mkdir(cmd, 0755), 0);
+	sleep_ms(600);
 	assert_int_equal(stub.read(NULL), 0);
 	assert_true(stub_log_has("ebprof plugin: spool: writing to", file, "again", NULL));
 	assert_int_equal(count_entries(file, "ebprof-"), 2);
@@ -279,6 +301,7 @@ int main(void)
 		cmocka_unit_test_setup(test_init_checks_spool_interval, setup),
 		cmocka_unit_test_setup(test_init_without_capabilities_says_what_to_fix, setup),
 		cmocka_unit_test_setup(test_reads_dispatch_metrics_and_spool, setup),
+		cmocka_unit_test_setup(test_read_right_after_init_is_skipped, setup),
 		cmocka_unit_test_setup(test_spool_failure_logged_once_metrics_flow, setup),
 	};
 
