@@ -46,6 +46,8 @@
 #define SAMPLER_DEFAULT_MAX_STACKS 16384
 #define SAMPLER_DEFAULT_MAX_KEYS 16384
 #define SAMPLER_MIN_FILTER_ENTRIES 1024
+/* Entries read per batch call while draining: 4096 keys are 160 KiB. */
+#define SAMPLER_DRAIN_CHUNK 4096
 
 /*
  * struct ebprof_stack with uint64_t in place of __u64: the two are distinct
@@ -72,7 +74,8 @@ struct sampler {
 	bool prealloc; /* maps preallocated: kernels before 6.1 */
 	uint32_t max_keys;
 	uint32_t max_stacks;
-	/* Drain buffers, sized at open so a drain never allocates. */
+	/* Drain buffers, of chunk entries each, allocated at open. */
+	uint32_t chunk;
 	struct ebprof_key *keys;
 	uint64_t *counts;
 	uint64_t *stack_ids;
@@ -105,7 +108,7 @@ static int sampler_libbpf_print(enum libbpf_print_level level, const char *forma
 {
 	if (level != LIBBPF_WARN)
 		return 0;
-	fputs("ebprof: libbpf: ", stderr);
+	fputs("ebprof: ", stderr); /* libbpf starts its lines with "libbpf: " */
 	return vfprintf(stderr, format, ap);
 }
 
@@ -334,9 +337,10 @@ free_online:
 
 static int sampler_alloc_buffers(struct sampler *s)
 {
-	s->keys = calloc(s->max_keys, sizeof(*s->keys));
-	s->counts = calloc(s->max_keys, sizeof(*s->counts));
-	s->stack_ids = calloc(s->max_stacks, sizeof(*s->stack_ids));
+	s->chunk = SAMPLER_DRAIN_CHUNK;
+	s->keys = calloc(s->chunk, sizeof(*s->keys));
+	s->counts = calloc(s->chunk, sizeof(*s->counts));
+	s->stack_ids = calloc(s->chunk, sizeof(*s->stack_ids));
 	s->percpu = calloc((size_t)s->n_possible_cpus, sizeof(*s->percpu));
 	if (!s->keys || !s->counts || !s->stack_ids || !s->percpu)
 		return -ENOMEM;
@@ -381,8 +385,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	}
 	ret = sampler_alloc_buffers(s);
 	if (ret) {
-		snprintf(err, errlen, "out of memory for %u keys and %u stacks", s->max_keys,
-			 s->max_stacks);
+		snprintf(err, errlen, "out of memory for the drain buffers");
 		goto free_sampler;
 	}
 
@@ -456,59 +459,46 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 }
 
 /*
- * Reads and deletes every entry of a counts map nobody writes any more.
- * Returns the number of entries in s->keys and s->counts, or -errno.
+ * Reads and deletes the next chunk of a counts map nobody writes any more,
+ * into s->keys and s->counts. *batch carries the kernel's position from
+ * one call to the next (NULL on the first call). Returns the number of
+ * entries, 0 when the map is empty, or -errno.
  */
-static int sampler_take_counts(struct sampler *s, int fd)
+static int sampler_take_counts(struct sampler *s, int fd, uint32_t **batch, uint32_t *position)
 {
-	uint32_t n = 0, batch, count;
-	void *in = NULL;
+	uint32_t count = s->chunk;
+	int err;
+
+	err = bpf_map_lookup_and_delete_batch(fd, *batch, position, s->keys, s->counts, &count,
+					      NULL);
+	*batch = position;
+	/* -ENOENT: the end of the map, possibly with a last few entries. */
+	if (err && err != -ENOENT)
+		return err;
+	if (err == -ENOENT && count == 0)
+		return 0;
+	return (int)count;
+}
+
+/*
+ * Empties a stacks map nobody writes any more. A full map may hold a few
+ * entries more than max_entries (the kernel checks its size with a per-CPU
+ * counter), so this goes on until the map is empty, not to a count.
+ */
+static int sampler_clear_stacks(struct sampler *s, int fd)
+{
+	uint32_t n, count;
 	int err;
 
 	do {
-		count = s->max_keys - n;
-		err = bpf_map_lookup_and_delete_batch(fd, in, &batch, s->keys + n, s->counts + n,
-						      &count, NULL);
-		if (err && err != -ENOENT)
-			break;
-		n += count;
-		in = &batch;
-	} while (!err && n < s->max_keys);
-	if (!err || err == -ENOENT)
-		return (int)n;
-	if (n != 0 || (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP))
-		return err;
-
-	/* Kernels before 5.6 have no batch operations: one key at a time. */
-	while (n < s->max_keys && !bpf_map_get_next_key(fd, n ? &s->keys[n - 1] : NULL,
-							 &s->keys[n])) {
-		if (bpf_map_lookup_elem(fd, &s->keys[n], &s->counts[n]))
-			return -errno;
-		n++;
-	}
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &s->keys[i]);
-	return (int)n;
-}
-
-/* Empties a stacks map nobody writes any more. */
-static int sampler_clear_stacks(struct sampler *s, int fd)
-{
-	uint32_t n = 0, count;
-	int err;
-
-	while (n < s->max_stacks &&
-	       !bpf_map_get_next_key(fd, n ? &s->stack_ids[n - 1] : NULL, &s->stack_ids[n]))
-		n++;
-	count = n;
-	err = bpf_map_delete_batch(fd, s->stack_ids, &count, NULL);
-	if (!err)
-		return 0;
-	if (err != -EINVAL && err != -ENOTSUP && err != -EOPNOTSUPP)
-		return err;
-	for (uint32_t i = 0; i < n; i++)
-		bpf_map_delete_elem(fd, &s->stack_ids[i]);
-	return 0;
+		n = 0;
+		while (n < s->chunk && !bpf_map_get_next_key(fd, n ? &s->stack_ids[n - 1] : NULL,
+							    &s->stack_ids[n]))
+			n++;
+		count = n;
+		err = n ? bpf_map_delete_batch(fd, s->stack_ids, &count, NULL) : 0;
+	} while (!err && n == s->chunk);
+	return err;
 }
 
 /*
@@ -550,9 +540,39 @@ static int sampler_swap(struct sampler *s)
 	return 0;
 }
 
+/*
+ * Hands entry i of the current chunk to fn with its stacks. Returns fn's
+ * return value, or 0 if the entry was dropped because a stack was missing.
+ */
+static int sampler_hand_out(struct sampler *s, uint32_t i, int old_stacks, int active_stacks,
+			    sampler_sample_fn fn, void *ctx, struct sampler_stats *d)
+{
+	const struct ebprof_key *key = &s->keys[i];
+	struct sampler_sample sample = {
+		.tgid = key->tgid,
+		.pid = key->pid,
+		.count = s->counts[i],
+	};
+
+	if (!sampler_find_stack(old_stacks, active_stacks, key->kstack, &s->kstack) ||
+	    !sampler_find_stack(old_stacks, active_stacks, key->ustack, &s->ustack)) {
+		d->missing_stacks += s->counts[i];
+		return 0;
+	}
+	memcpy(sample.comm, key->comm, sizeof(sample.comm));
+	sample.comm[sizeof(sample.comm) - 1] = '\0';
+	sample.kips = s->kstack.ips;
+	sample.n_kips = (uint32_t)s->kstack.nr;
+	sample.uips = s->ustack.ips;
+	sample.n_uips = (uint32_t)s->ustack.nr;
+	d->unique_stacks++;
+	return fn ? fn(&sample, ctx) : 0;
+}
+
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)
 {
 	struct sampler_stats d = { .drains = 1 };
+	uint32_t position, *batch = NULL;
 	int old, old_stacks, active_stacks, n, ret = 0, err;
 
 	err = sampler_swap(s);
@@ -564,43 +584,22 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 
 	/* After the swap, so that every increment in the old counts is in these stats. */
 	err = sampler_read_stats(s, &d);
-	if (err)
-		return err;
-	n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]));
-	if (n < 0) {
-		ret = n;
-		n = 0;
-	}
-	for (int i = 0; i < n && ret == 0; i++) {
-		const struct ebprof_key *key = &s->keys[i];
-		struct sampler_sample sample = {
-			.tgid = key->tgid,
-			.pid = key->pid,
-			.count = s->counts[i],
-		};
 
-		if (!sampler_find_stack(old_stacks, active_stacks, key->kstack, &s->kstack) ||
-		    !sampler_find_stack(old_stacks, active_stacks, key->ustack, &s->ustack)) {
-			d.missing_stacks += s->counts[i];
-			continue;
-		}
-		memcpy(sample.comm, key->comm, sizeof(sample.comm));
-		sample.comm[sizeof(sample.comm) - 1] = '\0';
-		sample.kips = s->kstack.ips;
-		sample.n_kips = (uint32_t)s->kstack.nr;
-		sample.uips = s->ustack.ips;
-		sample.n_uips = (uint32_t)s->ustack.nr;
-		d.unique_stacks++;
-		if (fn)
-			ret = fn(&sample, ctx);
+	/* Read to the end even after fn stops, so the pair is empty for its next turn. */
+	while ((n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]), &batch,
+					&position)) > 0) {
+		for (uint32_t i = 0; i < (uint32_t)n && !ret; i++)
+			ret = sampler_hand_out(s, i, old_stacks, active_stacks, fn, ctx, &d);
 	}
-	err = sampler_clear_stacks(s, old_stacks);
-	if (err && !ret)
-		ret = err;
+	if (n < 0 && !err)
+		err = n;
+	n = sampler_clear_stacks(s, old_stacks);
+	if (n < 0 && !err)
+		err = n;
 	sampler_stats_add(&s->totals, &d);
 	if (delta)
 		*delta = d;
-	return ret;
+	return ret ? ret : err;
 }
 
 int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)

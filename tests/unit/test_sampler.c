@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -61,7 +62,13 @@ struct workload {
 	const char *name;  /* process name to set, or NULL */
 	int distinct;	   /* > 1: spread over this many distinct stacks */
 	bool syscalls;	   /* spend some time in the kernel too */
+	bool threads;	   /* burn in short-lived threads: a new pid every ~0.3 ms */
 };
+
+static void *burn_thread(void *arg)
+{
+	return (void *)(uintptr_t)burn_user((uint64_t)(uintptr_t)arg);
+}
 
 /* Burns CPU until killed, in burn_user() mostly. */
 static void workload_run(const struct workload *w)
@@ -73,6 +80,16 @@ static void workload_run(const struct workload *w)
 	if (w->name)
 		prctl(PR_SET_NAME, w->name);
 	for (unsigned int i = 0;; i++) {
+		if (w->threads) {
+			pthread_t thread;
+			void *ret = NULL;
+
+			if (pthread_create(&thread, NULL, burn_thread, (void *)(uintptr_t)50000) ||
+			    pthread_join(thread, &ret))
+				_exit(1);
+			sink += (uintptr_t)ret;
+			continue;
+		}
 		sink += w->distinct > 1 ? descend((int)(i % (unsigned int)w->distinct), 200000)
 					: burn_user(200000);
 		/* ~1 MiB of clear_user() next to ~1 ms of user work: a few % kernel. */
@@ -370,6 +387,50 @@ static void test_drain_loses_no_increment(void **state)
 	assert_int_equal(t.samples, total.recorded);
 }
 
+/*
+ * A window with more distinct keys than one batch read of the counts map
+ * takes (4096): every key still comes out, once. Two children each run a
+ * thread per ~0.3 ms, so nearly every sample has a thread of its own.
+ */
+static void test_drain_hands_out_a_large_window(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { .threads = true };
+	struct sampler_config config;
+	struct sampler_stats total;
+	struct tally t = { 0 };
+	uint32_t tgids[2];
+	struct sampler *s;
+	double cpu, start, now;
+
+	tgids[0] = (uint32_t)workload_start(f, &w);
+	tgids[1] = (uint32_t)workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = tgids;
+	config.n_tgids = 2;
+	memcpy(t.want, tgids, sizeof(t.want));
+	s = open_or_fail(f, &config);
+	start = now_s();
+	cpu = cpu_seconds((pid_t)tgids[0]) + cpu_seconds((pid_t)tgids[1]);
+	/* 6 s of their CPU time: ~6000 samples, however loaded the machine is. */
+	do {
+		sleep_ms(250);
+		now = cpu_seconds((pid_t)tgids[0]) + cpu_seconds((pid_t)tgids[1]) - cpu;
+	} while (now < 6.0 && now_s() - start < 20);
+	workload_stop(f, (pid_t)tgids[0]);
+	workload_stop(f, (pid_t)tgids[1]);
+	drain_or_fail(s, &t, NULL);
+	sampler_totals(s, &total);
+	print_stats("large window", &total);
+
+	assert_true(total.unique_stacks > 4096);
+	assert_int_equal(t.records, total.unique_stacks);
+	assert_int_equal(t.wrong_tgid, 0);
+	assert_int_equal(sampler_stats_lost(&total), 0);
+	assert_int_equal(t.samples, total.recorded);
+}
+
 /* System-wide, the profiler does not see itself unless asked to. */
 static void test_self_excluded_by_default(void **state)
 {
@@ -622,6 +683,39 @@ static void test_set_tgids_needs_a_pid_filter(void **state)
 	assert_int_equal(sampler_set_tgids(s, &tgid, 1), -EINVAL);
 }
 
+/*
+ * Without privileges, opening fails with EPERM and says which capabilities
+ * are missing. The child drops to nobody, which clears every capability.
+ */
+static void test_unprivileged_open_names_capabilities(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct sampler_config config;
+		struct sampler *s = NULL;
+		char err[ERRLEN] = "";
+		int ret;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(2);
+		sampler_config_init(&config);
+		ret = sampler_open(&config, &s, err, sizeof(err));
+		fprintf(stderr, "unprivileged open: %d: %s\n", ret, err);
+		_exit(ret == -EPERM && s == NULL && strstr(err, "CAP_BPF") &&
+				      strstr(err, "CAP_PERFMON")
+			      ? 0
+			      : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 static void test_parses_cpu_lists(void **state)
 {
 	bool cpus[8];
@@ -669,9 +763,11 @@ int main(void)
 		cmocka_unit_test(test_parses_cpu_lists),
 		cmocka_unit_test(test_perf_event_advice_names_the_fix),
 		cmocka_unit_test(test_rejects_bad_config),
+		cmocka_unit_test(test_unprivileged_open_names_capabilities),
 		TEST(test_attaches_every_online_cpu),
 		TEST(test_profiles_one_process),
 		TEST(test_drain_loses_no_increment),
+		TEST(test_drain_hands_out_a_large_window),
 		TEST(test_self_excluded_by_default),
 		TEST(test_idle_excluded_by_default),
 		TEST(test_zero_frequency_is_default),
