@@ -229,6 +229,7 @@ static int ebprof_read(user_data_t *ud)
 	struct sampler_stats window;
 	double seconds, drain_seconds;
 	struct rusage cpu;
+	char why[128];
 	int rc;
 
 	(void)ud;
@@ -240,7 +241,8 @@ static int ebprof_read(user_data_t *ud)
 	ebprof_cpu_mark(&cpu);
 	rc = ebprof_drain(&window, &seconds, &drain_seconds);
 	if (rc) {
-		ERROR(EBPROF_LOG "draining the sampler failed: %s", strerror(rc < 0 ? -rc : rc));
+		ERROR(EBPROF_LOG "draining the sampler failed: %s",
+		      strerror_r(rc < 0 ? -rc : rc, why, sizeof(why)));
 		ebprof_cpu_add(&cpu);
 		return -1;
 	}
@@ -249,7 +251,7 @@ static int ebprof_read(user_data_t *ud)
 
 	rc = ebprof_build_metrics(&window, seconds, drain_seconds);
 	if (rc)
-		ERROR(EBPROF_LOG "building metrics failed: %s", strerror(-rc));
+		ERROR(EBPROF_LOG "building metrics failed: %s", strerror_r(-rc, why, sizeof(why)));
 	for (size_t i = 0; i < ebprof.batch.n; i++)
 		plugin_dispatch_values(&ebprof.batch.lists[i]);
 
@@ -283,7 +285,7 @@ static void ebprof_free_all(void)
 static int ebprof_open_sampler(void)
 {
 	struct sampler_config sc;
-	char err[512] = "";
+	char err[512] = "", why[128];
 	int rc;
 
 	sampler_config_init(&sc);
@@ -299,7 +301,8 @@ static int ebprof_open_sampler(void)
 	sc.max_stacks = ebprof.conf.max_stacks;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
-		ERROR(EBPROF_LOG "cannot start sampling: %s", err[0] ? err : strerror(-rc));
+		ERROR(EBPROF_LOG "cannot start sampling: %s",
+		      err[0] ? err : strerror_r(-rc, why, sizeof(why)));
 		ebprof.sampler = NULL;
 	}
 	return rc;
