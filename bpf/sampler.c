@@ -313,7 +313,7 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 			continue;
 		if (fd < 0) {
 			ret = fd;
-			sampler_diag_perf_event(fd, cpu, err, errlen);
+			sampler_diag_perf_event(fd, cpu, frequency, err, errlen);
 			goto free_online;
 		}
 		link = bpf_program__attach_perf_event(s->skel->progs.ebprof_sample, fd);

@@ -147,21 +147,35 @@ void sampler_diag_load(int error, char *err, size_t errlen)
 	}
 }
 
-static int diag_perf_event_paranoid(void)
+/* An integer sysctl under /proc/sys/kernel, or fallback if unreadable. */
+static int diag_sysctl(const char *name, int fallback)
 {
-	FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	int level = 2;
+	char path[128];
+	int value;
+	FILE *f;
 
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	f = fopen(path, "re");
 	if (!f)
-		return level;
-	if (fscanf(f, "%d", &level) != 1)
-		level = 2;
+		return fallback;
+	if (fscanf(f, "%d", &value) != 1)
+		value = fallback;
 	fclose(f);
-	return level;
+	return value;
 }
 
-void sampler_diag_perf_event(int error, int cpu, char *err, size_t errlen)
+void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *err, size_t errlen)
 {
+	int max_rate = diag_sysctl("perf_event_max_sample_rate", 100000);
+
+	/* The kernel lowers this sysctl itself when perf interrupts run long. */
+	if (error == -EINVAL && max_rate >= 0 && frequency > (unsigned int)max_rate) {
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: sampling frequency %u Hz is above "
+			 "kernel.perf_event_max_sample_rate (%d): lower the frequency",
+			 cpu, frequency, max_rate);
+		return;
+	}
 	switch (-error) {
 	case EACCES:
 	case EPERM:
@@ -169,12 +183,13 @@ void sampler_diag_perf_event(int error, int cpu, char *err, size_t errlen)
 			 "perf_event_open on CPU %d: %s: needs CAP_PERFMON (or root); "
 			 "kernel.perf_event_paranoid is %d, and CPU-wide events without "
 			 "CAP_PERFMON need 0 or less",
-			 cpu, strerror(-error), diag_perf_event_paranoid());
+			 cpu, strerror(-error), diag_sysctl("perf_event_paranoid", 2));
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
-		snprintf(err, errlen, "perf_event_open on CPU %d: %s: this kernel has no "
-				      "software CPU-clock event (CONFIG_PERF_EVENTS)",
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s: this kernel has no software CPU-clock "
+			 "event (CONFIG_PERF_EVENTS)",
 			 cpu, strerror(-error));
 		break;
 	case EMFILE:

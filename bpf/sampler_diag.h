@@ -25,7 +25,11 @@ int sampler_diag_btf(char *err, size_t errlen);
 /* Explains a failed BPF object load (error is a negative errno). */
 void sampler_diag_load(int error, char *err, size_t errlen);
 
-/* Explains a failed perf_event_open() on one CPU (error is a negative errno). */
-void sampler_diag_perf_event(int error, int cpu, char *err, size_t errlen);
+/*
+ * Explains a failed perf_event_open() on one CPU at frequency Hz (error is
+ * a negative errno).
+ */
+void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *err,
+			     size_t errlen);
 
 #endif

@@ -747,10 +747,14 @@ static void test_perf_event_advice_names_the_fix(void **state)
 	char err[ERRLEN];
 
 	(void)state;
-	sampler_diag_perf_event(-EACCES, 3, err, sizeof(err));
+	sampler_diag_perf_event(-EACCES, 3, 99, err, sizeof(err));
 	assert_non_null(strstr(err, "CAP_PERFMON"));
 	assert_non_null(strstr(err, "perf_event_paranoid"));
 	assert_non_null(strstr(err, "CPU 3"));
+	/* Above the kernel's own cap, the frequency is what to change. */
+	sampler_diag_perf_event(-EINVAL, 0, 1000000, err, sizeof(err));
+	assert_non_null(strstr(err, "perf_event_max_sample_rate"));
+	assert_non_null(strstr(err, "1000000 Hz"));
 	sampler_diag_load(-ENOSYS, err, sizeof(err));
 	assert_non_null(strstr(err, "5.8"));
 }
