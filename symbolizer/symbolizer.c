@@ -47,6 +47,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "symbolizer/demangle.h"
 #include "symbolizer/elfcache.h"
 #include "symbolizer/elfsym.h"
 #include "symbolizer/ksyms.h"
@@ -84,7 +85,8 @@ struct symbolizer {
 	char *perfmap_dir;
 	struct ksyms *ksyms; /* NULL when kallsyms could not be read */
 	struct elfcache *elfs;
-	struct elfsym *vdso; /* our own vDSO's table; NULL when unreadable */
+	struct demangle_cache *demangled; /* NULL: raw_names */
+	struct elfsym *vdso;		  /* our own vDSO's table; NULL when unreadable */
 	bool vdso_tried;
 	struct proc *procs[PROC_BUCKETS];
 	size_t nr_procs, max_procs;
@@ -130,6 +132,11 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	sym->elfs = elfcache_new(config->elf_cache_max);
 	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs)
 		goto err_free;
+	if (!config->raw_names) {
+		sym->demangled = demangle_cache_new(0);
+		if (!sym->demangled)
+			goto err_free;
+	}
 	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
 	if (ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms) ==
 	    -ENOMEM)
@@ -175,6 +182,7 @@ void symbolizer_free(struct symbolizer *sym)
 	ksyms_free(sym->ksyms);
 	elfcache_free(sym->elfs);
 	elfsym_free(sym->vdso);
+	demangle_cache_free(sym->demangled);
 	free(sym->proc_root);
 	free(sym->perfmap_dir);
 	free(sym->names);
@@ -489,12 +497,18 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 		sym->unresolved++;
 }
 
-/* A named frame, with "+0xoff" when the user asked for addresses. */
+/*
+ * A named frame, demangled unless raw_names, with "+0xoff" when the user
+ * asked for addresses. Rust in the kernel mangles too, so kernel names
+ * are demangled as well; JIT runtimes write perf maps demangled already.
+ */
 static void emit_symbol(struct symbolizer *sym, struct stack_out *out, enum frame_kind kind,
 			const char *name, uint64_t offset)
 {
 	size_t off;
 
+	if (sym->demangled && kind != FRAME_JIT)
+		name = demangle_cache_get(sym->demangled, name);
 	if (sym->addresses)
 		off = names_add(sym, "%s+0x%" PRIx64, name, offset);
 	else

@@ -863,6 +863,62 @@ static void test_vdso_frames_are_named(void **state)
 	world_free(&w);
 }
 
+/* Output of a shell command's first line, newline stripped. */
+static void command_line(const char *cmd, char *out, size_t size)
+{
+	FILE *f = popen(cmd, "r");
+
+	assert_non_null(f);
+	assert_non_null(fgets(out, (int)size, f));
+	out[strcspn(out, "\n")] = '\0';
+	assert_int_equal(pclose(f), 0);
+}
+
+static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
+{
+	static const char source[] =
+	    "#include <vector>\n"
+	    "namespace fx {\n"
+	    "template <typename T, int N> __attribute__((noinline)) T scale(const std::vector<T> "
+	    "&v)\n"
+	    "{ T s = 0; for (const T &x : v) s += x * N; return s; }\n"
+	    "}\n"
+	    "int main() { std::vector<double> v{1, 2}; return (int)fx::scale<double, 3>(v); }\n";
+	static const char mangled[] = "_ZN2fx5scaleIdLi3EEET_RKSt6vectorIS1_SaIS1_EE";
+	struct world w;
+	struct symbolizer *sym;
+	char src[256], bin[256], cmd[1024], maps[8192], want[512];
+	uint64_t addr;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	world_path(&w, src, sizeof(src), "cxxfix.cc");
+	world_path(&w, bin, sizeof(bin), "cxxfix");
+	write_file(src, source);
+	snprintf(cmd, sizeof(cmd), "g++ -O1 -g -fno-inline -fno-pie -no-pie -o '%s' '%s'", bin,
+		 src);
+	assert_int_equal(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "c++filt -i '%s'", mangled);
+	command_line(cmd, want, sizeof(want));
+	assert_string_not_equal(want, mangled);
+
+	maps_line(maps, sizeof(maps), bin, 0x401000);
+	fake_process(&w, 100, maps);
+	addr = mapped_addr(bin, 0x401000, mangled);
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, addr + 1, NULL), want);
+	symbolizer_free(sym);
+
+	/* raw_names keeps what the symbol table says. */
+	w.config.raw_names = true;
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, addr + 1, NULL), mangled);
+	symbolizer_free(sym);
+	unlink(src);
+	unlink(bin);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -882,6 +938,7 @@ int main(void)
 	    cmocka_unit_test(test_process_records_are_bounded),
 	    cmocka_unit_test(test_special_mappings_are_named),
 	    cmocka_unit_test(test_vdso_frames_are_named),
+	    cmocka_unit_test(test_cpp_template_frame_is_demangled_as_cxxfilt_prints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
