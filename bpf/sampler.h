@@ -25,7 +25,7 @@ struct sampler_config {
 	unsigned int frequency; /* Hz; 0 means SAMPLER_DEFAULT_FREQUENCY */
 	const uint32_t *tgids;	/* profile only these processes; NULL: all */
 	size_t n_tgids;
-	const char *const *comms; /* or these exact process names */
+	const char *const *comms; /* or these process names (first 15 chars) */
 	size_t n_comms;
 	bool kernel_stacks;
 	bool user_stacks;
@@ -69,7 +69,7 @@ struct sampler_stats {
 	uint64_t stack_collisions; /* lost: two stacks shared one hash */
 	uint64_t stacks_full;	   /* lost: stacks map full */
 	uint64_t counts_full;	   /* lost: counts map full */
-	uint64_t missing_stacks;   /* lost: a key whose stack was not found */
+	uint64_t missing_stacks;   /* lost: samples whose stack was not found */
 	uint64_t unique_stacks;	   /* distinct stack pairs handed out */
 	uint64_t drains;
 };
@@ -84,8 +84,8 @@ typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx)
  * Loads, configures and attaches the program. Returns 0 and sets *out, or
  * a negative errno and writes into err a sentence that says what to fix
  * (capabilities, perf_event_paranoid, BTF, kernel version).
- * The caller owns *out and frees it with sampler_free().
- * It installs a libbpf print callback (libbpf_set_print() is process-wide)
+ * config may be NULL for the defaults. The caller owns *out and frees it
+ * with sampler_free(). It installs a libbpf print callback (libbpf_set_print() is process-wide)
  * that keeps only libbpf's warnings, on stderr; a caller that wants its
  * own sets it after this call.
  */
@@ -97,8 +97,8 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
  * be NULL: discard) and clears them. No increment that races the drain is
  * lost. Fills *delta (may be NULL) with this window's counters. Returns 0,
  * a negative errno, or fn's non-zero return; when fn stops the drain, the
- * rest of the window is dropped. Takes two kernel RCU grace periods
- * (~10-40 ms); call it from one thread at a time.
+ * rest of the window is dropped. Waits for two kernel RCU grace periods
+ * (15-100 ms measured); call it from one thread at a time.
  */
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
 		  struct sampler_stats *delta);
