@@ -85,9 +85,9 @@ typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx)
  * a negative errno and writes into err a sentence that says what to fix
  * (capabilities, perf_event_paranoid, BTF, kernel version).
  * config may be NULL for the defaults. The caller owns *out and frees it
- * with sampler_free(). It installs a libbpf print callback (libbpf_set_print() is process-wide)
- * that keeps only libbpf's warnings, on stderr; a caller that wants its
- * own sets it after this call.
+ * with sampler_free(). It installs a libbpf print callback (libbpf_set_print()
+ * is process-wide) that keeps only libbpf's warnings, on stderr; a caller
+ * that wants its own sets it after this call.
  */
 int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
 		 size_t errlen);
