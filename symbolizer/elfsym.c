@@ -11,6 +11,8 @@
  */
 #include "symbolizer/elfsym.h"
 
+#include "symbolizer/debuginfo.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -161,30 +163,82 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct reader 
 	return 0;
 }
 
-/* Reads .symtab, or .dynsym when there is no .symtab with functions. */
-static int read_symbols(Elf *e, struct reader *r)
+/* The first section of type, or NULL. */
+static Elf_Scn *find_section(Elf *e, Elf64_Word type, GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL, *dynsym = NULL;
-	GElf_Shdr dynsym_sh;
-	int err;
+	Elf_Scn *scn = NULL;
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
+	while ((scn = elf_nextscn(e, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == type)
+			return scn;
+	return NULL;
+}
 
-		if (!gelf_getshdr(scn, &sh))
-			return -ENOEXEC;
-		if (sh.sh_type == SHT_SYMTAB) {
-			err = read_symtab(e, scn, &sh, r);
+/* Appends the .symtab functions of e, if it has a .symtab. */
+static int read_full_symtab(Elf *e, struct reader *r)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_section(e, SHT_SYMTAB, &sh);
+
+	return scn ? read_symtab(e, scn, &sh, r) : 0;
+}
+
+/*
+ * Reads a separate file's .symtab; a file that turns out unreadable
+ * adds nothing. Only running out of memory is an error.
+ */
+static int read_other_symtab(Elf *other, struct reader *r)
+{
+	size_t before = r->nr;
+	int err = read_full_symtab(other, r);
+
+	if (err)
+		r->nr = before;
+	return err == -ENOMEM ? err : 0;
+}
+
+/*
+ * Reads .symtab; when there is none with functions, the separate debug
+ * file's (paths given); else MiniDebugInfo's, with .dynsym, which it
+ * complements.
+ */
+static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct reader *r)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	void *image;
+	size_t size;
+	int err, fd;
+
+	err = read_full_symtab(e, r);
+	if (err || r->nr)
+		return err;
+	if (paths) {
+		fd = debuginfo_open(e, paths);
+		if (fd >= 0) {
+			Elf *debug = elf_begin(fd, ELF_C_READ, NULL);
+
+			err = debug ? read_other_symtab(debug, r) : 0;
+			elf_end(debug);
+			close(fd);
 			if (err || r->nr)
 				return err;
-		} else if (sh.sh_type == SHT_DYNSYM) {
-			dynsym = scn;
-			dynsym_sh = sh;
 		}
 	}
-	if (dynsym)
-		return read_symtab(e, dynsym, &dynsym_sh, r);
-	return 0;
+	err = debuginfo_minidebug(e, &image, &size);
+	if (err == -ENOMEM)
+		return err;
+	if (!err) {
+		Elf *mini = elf_memory(image, size);
+
+		err = mini ? read_other_symtab(mini, r) : 0;
+		elf_end(mini);
+		free(image);
+		if (err)
+			return err;
+	}
+	scn = find_section(e, SHT_DYNSYM, &sh);
+	return scn ? read_symtab(e, scn, &sh, r) : 0;
 }
 
 static int rawsym_cmp(const void *a, const void *b)
@@ -273,7 +327,8 @@ static int check_size(Elf *e, uint64_t file_size)
 }
 
 /* Reads the table from e, a file or image of file_size bytes; takes e. */
-static int open_elf(Elf *e, uint64_t file_size, struct elfsym **out)
+static int open_elf(Elf *e, uint64_t file_size, const struct debuginfo_paths *paths,
+		    struct elfsym **out)
 {
 	struct reader r = {0};
 	struct elfsym *elf;
@@ -294,7 +349,7 @@ static int open_elf(Elf *e, uint64_t file_size, struct elfsym **out)
 	err = read_segments(e, elf);
 	if (err)
 		goto err_end;
-	err = read_symbols(e, &r);
+	err = read_symbols(e, paths, &r);
 	if (err)
 		goto err_end;
 	err = build(elf, &r);
@@ -316,6 +371,11 @@ err_end:
 
 int elfsym_open_fd(int fd, struct elfsym **out)
 {
+	return elfsym_open_fd_debug(fd, NULL, out);
+}
+
+int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out)
+{
 	struct stat st;
 	Elf *e;
 
@@ -325,7 +385,7 @@ int elfsym_open_fd(int fd, struct elfsym **out)
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e)
 		return -ENOEXEC;
-	return open_elf(e, (uint64_t)st.st_size, out);
+	return open_elf(e, (uint64_t)st.st_size, paths, out);
 }
 
 int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
@@ -347,12 +407,17 @@ int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
 		free(copy);
 		return -ENOEXEC;
 	}
-	err = open_elf(e, size, out);
+	err = open_elf(e, size, NULL, out);
 	free(copy);
 	return err;
 }
 
 int elfsym_open(const char *path, struct elfsym **out)
+{
+	return elfsym_open_debug(path, NULL, out);
+}
+
+int elfsym_open_debug(const char *path, const struct debuginfo_paths *paths, struct elfsym **out)
 {
 	int fd, err;
 
@@ -360,7 +425,7 @@ int elfsym_open(const char *path, struct elfsym **out)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = elfsym_open_fd(fd, out);
+	err = elfsym_open_fd_debug(fd, paths, out);
 	close(fd);
 	return err;
 }

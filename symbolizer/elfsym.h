@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 struct elfsym;
+struct debuginfo_paths;
 
 struct elfsym_symbol {
 	uint64_t value;	  /* ELF virtual address */
@@ -32,13 +33,20 @@ struct elfsym_segment {
 /*
  * Reads the ELF file open on fd (the fd stays the caller's; it may be
  * closed after the call) into *out. Function symbols come from .symtab, or
- * from .dynsym when the file is stripped. Returns 0, or a negative errno:
+ * when the file is stripped from its MiniDebugInfo (.gnu_debugdata) and
+ * .dynsym. Returns 0, or a negative errno:
  * -ENOEXEC for a file that is not a usable ELF file (garbage, truncated,
  * no PT_LOAD), -ENOMEM. A file with no function symbol at all still loads
  * (its addresses then come out as "[file+0xoff]"). The caller frees the
  * table with elfsym_free().
  */
 int elfsym_open_fd(int fd, struct elfsym **out);
+
+/*
+ * As elfsym_open_fd(), but a stripped file's symbols come first from its
+ * separate debug file, looked for where paths say (debuginfo_open()).
+ */
+int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out);
 
 /*
  * As elfsym_open_fd(), from an ELF image of size bytes in memory (the
@@ -48,6 +56,9 @@ int elfsym_open_mem(const void *image, size_t size, struct elfsym **out);
 
 /* As elfsym_open_fd(), by path; -errno from open() when that fails. */
 int elfsym_open(const char *path, struct elfsym **out);
+
+/* As elfsym_open_fd_debug(), by path. */
+int elfsym_open_debug(const char *path, const struct debuginfo_paths *paths, struct elfsym **out);
 
 void elfsym_free(struct elfsym *elf);
 

@@ -47,6 +47,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfcache.h"
 #include "symbolizer/elfsym.h"
@@ -83,6 +84,7 @@ struct symbolizer {
 	bool addresses;
 	char *proc_root;
 	char *perfmap_dir;
+	char *debug_root;
 	struct ksyms *ksyms; /* NULL when kallsyms could not be read */
 	struct elfcache *elfs;
 	struct demangle_cache *demangled; /* NULL: raw_names */
@@ -130,7 +132,8 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
 	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
 	sym->elfs = elfcache_new(config->elf_cache_max);
-	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs)
+	sym->debug_root = strdup(config->debug_root ? config->debug_root : "");
+	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs || !sym->debug_root)
 		goto err_free;
 	if (!config->raw_names) {
 		sym->demangled = demangle_cache_new(0);
@@ -185,6 +188,7 @@ void symbolizer_free(struct symbolizer *sym)
 	demangle_cache_free(sym->demangled);
 	free(sym->proc_root);
 	free(sym->perfmap_dir);
+	free(sym->debug_root);
 	free(sym->names);
 	free(sym->name_offs);
 	free(sym);
@@ -539,21 +543,29 @@ static int open_checked(const char *path, const struct procmaps_mapping *m)
 	return fd;
 }
 
-/* Opens a mapping's file where the process sees it; -errno of the last try. */
+/*
+ * Opens a mapping's file where the process sees it; -errno of the last
+ * try. A stripped file's debug file is looked for in the process's root,
+ * then in ours.
+ */
 static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct procmaps_mapping *m,
 		    struct elfsym **elf)
 {
-	char path[4096 + 64];
+	char path[4096 + 64], root[4096];
+	struct debuginfo_paths paths = {.debug_root = sym->debug_root, .root = root};
 	int err, fd;
 
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, tgid);
+	if (m->path[0] == '/' && !m->deleted)
+		paths.path = m->path;
 	/* map_files/ reaches deleted files and files in other mount namespaces. */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
 		 sym->proc_root, tgid, m->start, m->end);
-	err = elfsym_open(path, elf);
+	err = elfsym_open_debug(path, &paths, elf);
 	if (!err || err == -ENOEXEC || m->path[0] != '/')
 		return err;
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/root%s", sym->proc_root, tgid, m->path);
-	err = elfsym_open(path, elf);
+	snprintf(path, sizeof(path), "%s%s", root, m->path);
+	err = elfsym_open_debug(path, &paths, elf);
 	if (!err || err == -ENOEXEC)
 		return err;
 	/*
@@ -566,7 +578,7 @@ static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct pr
 	fd = open_checked(m->path, m);
 	if (fd < 0)
 		return fd;
-	err = elfsym_open_fd(fd, elf);
+	err = elfsym_open_fd_debug(fd, &paths, elf);
 	close(fd);
 	return err;
 }

@@ -1,0 +1,255 @@
+/*
+ * debuginfo: find separate debug files, and unpack MiniDebugInfo.
+ *
+ * The search follows the places GDB documents, in its order: the
+ * build-id tree, then the debuglink name next to the binary, in .debug/
+ * beside it, and under the debug root with the binary's directory. A
+ * candidate is accepted only if it proves to be for this very build: the
+ * same build-id, or the CRC32 the debuglink carries (zlib's crc32 is the
+ * same CRC). Each place is tried inside the process's root first, then
+ * in ours.
+ */
+#include "symbolizer/debuginfo.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+/*
+ * liblzma, weak so that a build linked without -llzma still links;
+ * .gnu_debugdata is then not read.
+ */
+#pragma weak lzma_stream_decoder
+#pragma weak lzma_code
+#pragma weak lzma_end
+
+#define MAX_BUILD_ID 64
+#define MAX_MINIDEBUG (64u << 20)
+
+int debuginfo_build_id(Elf *e, unsigned char *id, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data || !data->d_buf)
+			continue;
+		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)data->d_buf + name_off, "GNU", 4) || !nh.n_descsz ||
+			    nh.n_descsz > cap)
+				continue;
+			memcpy(id, (char *)data->d_buf + desc_off, nh.n_descsz);
+			return (int)nh.n_descsz;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The data of the section called name, or NULL. */
+static Elf_Data *section_data(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return elf_getdata(scn, NULL);
+	}
+	return NULL;
+}
+
+/* Opens a candidate whose build-id is id; -ENOENT when it is not. */
+static int open_by_build_id(const char *path, const unsigned char *id, int len)
+{
+	unsigned char other[MAX_BUILD_ID];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = -1;
+	Elf *e;
+
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e) {
+		n = debuginfo_build_id(e, other, sizeof(other));
+		elf_end(e);
+	}
+	if (n != len || memcmp(id, other, (size_t)len)) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/* Opens a candidate whose whole content has CRC32 crc; -ENOENT when not. */
+static int open_by_crc(const char *path, uint32_t crc)
+{
+	unsigned char buf[65536];
+	uLong sum = crc32(0, Z_NULL, 0);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		sum = crc32(sum, buf, (uInt)n);
+	if (n < 0 || (uint32_t)sum != crc) {
+		close(fd);
+		return -ENOENT;
+	}
+	return fd;
+}
+
+/* The roots to try: the process's, then ours. */
+static int roots(const struct debuginfo_paths *paths, const char *out[2])
+{
+	int n = 0;
+
+	if (paths->root && paths->root[0])
+		out[n++] = paths->root;
+	out[n++] = "";
+	return n;
+}
+
+static int find_by_build_id(Elf *e, const struct debuginfo_paths *paths)
+{
+	unsigned char id[MAX_BUILD_ID];
+	char hex[2 * MAX_BUILD_ID + 1], path[4096];
+	const char *rs[2];
+	int len = debuginfo_build_id(e, id, sizeof(id)), nr = roots(paths, rs);
+
+	if (len < 2)
+		return -ENOENT;
+	for (int i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	for (int r = 0; r < nr; r++) {
+		int fd;
+
+		snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", rs[r],
+			 paths->debug_root, hex, hex + 2);
+		fd = open_by_build_id(path, id, len);
+		if (fd >= 0)
+			return fd;
+	}
+	return -ENOENT;
+}
+
+static int find_by_debuglink(Elf *e, const struct debuginfo_paths *paths)
+{
+	Elf_Data *data = section_data(e, ".gnu_debuglink");
+	const char *link, *rs[2];
+	char dir[4096], path[8192 + 64];
+	size_t len, crc_off;
+	uint32_t crc;
+	int nr = roots(paths, rs);
+
+	if (!data || !data->d_buf || !paths->path || paths->path[0] != '/')
+		return -ENOENT;
+	link = data->d_buf;
+	len = strnlen(link, data->d_size);
+	crc_off = (len + 4) & ~(size_t)3; /* the name, its NUL, padding to 4 */
+	if (!len || strchr(link, '/') || crc_off + 4 > data->d_size)
+		return -ENOENT;
+	memcpy(&crc, (const char *)data->d_buf + crc_off, 4); /* the target's byte order: ours */
+	snprintf(dir, sizeof(dir), "%s", paths->path);
+	*strrchr(dir, '/') = '\0';
+	for (int r = 0; r < nr; r++) {
+		const char *const formats[] = {"%s%s/%s", "%s%s/.debug/%s"};
+		int fd;
+
+		for (int f = 0; f < 2; f++) {
+			snprintf(path, sizeof(path), formats[f], rs[r], dir, link);
+			fd = open_by_crc(path, crc);
+			if (fd >= 0)
+				return fd;
+		}
+		snprintf(path, sizeof(path), "%s%s%s/%s", rs[r], paths->debug_root, dir, link);
+		fd = open_by_crc(path, crc);
+		if (fd >= 0)
+			return fd;
+	}
+	return -ENOENT;
+}
+
+int debuginfo_open(Elf *e, const struct debuginfo_paths *paths)
+{
+	int fd;
+
+	if (!paths || !paths->debug_root || !paths->debug_root[0])
+		return -ENOENT;
+	fd = find_by_build_id(e, paths);
+	if (fd >= 0)
+		return fd;
+	return find_by_debuglink(e, paths);
+}
+
+int debuginfo_minidebug(Elf *e, void **image, size_t *size)
+{
+	Elf_Data *data = section_data(e, ".gnu_debugdata");
+	lzma_stream strm = LZMA_STREAM_INIT;
+	unsigned char *out = NULL;
+	size_t cap = 0;
+	lzma_ret ret;
+
+	*image = NULL;
+	*size = 0;
+	if (!data || !data->d_buf || !data->d_size)
+		return -ENOENT;
+	if (!lzma_stream_decoder || lzma_stream_decoder(&strm, MAX_MINIDEBUG, 0) != LZMA_OK)
+		return -ENOEXEC;
+	strm.next_in = data->d_buf;
+	strm.avail_in = data->d_size;
+	do {
+		if (!strm.avail_out) {
+			size_t grown = cap ? cap * 2 : data->d_size * 4;
+			unsigned char *buf;
+
+			if (grown > MAX_MINIDEBUG)
+				goto err_format;
+			buf = realloc(out, grown);
+			if (!buf) {
+				lzma_end(&strm);
+				free(out);
+				return -ENOMEM;
+			}
+			out = buf;
+			strm.next_out = out + cap;
+			strm.avail_out = grown - cap;
+			cap = grown;
+		}
+		ret = lzma_code(&strm, LZMA_FINISH);
+	} while (ret == LZMA_OK);
+	if (ret != LZMA_STREAM_END)
+		goto err_format;
+	*size = cap - strm.avail_out;
+	*image = out;
+	lzma_end(&strm);
+	return 0;
+
+err_format:
+	lzma_end(&strm);
+	free(out);
+	return -ENOEXEC;
+}
