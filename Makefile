@@ -17,7 +17,7 @@ B        := build
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
 CFLAGS   ?= -O2
-LIBS     := -lbpf -lelf -lz -lpthread
+LIBS     := -lbpf -lelf -lz -llzma -lstdc++ -lpthread
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # collectd 5.12 headers as Debian installs them; HAVE_CONFIG_H pulls in its config.h.
 COLLECTD_CFLAGS := -DHAVE_CONFIG_H -I/usr/include/collectd/core -I/usr/include/collectd

@@ -23,14 +23,6 @@
 #include <unistd.h>
 #include <zlib.h>
 
-/*
- * liblzma, weak so that a build linked without -llzma still links;
- * .gnu_debugdata is then not read.
- */
-#pragma weak lzma_stream_decoder
-#pragma weak lzma_code
-#pragma weak lzma_end
-
 #define MAX_BUILD_ID 64
 #define MAX_MINIDEBUG (64u << 20)
 
@@ -217,7 +209,7 @@ int debuginfo_minidebug(Elf *e, void **image, size_t *size)
 	*size = 0;
 	if (!data || !data->d_buf || !data->d_size)
 		return -ENOENT;
-	if (!lzma_stream_decoder || lzma_stream_decoder(&strm, MAX_MINIDEBUG, 0) != LZMA_OK)
+	if (lzma_stream_decoder(&strm, MAX_MINIDEBUG, 0) != LZMA_OK)
 		return -ENOEXEC;
 	strm.next_in = data->d_buf;
 	strm.avail_in = data->d_size;

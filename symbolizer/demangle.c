@@ -28,12 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * libstdc++'s demangler. Weak, so that a build linked without -lstdc++
- * still links and keeps C++ names raw rather than failing.
- */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status)
-    __attribute__((weak));
+/* libstdc++'s demangler (<cxxabi.h> is C++ only, so declared here). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define MAX_OUTPUT 8192
 #define MAX_DEPTH 128
@@ -974,8 +970,6 @@ char *demangle_name(const char *name)
 		if (rust)
 			return rust;
 	}
-	if (!__cxa_demangle)
-		return NULL;
 	return __cxa_demangle(name, NULL, NULL, &(int){0});
 }
 

@@ -5,6 +5,7 @@ set -eu
 pkgs=(
 	build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libcmocka-dev collectd-core collectd-dev
+	liblzma-dev g++ xz-utils
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
 	cppcheck clang-tidy valgrind libclang-rt-14-dev
 )

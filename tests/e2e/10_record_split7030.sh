@@ -6,7 +6,7 @@
 #                    leaf's caller (run_split) -- perf's walk does the same.
 #   split7030-leaffp -mno-omit-leaf-frame-pointer too: the whole chain
 #                    main -> run_split -> burn_* comes back.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bg "$EX/split7030" 11; A=$BG
 bg "$EX/split7030-leaffp" 11; B=$BG

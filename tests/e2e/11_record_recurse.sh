@@ -1,7 +1,7 @@
 # A recursion 24 levels deep shows as a chain of repeated recurse_step
 # frames: 25 calls of recurse_step, of which a frame-pointer walk skips the
 # last (the caller of the frameless leaf) unless leaf frame pointers are on.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bg "$EX/recurse" 6 24; A=$BG
 bg "$EX/recurse-leaffp" 6 24; B=$BG

@@ -1,6 +1,6 @@
 # A Node.js function run with --perf-basic-prof exists only as JIT code; its
 # name comes from /tmp/perf-PID.map and it is marked as a JIT frame.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 command -v node >/dev/null || fail "node is not installed (make deps installs nodejs)"
 
 node --perf-basic-prof "$ROOT/examples/jit.js" 8 >/dev/null 2>&1 &

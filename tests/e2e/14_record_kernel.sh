@@ -1,7 +1,7 @@
 # A syscall-heavy workload: reading /dev/zero spends its time in the
 # kernel, so its stacks end in named kernel frames ("_[k]") below the
 # user function that made the calls.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bg "$EX/syscalls" 6; A=$BG
 sleep 0.3

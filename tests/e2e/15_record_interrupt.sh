@@ -1,6 +1,6 @@
 # Ctrl-C ends a recording early and still writes the whole output, with
 # the summary; nothing is left half-written under the output's name.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bg "$EX/split7030" 20; A=$BG
 "$EBPROF" record -p "$A" -F 199 -d 60 -o "$T/int.svg" 2>"$T/summary" &

@@ -1,7 +1,7 @@
 # `ebprof render` turns folded text into a well-formed SVG: our own output,
 # flamegraph.pl-style input, merged files, and hostile names that must be
 # escaped. Malformed lines are reported, not silently dropped.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 printf '%s\n' 'app;main;work;spin 70' 'app;main;rest 30' 'app;main;read_[k] 5' \
 	'bad line without count' >"$T/a.folded"

@@ -1,7 +1,7 @@
 # The default output: an interactive SVG of a recording, well-formed, with
 # the workload's functions, the zoom and search script, and bad arguments
 # refused with a message that names them.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 
 bg "$EX/split7030" 6; A=$BG
 (cd "$T" && "$EBPROF" record -p "$A" -d 2 2>"$T/summary") || fail "record failed: $(cat "$T/summary")"

@@ -1,7 +1,7 @@
 # A binary run from a private mount namespace, at a path that exists only
 # there (a tmpfs mounted over /mnt inside it), is named: ebprof opens it
 # through /proc/PID/map_files/ or /proc/PID/root/, not by its path here.
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/lib.bash"
 command -v unshare >/dev/null || fail "unshare (util-linux) is not installed"
 
 APP=/mnt/ebprof-ctr-app

@@ -3,7 +3,7 @@
 # directory $T, with a PluginDir of regular-file copies (collectd's
 # PluginDir does not load symlinks). Sourced, not run; sources lib.sh,
 # whose EXIT trap kills every daemon and workload started here.
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.bash"
 
 PLUGIN_SO=$ROOT/build/ebprof.so
 [ -f "$PLUGIN_SO" ] || fail "$PLUGIN_SO is not built: run make"
