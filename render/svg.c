@@ -211,6 +211,7 @@ struct svg_layout {
 	uint64_t total;
 	const char *count_name;
 	int inverted;
+	const struct svg_options *opts; /* for the frame_fill/frame_note hooks */
 };
 
 struct svg_walk {
@@ -302,9 +303,12 @@ static void svg_put_percent(uint64_t part, uint64_t whole, FILE *out)
 	fprintf(out, "%llu.%02llu%%", hundredths / 100, hundredths % 100);
 }
 
-static void svg_put_frame(const struct svg_layout *l, const char *name, enum frame_kind kind,
-			  size_t depth, uint64_t offset, uint64_t samples, uint64_t gap, FILE *out)
+static void svg_put_frame(const struct svg_layout *l, const struct profile_node *node,
+			  const char *name, enum frame_kind kind, size_t depth, uint64_t offset,
+			  uint64_t samples, uint64_t gap, FILE *out)
 {
+	const struct svg_options *o = l->opts;
+	const char *note = o->frame_note ? o->frame_note(node, o->frame_ctx) : NULL;
 	double x = SVG_PAD + (double)offset * l->scale;
 	double w = (double)samples * l->scale;
 	double y = svg_row_y(l, depth);
@@ -319,6 +323,10 @@ static void svg_put_frame(const struct svg_layout *l, const char *name, enum fra
 	svg_put_text(l->count_name, SIZE_MAX, out);
 	fputs_unlocked(", ", out);
 	svg_put_percent(samples, l->total, out);
+	if (note && *note) {
+		fputs_unlocked("; ", out);
+		svg_put_text(note, SIZE_MAX, out);
+	}
 	fputs_unlocked(")</title><rect x=\"", out);
 	svg_put_px(x, out);
 	fputs_unlocked("\" y=\"", out);
@@ -328,7 +336,13 @@ static void svg_put_frame(const struct svg_layout *l, const char *name, enum fra
 	fputs_unlocked("\" height=\"", out);
 	svg_put_px(l->frame_height - 1, out);
 	fputs_unlocked("\" fill=\"", out);
-	if (depth)
+	if (o->frame_fill) {
+		char rgb[8] = "#c8c8c8";
+
+		o->frame_fill(node, o->frame_ctx, rgb);
+		rgb[7] = '\0';
+		fputs_unlocked(rgb, out);
+	} else if (depth)
 		svg_put_fill(name, kind, out);
 	else
 		fputs_unlocked("#c8c8c8", out);
@@ -358,7 +372,7 @@ static void svg_put_frames(const struct profile *p, const struct svg_layout *l,
 {
 	size_t top = 0;
 
-	svg_put_frame(l, "all", FRAME_PROCESS, 0, 0, l->total, 0, out);
+	svg_put_frame(l, profile_root(p), "all", FRAME_PROCESS, 0, 0, l->total, 0, out);
 	stack[0] = (struct svg_walk){ .node = profile_root(p) };
 	while (true) {
 		struct svg_walk *w = &stack[top];
@@ -377,8 +391,8 @@ static void svg_put_frames(const struct profile *p, const struct svg_layout *l,
 		w->child_offset += samples;
 		if (!svg_drawn(l, samples))
 			continue;
-		svg_put_frame(l, profile_node_name(kid), profile_node_kind(kid), top + 1, offset,
-			      samples, offset - w->drawn_end, out);
+		svg_put_frame(l, kid, profile_node_name(kid), profile_node_kind(kid), top + 1,
+			      offset, samples, offset - w->drawn_end, out);
 		w->drawn_end = offset + samples;
 		stack[++top] = (struct svg_walk){
 			.node = kid, .child_offset = offset, .drawn_end = offset
@@ -596,6 +610,7 @@ int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts
 		.count_name = opts->count_name ? opts->count_name : "samples",
 		.inverted = opts->inverted,
 		.total = profile_total(p),
+		.opts = opts,
 	};
 	if (l.width < 2 * SVG_PAD + 100)
 		l.width = 2 * SVG_PAD + 100;

@@ -23,6 +23,16 @@ struct svg_options {
 	double min_width;     /* pixels; < 0: 0.1, as flamegraph.pl */
 	const char *count_name; /* "samples" when NULL */
 	int inverted;	      /* icicle: root at the top */
+
+	/* A writer's own frame style, for graphs coloured by something else
+	 * than the name (render/diff.c). frame_fill writes "#rrggbb" and a
+	 * NUL into rgb; frame_note returns extra tooltip text, shown after
+	 * the count and percent (plain text, escaped by the writer; NULL or
+	 * "": none). Both get the node, profile_root() for the "all" frame.
+	 * NULL: the default colours and tooltips. */
+	void (*frame_fill)(const struct profile_node *n, void *ctx, char rgb[8]);
+	const char *(*frame_note)(const struct profile_node *n, void *ctx);
+	void *frame_ctx;
 };
 
 /* Defaults for every field. Start from this rather than from zeros: a zero

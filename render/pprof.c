@@ -1,0 +1,291 @@
+/*
+ * pprof: profile.proto (github.com/google/pprof/proto/profile.proto),
+ * encoded with our own protobuf writer and gzip-compressed with zlib.
+ *
+ * The profile tree becomes:
+ * - one Sample per stack with self samples: location ids leaf first (the
+ *   format's order, the reverse of folded's), values [samples, cpu ns];
+ * - one Function per distinct (name, kind), and one Location per Function
+ *   with one Line: we aggregate by function, not by address, so there is
+ *   no address to tell two locations of one function apart;
+ * - Mappings only for what the tree can name: "[kernel.kallsyms]" for
+ *   kernel frames and "[jit]" for JIT frames. User frames have no mapping
+ *   (mapping_id 0, allowed by the format) because the tree carries neither
+ *   file names nor build-ids; see README-formats.md.
+ * The process name stays the root frame, as in our folded output and SVG,
+ * so pprof's flame graph matches ours and merged fleet graphs keep their
+ * host roots. Ids are index + 1 (never 0); string 0 is "".
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "render/intern.h"
+#include "render/pprof.h"
+#include "render/protobuf.h"
+#include "render/stacks.h"
+
+/* Field numbers of profile.proto. */
+enum {
+	PROFILE_SAMPLE_TYPE = 1,
+	PROFILE_SAMPLE = 2,
+	PROFILE_MAPPING = 3,
+	PROFILE_LOCATION = 4,
+	PROFILE_FUNCTION = 5,
+	PROFILE_STRING_TABLE = 6,
+	PROFILE_TIME_NANOS = 9,
+	PROFILE_DURATION_NANOS = 10,
+	PROFILE_PERIOD_TYPE = 11,
+	PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13,
+	PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	VALUE_TYPE_TYPE = 1,
+	VALUE_TYPE_UNIT = 2,
+	SAMPLE_LOCATION_ID = 1,
+	SAMPLE_VALUE = 2,
+	MAPPING_ID = 1,
+	MAPPING_FILENAME = 5,
+	MAPPING_HAS_FUNCTIONS = 7,
+	LOCATION_ID = 1,
+	LOCATION_MAPPING_ID = 2,
+	LOCATION_LINE = 4,
+	LINE_FUNCTION_ID = 1,
+	FUNCTION_ID = 1,
+	FUNCTION_NAME = 2,
+	FUNCTION_SYSTEM_NAME = 3,
+};
+
+enum { MAP_NONE, MAP_KERNEL, MAP_JIT, MAP_NR };
+static const char *const pprof_map_file[MAP_NR] = { NULL, "[kernel.kallsyms]", "[jit]" };
+
+struct pprof_state {
+	struct pb_buf profile, sub, line;
+	struct intern *strings;	  /* string table; tag 0 */
+	struct intern *functions; /* (name, kind) -> function id - 1 */
+	uint64_t *ids;		  /* one stack's location ids, leaf first */
+	size_t ids_cap;
+	uint64_t period; /* ns per sample; 0: no cpu value */
+	int err;
+};
+
+static int pprof_string(struct pprof_state *st, const char *s, uint64_t *index)
+{
+	uint32_t i;
+	int err = intern_add(st->strings, s, 0, &i, NULL);
+
+	*index = i;
+	return err;
+}
+
+static void pprof_value_type(struct pprof_state *st, uint32_t field, const char *type,
+			     const char *unit)
+{
+	uint64_t t = 0, u = 0;
+
+	if (pprof_string(st, type, &t) || pprof_string(st, unit, &u))
+		st->err = -ENOMEM;
+	pb_buf_reset(&st->sub);
+	pb_put_varint(&st->sub, VALUE_TYPE_TYPE, t);
+	pb_put_varint(&st->sub, VALUE_TYPE_UNIT, u);
+	pb_put_message(&st->profile, field, &st->sub);
+}
+
+static int pprof_sample(const struct frame *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct pprof_state *st = ctx;
+	uint64_t values[2] = { count, 0 };
+
+	if (n > st->ids_cap) {
+		uint64_t *ids = realloc(st->ids, n * sizeof(*ids));
+
+		if (!ids)
+			return -ENOMEM;
+		st->ids = ids;
+		st->ids_cap = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t fn;
+
+		if (intern_add(st->functions, frames[i].name, frames[i].kind, &fn, NULL))
+			return -ENOMEM;
+		st->ids[n - 1 - i] = (uint64_t)fn + 1;
+	}
+	if (st->period) {
+		if (count > (uint64_t)INT64_MAX / st->period)
+			return -EOVERFLOW;
+		values[1] = count * st->period;
+	}
+	pb_buf_reset(&st->sub);
+	pb_put_packed(&st->sub, SAMPLE_LOCATION_ID, st->ids, n);
+	pb_put_packed(&st->sub, SAMPLE_VALUE, values, st->period ? 2 : 1);
+	pb_put_message(&st->profile, PROFILE_SAMPLE, &st->sub);
+	return pb_buf_error(&st->profile);
+}
+
+static int pprof_map_of(enum frame_kind kind)
+{
+	return kind == FRAME_KERNEL ? MAP_KERNEL : kind == FRAME_JIT ? MAP_JIT : MAP_NONE;
+}
+
+/* Functions, locations and the mappings they use; the ids are the
+ * function's index + 1 for both a function and its one location. */
+static void pprof_functions(struct pprof_state *st)
+{
+	int used[MAP_NR] = { 0 };
+
+	for (uint32_t i = 0; i < intern_count(st->functions); i++) {
+		uint64_t name = 0;
+		int map = pprof_map_of((enum frame_kind)intern_tag(st->functions, i));
+
+		if (pprof_string(st, intern_string(st->functions, i), &name))
+			st->err = -ENOMEM;
+		used[map] = 1;
+		pb_buf_reset(&st->sub);
+		pb_put_varint(&st->sub, FUNCTION_ID, (uint64_t)i + 1);
+		pb_put_varint(&st->sub, FUNCTION_NAME, name);
+		pb_put_varint(&st->sub, FUNCTION_SYSTEM_NAME, name);
+		pb_put_message(&st->profile, PROFILE_FUNCTION, &st->sub);
+
+		pb_buf_reset(&st->line);
+		pb_put_varint(&st->line, LINE_FUNCTION_ID, (uint64_t)i + 1);
+		pb_buf_reset(&st->sub);
+		pb_put_varint(&st->sub, LOCATION_ID, (uint64_t)i + 1);
+		if (map != MAP_NONE)
+			pb_put_varint(&st->sub, LOCATION_MAPPING_ID, (uint64_t)map);
+		pb_put_message(&st->sub, LOCATION_LINE, &st->line);
+		pb_put_message(&st->profile, PROFILE_LOCATION, &st->sub);
+	}
+	for (int map = MAP_NONE + 1; map < MAP_NR; map++) {
+		uint64_t file = 0;
+
+		if (!used[map])
+			continue;
+		if (pprof_string(st, pprof_map_file[map], &file))
+			st->err = -ENOMEM;
+		pb_buf_reset(&st->sub);
+		pb_put_varint(&st->sub, MAPPING_ID, (uint64_t)map);
+		pb_put_varint(&st->sub, MAPPING_FILENAME, file);
+		pb_put_varint(&st->sub, MAPPING_HAS_FUNCTIONS, 1);
+		pb_put_message(&st->profile, PROFILE_MAPPING, &st->sub);
+	}
+}
+
+int pprof_encode(const struct profile *p, const struct pprof_options *opts, uint8_t **out,
+		 size_t *len)
+{
+	struct pprof_options none = { 0 };
+	struct pprof_state st = { 0 };
+	uint64_t index;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	if (!opts)
+		opts = &none;
+	pb_buf_init(&st.profile);
+	pb_buf_init(&st.sub);
+	pb_buf_init(&st.line);
+	st.period = opts->frequency ? 1000000000ull / opts->frequency : 0;
+	st.strings = intern_new();
+	st.functions = intern_new();
+	err = -ENOMEM;
+	if (!st.strings || !st.functions || pprof_string(&st, "", &index))
+		goto out_free;
+
+	pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "samples", "count");
+	if (st.period)
+		pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
+	err = stacks_for_each(p, 0, pprof_sample, &st);
+	if (err)
+		goto out_free;
+	pprof_functions(&st);
+	if (st.period) {
+		pprof_value_type(&st, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
+		pb_put_varint(&st.profile, PROFILE_PERIOD, st.period);
+		if (pprof_string(&st, "cpu", &index))
+			st.err = -ENOMEM;
+	} else {
+		pprof_value_type(&st, PROFILE_PERIOD_TYPE, "samples", "count");
+		pb_put_varint(&st.profile, PROFILE_PERIOD, 1);
+		if (pprof_string(&st, "samples", &index))
+			st.err = -ENOMEM;
+	}
+	pb_put_varint(&st.profile, PROFILE_DEFAULT_SAMPLE_TYPE, index);
+	if (opts->time_nanos)
+		pb_put_varint(&st.profile, PROFILE_TIME_NANOS, (uint64_t)opts->time_nanos);
+	if (opts->duration_nanos)
+		pb_put_varint(&st.profile, PROFILE_DURATION_NANOS, (uint64_t)opts->duration_nanos);
+	if (opts->comment) {
+		if (pprof_string(&st, opts->comment, &index))
+			st.err = -ENOMEM;
+		pb_put_varint(&st.profile, PROFILE_COMMENT, index);
+	}
+	/* The string table last: everything above has added to it. */
+	for (uint32_t i = 0; i < intern_count(st.strings); i++)
+		pb_put_string(&st.profile, PROFILE_STRING_TABLE, intern_string(st.strings, i));
+	err = st.err ? st.err : pb_buf_error(&st.profile);
+	if (err)
+		goto out_free;
+	*out = st.profile.bytes;
+	*len = st.profile.len;
+	st.profile.bytes = NULL;
+out_free:
+	pb_buf_free(&st.profile);
+	pb_buf_free(&st.sub);
+	pb_buf_free(&st.line);
+	intern_free(st.strings);
+	intern_free(st.functions);
+	free(st.ids);
+	return err;
+}
+
+/* gzip (windowBits 15 + 16) from memory to the stream, 64 KiB at a time. */
+static int pprof_gzip(const uint8_t *bytes, size_t len, FILE *out)
+{
+	unsigned char chunk[65536];
+	z_stream z;
+	int zerr, err = 0;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (unsigned char *)bytes;
+	do {
+		/* avail_in is 32 bits: feed very large profiles in pieces. */
+		size_t feed = len - (size_t)(z.next_in - bytes);
+
+		z.avail_in = feed > (1u << 30) ? (1u << 30) : (uInt)feed;
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zerr = deflate(&z, z.avail_in == feed ? Z_FINISH : Z_NO_FLUSH);
+		if (zerr == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out) !=
+		    sizeof(chunk) - z.avail_out) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
+	} while (zerr != Z_STREAM_END);
+	deflateEnd(&z);
+	return err;
+}
+
+int pprof_write(const struct profile *p, FILE *out, const struct pprof_options *opts)
+{
+	uint8_t *bytes;
+	size_t len;
+	int err = pprof_encode(p, opts, &bytes, &len);
+
+	if (err)
+		return err;
+	errno = 0;
+	err = pprof_gzip(bytes, len, out);
+	free(bytes);
+	if (!err && fflush(out))
+		err = errno ? -errno : -EIO;
+	return err;
+}

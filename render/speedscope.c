@@ -1,0 +1,169 @@
+/*
+ * speedscope: one "sampled" profile in speedscope's file format.
+ *
+ * The schema's SampledProfile wants, per sample, the stack as indices into
+ * a shared frame list, root first, and a parallel list of weights. Each
+ * stack with self samples is one sample whose weight is its count, so the
+ * file grows with distinct stacks, not with samples. Frames are shared by
+ * (name, kind): a kernel and a user function of one name are two frames,
+ * the kernel one with file "[kernel.kallsyms]" (JIT ones "[jit]"), which
+ * speedscope shows beside the name. Three walks over the tree: frames,
+ * samples, weights; only the frame index table is held in memory.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/intern.h"
+#include "render/speedscope.h"
+#include "render/stacks.h"
+
+#define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
+
+/* Decodes one UTF-8 code point; returns its length, or 0 when malformed
+ * (overlong, surrogate, above U+10FFFF, truncated). */
+static size_t speedscope_utf8(const unsigned char *s, uint32_t *cp)
+{
+	size_t len;
+	uint32_t v, min;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if ((s[0] & 0xe0) == 0xc0) {
+		len = 2, v = s[0] & 0x1f, min = 0x80;
+	} else if ((s[0] & 0xf0) == 0xe0) {
+		len = 3, v = s[0] & 0x0f, min = 0x800;
+	} else if ((s[0] & 0xf8) == 0xf0) {
+		len = 4, v = s[0] & 0x07, min = 0x10000;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0; /* also stops at the terminating NUL */
+		v = v << 6 | (s[i] & 0x3f);
+	}
+	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+		return 0;
+	*cp = v;
+	return len;
+}
+
+static void speedscope_put_string(const char *str, FILE *out)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	putc_unlocked('"', out);
+	while (*s) {
+		uint32_t cp;
+		size_t len = speedscope_utf8(s, &cp);
+
+		if (!len) {
+			fputs_unlocked("\\ufffd", out);
+			s++;
+		} else if (cp == '"' || cp == '\\') {
+			putc_unlocked('\\', out);
+			putc_unlocked((int)cp, out);
+			s++;
+		} else if (cp < 0x20 || cp == 0x7f) {
+			fprintf(out, "\\u%04x", (unsigned int)cp);
+			s++;
+		} else {
+			fwrite_unlocked(s, 1, len, out);
+			s += len;
+		}
+	}
+	putc_unlocked('"', out);
+}
+
+struct speedscope_walk {
+	struct intern *frames;
+	FILE *out;
+	uint64_t samples; /* stacks written so far, for commas */
+	int pass;	  /* 0: frames, 1: samples, 2: weights */
+};
+
+static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct speedscope_walk *w = ctx;
+	uint32_t index;
+	int added;
+
+	if (w->pass == 2) {
+		fprintf(w->out, "%s%llu", w->samples++ ? "," : "", (unsigned long long)count);
+		return 0;
+	}
+	if (w->pass == 1)
+		fputs_unlocked(w->samples++ ? ",[" : "[", w->out);
+	for (size_t i = 0; i < n; i++) {
+		if (intern_add(w->frames, frames[i].name, frames[i].kind, &index, &added))
+			return -ENOMEM;
+		if (w->pass == 1) {
+			fprintf(w->out, "%s%u", i ? "," : "", index);
+			continue;
+		}
+		if (!added)
+			continue;
+		fputs_unlocked(index ? ",\n{\"name\":" : "\n{\"name\":", w->out);
+		speedscope_put_string(frames[i].name, w->out);
+		if (frames[i].kind == FRAME_KERNEL)
+			fputs_unlocked(",\"file\":\"[kernel.kallsyms]\"", w->out);
+		else if (frames[i].kind == FRAME_JIT)
+			fputs_unlocked(",\"file\":\"[jit]\"", w->out);
+		putc_unlocked('}', w->out);
+	}
+	if (w->pass == 1)
+		fputs_unlocked("]\n", w->out);
+	return 0;
+}
+
+static int speedscope_stream_error(FILE *f)
+{
+	int earlier = errno;
+
+	errno = 0;
+	if (fflush(f) && errno)
+		return -errno;
+	if (!ferror(f))
+		return 0;
+	return earlier ? -earlier : -EIO;
+}
+
+int speedscope_write(const struct profile *p, FILE *out, const struct speedscope_options *opts)
+{
+	const char *name = opts && opts->name ? opts->name : "ebprof";
+	struct speedscope_walk w = { .out = out };
+	int err;
+
+	w.frames = intern_new();
+	if (!w.frames)
+		return -ENOMEM;
+	errno = 0;
+	fputs_unlocked("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n\"exporter\":\"ebprof\",\n"
+		       "\"name\":", out);
+	speedscope_put_string(name, out);
+	fputs_unlocked(",\n\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[", out);
+	for (w.pass = 0; w.pass < 3; w.pass++) {
+		w.samples = 0;
+		err = stacks_for_each(p, 0, speedscope_stack, &w);
+		if (err)
+			goto out_free;
+		if (w.pass == 0) {
+			fputs_unlocked("]},\n\"profiles\":[{\"type\":\"sampled\",\"name\":", out);
+			speedscope_put_string(name, out);
+			fprintf(out, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%llu,\n"
+				     "\"samples\":[\n", (unsigned long long)profile_total(p));
+		} else if (w.pass == 1) {
+			fputs_unlocked("],\n\"weights\":[", out);
+		}
+	}
+	fputs_unlocked("]}]}\n", out);
+	err = speedscope_stream_error(out);
+out_free:
+	intern_free(w.frames);
+	return err;
+}
