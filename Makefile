@@ -149,6 +149,40 @@ e2e: all
 check: all $(UNIT_BINS)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
+# --- fuzzing and soak (tests/fuzz, tests/e2e/6*_reliability_*) -------------
+# libFuzzer targets, one per parser of outside input, built with clang and
+# ASan+UBSan from the module sources they need. `make fuzz` runs each for
+# FUZZ_SECONDS on its seed corpus; `make check` runs each briefly through
+# tests/e2e/60_reliability_fuzz_smoke.sh. `make soak` is the long soak.
+FUZZ_SECONDS ?= 600
+SOAK_SECONDS ?= 600
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_file,$(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%))
+FUZZ_LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
+	plugin/config.c tests/unit/stub_collectd.c tests/fuzz/fuzz_file.c
+FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+
+$(B)/fuzzobj/%.o: %.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CLANG) $(BASEFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/libebprof-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(B)/fuzzobj/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/fuzz/%: $(B)/fuzzobj/tests/fuzz/%.o $(B)/libebprof-fuzz.a
+	@mkdir -p $(@D)
+	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $< $(B)/libebprof-fuzz.a $(LIBS)
+
+.PHONY: fuzz fuzz-build soak
+fuzz-build: $(FUZZ_BINS) $(FIXTURES)
+
+fuzz: fuzz-build
+	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+soak: all
+	SOAK_SECONDS=$(SOAK_SECONDS) tests/run.sh soak tests/e2e/61_reliability_soak.sh
+
 # --- set-up, install, demo -------------------------------------------------
 deps:
 	@tests/deps.sh
@@ -167,7 +201,11 @@ demo: all
 lint: $(SKEL)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(CORE_SRCS) $(CLI_SRCS)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(COLLECTD_CFLAGS) \
+		$(PLUGIN_SRCS)
 	clang-tidy --quiet $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
+	clang-tidy --quiet $(PLUGIN_SRCS) -- $(BASEFLAGS) $(COLLECTD_CFLAGS)
 
 clean:
 	rm -rf $(B)
