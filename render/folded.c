@@ -237,6 +237,10 @@ int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats)
 	for (errno = 0; (len = getline(&line, &line_cap, in)) >= 0; errno = 0) {
 		lineno++;
 		err = folded_parse_line(line, (size_t)len, &f, &count);
+		/* A count that would wrap the totals is malformed too (found by
+		 * fuzzing: a stack's samples vanished from the graph). */
+		if (err == 1 && count > UINT64_MAX - profile_total(p))
+			err = -EINVAL;
 		if (err == -EINVAL) {
 			stats->skipped++;
 			if (!stats->first_bad_line)

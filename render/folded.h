@@ -29,7 +29,8 @@ struct folded_read_stats {
 /*
  * Adds every "frame;frame;... COUNT" line of in to p. COUNT is the token
  * after the last space or tab, an unsigned decimal integer (fractional
- * counts such as flamegraph.pl's "1.5" are malformed); everything before
+ * counts such as flamegraph.pl's "1.5" are malformed, and so is a count that
+ * would take the profile's total past UINT64_MAX); everything before
  * that one separator is the stack, so frames may hold spaces. A frame
  * ending in "_[k]", "_[j]" or "_[i]" gets that kind, with the suffix
  * removed; other frames, the first included, are FRAME_USER. Lines of any

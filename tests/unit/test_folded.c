@@ -201,6 +201,32 @@ static void test_reader_counts_malformed_lines_and_goes_on(void **state)
 	profile_free(p);
 }
 
+/*
+ * Fuzzer finding (fuzz_folded): counts that add up past 2^64 wrapped the
+ * totals, so a stack's samples silently dropped out of the graph and the
+ * folded output. The line that would wrap is now skipped and counted.
+ */
+static void test_reader_refuses_counts_that_would_wrap_the_total(void **state)
+{
+	struct folded_read_stats stats = { 0 };
+	struct profile *p;
+	char *text;
+
+	(void)state;
+	p = read_text("a;b 18446744073709551615\n"
+		      "a 1\n"
+		      "c 0\n",
+		      &stats);
+	assert_int_equal(stats.lines, 2);
+	assert_int_equal(stats.skipped, 1);
+	assert_int_equal(stats.first_bad_line, 2);
+	assert_true(profile_total(p) == UINT64_MAX);
+	text = write_text(p);
+	assert_string_equal(text, "a;b 18446744073709551615\n");
+	free(text);
+	profile_free(p);
+}
+
 static void test_reader_handles_multi_megabyte_lines(void **state)
 {
 	const size_t frames = 200000;
@@ -289,6 +315,7 @@ int main(void)
 		cmocka_unit_test(test_reader_takes_flamegraph_pl_lines),
 		cmocka_unit_test(test_reader_keeps_spaces_inside_frames),
 		cmocka_unit_test(test_reader_counts_malformed_lines_and_goes_on),
+		cmocka_unit_test(test_reader_refuses_counts_that_would_wrap_the_total),
 		cmocka_unit_test(test_reader_handles_multi_megabyte_lines),
 		cmocka_unit_test(test_round_trip_is_identical),
 		cmocka_unit_test(test_writer_reports_a_full_disk),
