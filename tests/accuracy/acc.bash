@@ -1,0 +1,88 @@
+# Shared by the accuracy tests (tests/e2e/2*_accuracy_*.sh), after lib.bash:
+# perf and ebprof recording the same processes over the same window, perf's
+# samples collapsed into ebprof's folded form, and the comparisons.
+# Sourced, not run.
+ACC=$ROOT/tests/accuracy
+COMPARE="/usr/bin/python3 $ACC/compare.py"
+PERF=${PERF:-/usr/bin/perf}
+
+[ -x "$PERF" ] || fail "$PERF is missing: the accuracy tests compare against perf (apt install linux-perf)"
+
+# cpu_ticks PID: the process's user + system time so far, in clock ticks
+# (fields 14 and 15 of /proc/PID/stat, counted after the comm's ')').
+cpu_ticks() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	stat=${stat##*) }
+	awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+# record_both CPU_SECONDS OUT_PREFIX PID...: ebprof and perf (-g) at 999 Hz on
+# the same PIDs, started together, and stopped together (SIGINT, which both
+# answer by writing what they have) once every PID has used CPU_SECONDS of
+# CPU since the start. A fixed wall-clock window would give too few samples
+# when other jobs share the CPUs; a CPU-time window gives the same count on
+# a busy machine as on an idle one, only later (at most ACC_MAX_WALL s).
+# Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded.
+record_both() {
+	local cpu=$1 out=$2 perf_pid eb_pid rc p hz start=$SECONDS
+	shift 2
+	local pids=("$@") eargs=() base=()
+	hz=$(getconf CLK_TCK)
+	for p in "${pids[@]}"; do eargs+=(-p "$p"); base+=("$(cpu_ticks "$p")"); done
+	"$PERF" record -q -F 999 -g -p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" \
+		>"$out.perf.log" 2>&1 &
+	perf_pid=$!
+	"$EBPROF" record "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
+		-o "$out.ebprof.folded" 2>"$out.ebprof.log" &
+	eb_pid=$!
+	while [ $((SECONDS - start)) -lt "${ACC_MAX_WALL:-120}" ]; do
+		sleep 0.2
+		local done=1 i
+		for i in "${!pids[@]}"; do
+			[ $(( $(cpu_ticks "${pids[$i]}") - ${base[$i]} )) -ge $((cpu * hz)) ] || done=0
+		done
+		[ "$done" -eq 1 ] && break
+	done
+	kill -INT "$eb_pid" "$perf_pid" 2>/dev/null
+	wait "$eb_pid"
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "ebprof record exited $rc: $(cat "$out.ebprof.log")"
+	wait "$perf_pid"
+	rc=$?
+	# perf record ends with the signal's status when it is interrupted
+	[ "$rc" -eq 0 ] || [ "$rc" -eq 130 ] || fail "perf record exited $rc: $(cat "$out.perf.log")"
+	perf_fold "$out.perf.data" "$out.perf.folded"
+	echo "recorded $((SECONDS - start)) s of wall time for $cpu CPU-seconds per process"
+	cat "$out.ebprof.log"
+}
+
+# perf_fold DATA OUT: perf's samples as folded stacks, by our own collapser.
+perf_fold() {
+	"$PERF" script -F comm,pid,tid,ip,sym,dso -i "$1" 2>"$1.script.log" |
+		/usr/bin/python3 "$ACC/perf_collapse.py" >"$2" ||
+		fail "collapsing perf's samples failed: $(cat "$1.script.log")"
+	[ -s "$2" ] || fail "perf recorded no samples: $(cat "$1.script.log")"
+}
+
+# have_symbols BINARY NAME...: every NAME is a function in BINARY's symbol
+# table, under that exact name, at an address no other NAME shares, and no
+# clone of it (NAME.constprop.0, NAME.isra.0, NAME.part.0, NAME.cold) exists:
+# the compiler neither inlined, cloned nor folded what the test expects.
+have_symbols() {
+	local bin=$1 name addr
+	shift
+	local syms
+	syms=$(nm --defined-only "$bin") || fail "nm $bin failed"
+	declare -A seen=()
+	for name in "$@"; do
+		addr=$(awk -v n="$name" '$3 == n && $2 ~ /^[Tt]$/ { print $1 }' <<<"$syms")
+		[ -n "$addr" ] || fail "$bin: no function named $name (inlined or renamed?)"
+		[ -z "${seen[$addr]:-}" ] ||
+			fail "$bin: $name and ${seen[$addr]} share address $addr (identical-code folding)"
+		seen[$addr]=$name
+		! grep -qE " ${name}\.(constprop|isra|part|cold|clone)" <<<"$syms" ||
+			fail "$bin: the compiler made a clone of $name: $(grep -E " ${name}\." <<<"$syms")"
+	done
+	ok "$(basename "$bin"): $# expected functions, each its own symbol"
+}
