@@ -77,7 +77,7 @@ static Elf_Data *section_data(Elf *e, const char *name)
 /* Opens a candidate whose build-id is id; -ENOENT when it is not. */
 static int open_by_build_id(const char *path, const unsigned char *id, int len)
 {
-	unsigned char other[MAX_BUILD_ID];
+	unsigned char other[MAX_BUILD_ID] = { 0 };
 	int fd = open(path, O_RDONLY | O_CLOEXEC), n = -1;
 	Elf *e;
 
