@@ -183,6 +183,43 @@ fuzz: fuzz-build
 soak: all
 	SOAK_SECONDS=$(SOAK_SECONDS) tests/run.sh soak tests/e2e/61_reliability_soak.sh
 
+# --- benchmarks (tests/bench/) ---------------------------------------------
+# `make bench` measures ebprof beside perf, bpftrace and the floor (an empty
+# BPF program on the same CPU-clock event), prints a table, and writes
+# build/bench/bench.csv and build/bench/scaling.svg (~20 min; root).
+# `make bench-smoke` runs every row for a few seconds; `make check` runs it
+# through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
+BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
+	$(B)/bench/manystacks $(B)/bench/symbench
+
+$(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Werror \
+		-c $< -o $@
+
+$(B)/bench/floor: tests/bench/floor.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
+
+$(B)/bench/work $(B)/bench/manystacks: $(B)/bench/%: tests/bench/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
+
+$(B)/bench/symbench: tests/bench/symbench.c $(B)/libebprof.a
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
+
+.PHONY: bench-tools bench-smoke
+bench-tools: all $(BENCH_TOOLS)
+
+bench:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory bench-tools
+	python3 tests/bench/bench.py $(BENCH_ARGS)
+
+bench-smoke: bench-tools
+	python3 tests/bench/bench.py --smoke $(BENCH_ARGS)
+
 # --- set-up, install, demo -------------------------------------------------
 deps:
 	@tests/deps.sh
