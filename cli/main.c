@@ -1,8 +1,9 @@
 /*
  * ebprof: the command-line face of the profiler. `record` samples with the
  * BPF sampler and writes a flame graph or folded stacks; `render` turns
- * folded stacks (ours, flamegraph.pl's or stackcollapse output) into an
- * SVG. Both are built from the same modules as the collectd plugin.
+ * folded stacks (ours, flamegraph.pl's or stackcollapse output) or
+ * `perf script` text into any of the formats; `diff` draws what changed
+ * between two profiles. Both are built from the same modules as the collectd plugin.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,10 +13,11 @@
 static void usage(FILE *out)
 {
 	fputs("usage: ebprof record [-p PID]... [-c COMM]... [-d SECONDS] [-F HZ]\n"
-	      "                     [--format svg|folded] [-o FILE] [options]\n"
-	      "       ebprof render [FILE.folded]... [-o FILE.svg] [options]\n"
+	      "                     [--format svg|folded|speedscope|pprof] [-o FILE] [options]\n"
+	      "       ebprof render [FILE.folded|FILE.perf-script]... [-o FILE.svg] [options]\n"
+	      "       ebprof diff BEFORE.folded AFTER.folded [-o diff.svg] [--normalize]\n"
 	      "\n"
-	      "Run `ebprof record --help` or `ebprof render --help` for the options.\n",
+	      "Run `ebprof COMMAND --help` for the options.\n",
 	      out);
 }
 
@@ -29,6 +31,8 @@ int main(int argc, char **argv)
 		return cli_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "render"))
 		return cli_render(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "diff"))
+		return cli_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
 		usage(stdout);
 		return 0;

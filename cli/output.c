@@ -15,6 +15,8 @@
 
 #include "cli/cli.h"
 #include "render/folded.h"
+#include "render/pprof.h"
+#include "render/speedscope.h"
 #include "render/svg.h"
 
 int cli_parse_format(const char *s)
@@ -23,7 +25,25 @@ int cli_parse_format(const char *s)
 		return CLI_FORMAT_SVG;
 	if (!strcmp(s, "folded"))
 		return CLI_FORMAT_FOLDED;
+	if (!strcmp(s, "speedscope"))
+		return CLI_FORMAT_SPEEDSCOPE;
+	if (!strcmp(s, "pprof"))
+		return CLI_FORMAT_PPROF;
 	return -1;
+}
+
+const char *cli_format_ext(enum cli_format fmt)
+{
+	switch (fmt) {
+	case CLI_FORMAT_FOLDED:
+		return ".folded";
+	case CLI_FORMAT_SPEEDSCOPE:
+		return ".speedscope.json";
+	case CLI_FORMAT_PPROF:
+		return ".pb.gz";
+	default:
+		return ".svg";
+	}
 }
 
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -42,13 +62,20 @@ int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
 }
 
 static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
-			const char *title, const char *subtitle, double min_width)
+			const char *title, const char *subtitle, double min_width,
+			unsigned int frequency)
 {
+	struct speedscope_options sso = { .name = title };
+	struct pprof_options po = { .frequency = frequency, .comment = subtitle };
 	struct svg_options opts;
 	int err;
 
 	if (fmt == CLI_FORMAT_FOLDED)
 		return folded_write(p, out);
+	if (fmt == CLI_FORMAT_SPEEDSCOPE)
+		return speedscope_write(p, out, &sso);
+	if (fmt == CLI_FORMAT_PPROF)
+		return pprof_write(p, out, &po);
 	svg_options_init(&opts);
 	opts.title = title;
 	opts.subtitle = subtitle;
@@ -59,14 +86,15 @@ static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
 }
 
 int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *path,
-		      const char *title, const char *subtitle, double min_width)
+		      const char *title, const char *subtitle, double min_width,
+		      unsigned int frequency)
 {
 	char tmp[PATH_MAX];
 	FILE *out;
 	int fd, err;
 
 	if (!path || !strcmp(path, "-")) {
-		err = write_stream(p, fmt, stdout, title, subtitle, min_width);
+		err = write_stream(p, fmt, stdout, title, subtitle, min_width, frequency);
 		if (!err && fflush(stdout))
 			err = -errno;
 		if (err)
@@ -89,7 +117,7 @@ int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *
 		close(fd);
 		goto unlink_tmp;
 	}
-	err = write_stream(p, fmt, out, title, subtitle, min_width);
+	err = write_stream(p, fmt, out, title, subtitle, min_width, frequency);
 	if (fflush(out) && !err)
 		err = -errno;
 	if (fsync(fileno(out)) && !err)

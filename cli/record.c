@@ -62,7 +62,7 @@ static void record_usage(FILE *out)
 	      "  -c, --comm NAME        profile processes with this exact name (repeatable)\n"
 	      "  -d, --duration SECONDS how long to sample (default 30)\n"
 	      "  -F, --frequency HZ     samples per second per CPU (default 99)\n"
-	      "      --format FORMAT    svg or folded (default svg)\n"
+	      "      --format FORMAT    svg, folded, speedscope or pprof (default svg)\n"
 	      "  -o, --output FILE      where to write (default ebprof.svg / ebprof.folded;\n"
 	      "                         - for stdout)\n"
 	      "      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"
@@ -158,7 +158,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			exit(0);
 		case OPT_FORMAT:
 			if (cli_parse_format(optarg) < 0)
-				return bad_value("format", optarg, "expected svg or folded");
+				return bad_value("format", optarg, "expected " CLI_FORMATS);
 			o->format = cli_parse_format(optarg);
 			break;
 		case OPT_DRAIN:
@@ -204,7 +204,10 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	o->sampler.tgids = o->sampler.n_tgids ? o->tgids : NULL;
 	o->sampler.comms = o->sampler.n_comms ? o->comms : NULL;
 	if (!o->output)
-		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg" : "ebprof.folded";
+		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg"
+			  : o->format == CLI_FORMAT_FOLDED ? "ebprof.folded"
+			  : o->format == CLI_FORMAT_SPEEDSCOPE ? "ebprof.speedscope.json"
+								: "ebprof.pb.gz";
 	return 0;
 }
 
@@ -339,7 +342,8 @@ int cli_record(int argc, char **argv)
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
 		 (unsigned long long)profile_total(run.profile), o.sampler.frequency,
 		 now_s() - start);
-	if (cli_write_profile(run.profile, o.format, o.output, o.title, subtitle, o.min_width))
+	if (cli_write_profile(run.profile, o.format, o.output, o.title, subtitle, o.min_width,
+			      o.sampler.frequency))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);

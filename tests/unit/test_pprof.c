@@ -1,0 +1,439 @@
+/*
+ * pprof: what `go tool pprof` and other consumers read. The profile is
+ * decoded here with our own protobuf reader and checked against the
+ * format's rules (string 0 empty, ids non-zero and unique, every
+ * reference resolves, one value per sample type), its totals and top
+ * functions against the profile, and protoc decodes the gzip'ed file with
+ * the published schema (tests/pprof/profile.proto).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "render/pprof.h"
+#include "render/protobuf.h"
+
+#define MAXN 64
+
+/* The decoded profile, as small fixed tables: the tests' profiles are small. */
+struct decoded {
+	char *strings[MAXN];
+	size_t nstrings;
+	uint64_t fn_id[MAXN], fn_name[MAXN];
+	size_t nfn;
+	uint64_t loc_id[MAXN], loc_fn[MAXN], loc_map[MAXN];
+	size_t nloc;
+	uint64_t map_id[MAXN], map_file[MAXN];
+	size_t nmap;
+	uint64_t sample_locs[MAXN][MAXN];
+	size_t sample_nlocs[MAXN];
+	uint64_t sample_values[MAXN][4];
+	size_t sample_nvalues[MAXN];
+	size_t nsamples;
+	uint64_t type_name[4], type_unit[4];
+	size_t ntypes;
+	uint64_t period, period_type, default_type;
+};
+
+static void read_value_type(const struct pb_field *f, uint64_t *type, uint64_t *unit)
+{
+	struct pb_reader r;
+	struct pb_field g;
+
+	pb_reader_init(&r, f->bytes, f->len);
+	while (pb_next(&r, &g) == 1) {
+		if (g.number == 1)
+			*type = g.varint;
+		else if (g.number == 2)
+			*unit = g.varint;
+	}
+}
+
+static void read_submessage(struct decoded *d, const struct pb_field *f)
+{
+	struct pb_reader r;
+	struct pb_field g;
+	size_t pos;
+	uint64_t v;
+	int rc;
+
+	pb_reader_init(&r, f->bytes, f->len);
+	while ((rc = pb_next(&r, &g)) == 1) {
+		switch (f->number) {
+		case 2: /* Sample */
+			pos = 0;
+			while (pb_field_varint_at(&g, &pos, &v) == 1) {
+				if (g.number == 1)
+					d->sample_locs[d->nsamples][d->sample_nlocs[d->nsamples]++] = v;
+				else if (g.number == 2)
+					d->sample_values[d->nsamples][d->sample_nvalues[d->nsamples]++] = v;
+			}
+			break;
+		case 3: /* Mapping */
+			if (g.number == 1)
+				d->map_id[d->nmap] = g.varint;
+			else if (g.number == 5)
+				d->map_file[d->nmap] = g.varint;
+			break;
+		case 4: /* Location */
+			if (g.number == 1)
+				d->loc_id[d->nloc] = g.varint;
+			else if (g.number == 2)
+				d->loc_map[d->nloc] = g.varint;
+			else if (g.number == 4) {
+				struct pb_reader lr;
+				struct pb_field l;
+
+				pb_reader_init(&lr, g.bytes, g.len);
+				while (pb_next(&lr, &l) == 1)
+					if (l.number == 1)
+						d->loc_fn[d->nloc] = l.varint;
+			}
+			break;
+		case 5: /* Function */
+			if (g.number == 1)
+				d->fn_id[d->nfn] = g.varint;
+			else if (g.number == 2)
+				d->fn_name[d->nfn] = g.varint;
+			break;
+		}
+	}
+	assert_int_equal(rc, 0);
+	if (f->number == 2)
+		d->nsamples++;
+	else if (f->number == 3)
+		d->nmap++;
+	else if (f->number == 4)
+		d->nloc++;
+	else if (f->number == 5)
+		d->nfn++;
+}
+
+static void decode(const uint8_t *bytes, size_t len, struct decoded *d)
+{
+	struct pb_reader r;
+	struct pb_field f;
+	uint64_t period_unit = 0;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	pb_reader_init(&r, bytes, len);
+	while ((rc = pb_next(&r, &f)) == 1) {
+		assert_true(d->nsamples < MAXN && d->nfn < MAXN && d->nloc < MAXN &&
+			    d->nstrings < MAXN);
+		switch (f.number) {
+		case 1:
+			assert_int_equal(f.wire, PB_LEN);
+			read_value_type(&f, &d->type_name[d->ntypes], &d->type_unit[d->ntypes]);
+			d->ntypes++;
+			break;
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+			assert_int_equal(f.wire, PB_LEN);
+			read_submessage(d, &f);
+			break;
+		case 6:
+			assert_int_equal(f.wire, PB_LEN);
+			d->strings[d->nstrings] = strndup((const char *)f.bytes, f.len);
+			d->nstrings++;
+			break;
+		case 11:
+			read_value_type(&f, &d->period_type, &period_unit);
+			break;
+		case 12:
+			d->period = f.varint;
+			break;
+		case 14:
+			d->default_type = f.varint;
+			break;
+		}
+	}
+	assert_int_equal(rc, 0);
+}
+
+static void decoded_free(struct decoded *d)
+{
+	for (size_t i = 0; i < d->nstrings; i++)
+		free(d->strings[i]);
+}
+
+static const char *str(const struct decoded *d, uint64_t i)
+{
+	assert_true(i < d->nstrings);
+	return d->strings[i];
+}
+
+static size_t find_id(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return i;
+	fail_msg("id %llu is referenced but not defined", (unsigned long long)id);
+	return 0;
+}
+
+/* The rules of profile.proto that any consumer relies on. */
+static void check_rules(const struct decoded *d)
+{
+	assert_true(d->nstrings > 0);
+	assert_string_equal(d->strings[0], "");
+	for (size_t i = 0; i < d->nfn; i++) {
+		assert_true(d->fn_id[i] != 0);
+		assert_true(d->fn_name[i] < d->nstrings);
+		for (size_t j = 0; j < i; j++)
+			assert_true(d->fn_id[i] != d->fn_id[j]);
+	}
+	for (size_t i = 0; i < d->nloc; i++) {
+		assert_true(d->loc_id[i] != 0);
+		find_id(d->fn_id, d->nfn, d->loc_fn[i]);
+		if (d->loc_map[i])
+			find_id(d->map_id, d->nmap, d->loc_map[i]);
+		for (size_t j = 0; j < i; j++)
+			assert_true(d->loc_id[i] != d->loc_id[j]);
+	}
+	for (size_t i = 0; i < d->nmap; i++) {
+		assert_true(d->map_id[i] != 0);
+		assert_true(d->map_file[i] < d->nstrings);
+	}
+	for (size_t i = 0; i < d->nsamples; i++) {
+		assert_int_equal(d->sample_nvalues[i], d->ntypes);
+		assert_true(d->sample_nlocs[i] > 0);
+		for (size_t j = 0; j < d->sample_nlocs[i]; j++)
+			find_id(d->loc_id, d->nloc, d->sample_locs[i][j]);
+	}
+	for (size_t i = 0; i < d->ntypes; i++)
+		assert_true(d->type_name[i] < d->nstrings && d->type_unit[i] < d->nstrings);
+}
+
+/* The name of a sample's frame j, root first. */
+static const char *frame_name(const struct decoded *d, size_t sample, size_t j)
+{
+	size_t n = d->sample_nlocs[sample];
+	size_t loc = find_id(d->loc_id, d->nloc, d->sample_locs[sample][n - 1 - j]);
+	size_t fn = find_id(d->fn_id, d->nfn, d->loc_fn[loc]);
+
+	return str(d, d->fn_name[fn]);
+}
+
+static struct profile *split_profile(void)
+{
+	struct profile *p = profile_new();
+	struct frame seventy[] = { { "split7030", FRAME_PROCESS }, { "main", FRAME_USER },
+				   { "burn_seventy", FRAME_USER } };
+	struct frame thirty[] = { { "split7030", FRAME_PROCESS }, { "main", FRAME_USER },
+				  { "burn_thirty", FRAME_USER } };
+	struct frame sys[] = { { "split7030", FRAME_PROCESS }, { "main", FRAME_USER },
+			       { "write", FRAME_USER }, { "ksys_write", FRAME_KERNEL },
+			       { "write", FRAME_KERNEL } };
+
+	assert_non_null(p);
+	assert_int_equal(profile_add(p, seventy, 3, 700), 0);
+	assert_int_equal(profile_add(p, thirty, 3, 300), 0);
+	assert_int_equal(profile_add(p, sys, 5, 5), 0);
+	return p;
+}
+
+static void test_profile_follows_the_format_rules_and_keeps_the_counts(void **state)
+{
+	struct profile *p = split_profile();
+	struct pprof_options o = { .frequency = 99 };
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len;
+	uint64_t total = 0, cpu = 0, seventy = 0;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, &o, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.ntypes, 2);
+	assert_string_equal(str(&d, d.type_name[0]), "samples");
+	assert_string_equal(str(&d, d.type_unit[0]), "count");
+	assert_string_equal(str(&d, d.type_name[1]), "cpu");
+	assert_string_equal(str(&d, d.type_unit[1]), "nanoseconds");
+	assert_int_equal(d.period, 1000000000 / 99);
+	assert_string_equal(str(&d, d.period_type), "cpu");
+	assert_string_equal(str(&d, d.default_type), "cpu");
+	assert_int_equal(d.nsamples, 3);
+	for (size_t i = 0; i < d.nsamples; i++) {
+		total += d.sample_values[i][0];
+		cpu += d.sample_values[i][1];
+		assert_int_equal(d.sample_values[i][1], d.sample_values[i][0] * d.period);
+		/* leaf is location_id[0]: the last frame of the stack */
+		if (!strcmp(frame_name(&d, i, d.sample_nlocs[i] - 1), "burn_seventy")) {
+			assert_string_equal(frame_name(&d, i, 0), "split7030");
+			assert_string_equal(frame_name(&d, i, 1), "main");
+			seventy += d.sample_values[i][0];
+		}
+	}
+	assert_int_equal(total, profile_total(p));
+	assert_int_equal(seventy, 700);
+	assert_int_equal(cpu, 1005ull * (1000000000 / 99));
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
+static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void **state)
+{
+	struct profile *p = split_profile();
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len, kernel_write = 0, user_write = 0;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	/* split7030, main, burn_seventy, burn_thirty, write (user),
+	 * ksys_write, write (kernel): main is shared by all three stacks */
+	assert_int_equal(d.nfn, 7);
+	assert_int_equal(d.nloc, 7);
+	for (size_t i = 0; i < d.nloc; i++) {
+		size_t fn = find_id(d.fn_id, d.nfn, d.loc_fn[i]);
+
+		if (strcmp(str(&d, d.fn_name[fn]), "write"))
+			continue;
+		if (d.loc_map[i]) {
+			size_t m = find_id(d.map_id, d.nmap, d.loc_map[i]);
+
+			assert_string_equal(str(&d, d.map_file[m]), "[kernel.kallsyms]");
+			kernel_write++;
+		} else {
+			user_write++;
+		}
+	}
+	assert_int_equal(kernel_write, 1);
+	assert_int_equal(user_write, 1);
+	/* each string once */
+	for (size_t i = 0; i < d.nstrings; i++)
+		for (size_t j = 0; j < i; j++)
+			assert_string_not_equal(d.strings[i], d.strings[j]);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
+static void test_without_a_frequency_only_sample_counts_are_written(void **state)
+{
+	struct profile *p = split_profile();
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.ntypes, 1);
+	assert_string_equal(str(&d, d.type_name[0]), "samples");
+	for (size_t i = 0; i < d.nsamples; i++)
+		assert_int_equal(d.sample_nvalues[i], 1);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
+static void test_an_empty_profile_is_a_valid_profile(void **state)
+{
+	struct profile *p = profile_new();
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.nsamples, 0);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
+/* The gzip'ed file as a consumer gets it: it inflates to pprof_encode()'s
+ * bytes, and protoc decodes it with the published schema. */
+static void test_file_is_gzip_and_protoc_decodes_it(void **state)
+{
+	struct profile *p = split_profile();
+	struct pprof_options o = { .frequency = 99, .comment = "ebprof test" };
+	char dir[] = "/tmp/test_pprof.XXXXXX", gz[64], cmd[512], line[256];
+	uint8_t *bytes, plain[65536];
+	size_t len;
+	gzFile in;
+	FILE *out, *decoded;
+	int n, samples = 0, kernel = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(gz, sizeof(gz), "%s/p.pb.gz", dir);
+	out = fopen(gz, "w");
+	assert_non_null(out);
+	assert_int_equal(pprof_write(p, out, &o), 0);
+	assert_int_equal(fclose(out), 0);
+
+	in = gzopen(gz, "r");
+	assert_non_null(in);
+	assert_int_equal(gzdirect(in), 0); /* compressed, not stored */
+	n = gzread(in, plain, sizeof(plain));
+	gzclose(in);
+	assert_int_equal(pprof_encode(p, &o, &bytes, &len), 0);
+	assert_int_equal((size_t)n, len);
+	assert_memory_equal(plain, bytes, len);
+	free(bytes);
+
+	snprintf(cmd, sizeof(cmd),
+		 "gzip -dc %s | protoc --decode perftools.profiles.Profile "
+		 "-I tests/pprof profile.proto 2>&1; echo exit=$?", gz);
+	decoded = popen(cmd, "r");
+	assert_non_null(decoded);
+	while (fgets(line, sizeof(line), decoded)) {
+		samples += !strcmp(line, "sample {\n");
+		kernel += strstr(line, "\"[kernel.kallsyms]\"") != NULL;
+		if (!strncmp(line, "exit=", 5))
+			assert_string_equal(line, "exit=0\n");
+	}
+	pclose(decoded);
+	assert_int_equal(samples, 3);
+	assert_int_equal(kernel, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	profile_free(p);
+}
+
+static void test_a_full_disk_is_reported(void **state)
+{
+	struct profile *p = split_profile();
+	FILE *full = fopen("/dev/full", "w");
+
+	(void)state;
+	assert_non_null(full);
+	assert_int_equal(pprof_write(p, full, NULL), -ENOSPC);
+	fclose(full);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile_follows_the_format_rules_and_keeps_the_counts),
+		cmocka_unit_test(test_functions_and_locations_are_deduplicated_by_name_and_kind),
+		cmocka_unit_test(test_without_a_frequency_only_sample_counts_are_written),
+		cmocka_unit_test(test_an_empty_profile_is_a_valid_profile),
+		cmocka_unit_test(test_file_is_gzip_and_protoc_decodes_it),
+		cmocka_unit_test(test_a_full_disk_is_reported),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
