@@ -8,11 +8,15 @@
 # Seeds come from tests/fuzz/corpus/NAME (checked in, text) and, for the
 # ELF target, the fixture binaries the build makes. What a run discovers
 # goes to build/fuzz/corpus/NAME, which later runs start from; a crash
-# leaves its input as build/fuzz/crash-NAME-* and fails the run.
+# leaves its input as build/fuzz/crash-NAME-* and fails the run. Logs go
+# to FUZZ_LOG_DIR (default build/fuzz), so a smoke run beside a long one
+# keeps its own.
 set -u
 secs=$1; shift
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-NICE=${FUZZ_NICE:-nice -n 19}
+NICE=${FUZZ_NICE-nice -n 19}
+logdir=${FUZZ_LOG_DIR:-$ROOT/build/fuzz}
+mkdir -p "$logdir"
 rc=0
 for bin in "$@"; do
 	name=$(basename "$bin")
@@ -44,7 +48,7 @@ for bin in "$@"; do
 	extra=()
 	# pconf logs every error on stderr through the collectd stub.
 	[ "$short" = config ] && extra+=(-close_fd_mask=2)
-	log=$ROOT/build/fuzz/$name.log
+	log=$logdir/$name.log
 	$NICE "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 		-print_final_stats=1 -artifact_prefix="$ROOT/build/fuzz/crash-$short-" \
 		"${extra[@]}" "$work" "${seeds[@]}" >"$log" 2>&1
