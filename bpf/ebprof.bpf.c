@@ -13,6 +13,14 @@
  *
  * Every way a sample can end is counted in the per-CPU stats array, so
  * samples = recorded + filtered + idle + each loss.
+ *
+ * When user space asks for it, a process sampled for the first time is
+ * also reported at once through a ring buffer, so that user space reads
+ * its mappings while it still runs: a compiler in a build may exit long
+ * before the next drain. An LRU map of the processes already reported
+ * (by tgid, with the start time that tells a reused PID apart) keeps that
+ * to one report per process; an exec forgets the process, so its next
+ * sample reports it again with its new mappings.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -30,6 +38,7 @@ const volatile __u32 self_tgid = 0; /* 0: do not exclude any process */
 const volatile bool include_idle = false;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
+const volatile bool report_processes = false;
 
 struct scratch {
 	struct ebprof_stack kstack;
@@ -65,6 +74,19 @@ struct {
 	__type(key, char[EBPROF_COMM_LEN]);
 	__type(value, __u8);
 } comms SEC(".maps");
+
+/* Processes already reported: tgid -> start time. Sizes set by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} reported SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} process_events SEC(".maps");
 
 /*
  * The inner maps: two of each, A and B, so that user space always has an
@@ -201,6 +223,33 @@ static __always_inline bool task_wanted(__u32 tgid, const char *comm)
 	return false;
 }
 
+/*
+ * Reports the process unless it was reported under this start time. It is
+ * marked as reported only once the report is in the ring buffer, so a full
+ * buffer delays the report to the next sample rather than losing it.
+ */
+static __always_inline void report_process(__u32 tgid, __u64 start_time, const char *comm)
+{
+	struct ebprof_process_event *event;
+	__u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
+
+	if (seen && *seen == start_time)
+		return;
+	event = bpf_ringbuf_reserve(&process_events, sizeof(*event), 0);
+	if (!event) {
+		stat_add(EBPROF_STAT_PROCESS_EVENTS_LOST);
+		return;
+	}
+	event->tgid = tgid;
+	event->pad = 0;
+	event->start_time = start_time;
+	event->sampled_at = bpf_ktime_get_boot_ns();
+	__builtin_memcpy(event->comm, comm, EBPROF_COMM_LEN);
+	bpf_ringbuf_submit(event, 0);
+	bpf_map_update_elem(&reported, &tgid, &start_time, BPF_ANY);
+	stat_add(EBPROF_STAT_PROCESS_EVENTS);
+}
+
 static __always_inline int count_key(void *map, const struct ebprof_key *key)
 {
 	__u64 one = 1, *count;
@@ -251,6 +300,10 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->key.tgid = tgid;
 	s->key.pid = pid;
+	s->key.start_time = BPF_CORE_READ(task, group_leader, start_boottime);
+	/* Kernel threads have no mappings to read. */
+	if (report_processes && BPF_CORE_READ(task, mm))
+		report_process(tgid, s->key.start_time, s->key.comm);
 
 	s->kstack.nr = 0;
 	s->ustack.nr = 0;
@@ -275,5 +328,20 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 	if (!loss && count_key(count_map, &s->key))
 		loss = EBPROF_STAT_COUNTS_FULL;
 	stat_add(loss ? loss : EBPROF_STAT_RECORDED);
+	return 0;
+}
+
+/*
+ * After an exec the process has new mappings: forget that it was reported,
+ * so that its next sample reports it again. A raw tracepoint needs no
+ * tracefs mount.
+ */
+SEC("raw_tp/sched_process_exec")
+int ebprof_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (report_processes)
+		bpf_map_delete_elem(&reported, &tgid);
 	return 0;
 }

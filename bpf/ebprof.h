@@ -15,6 +15,11 @@
  * (synchronize_rcu() in maybe_wait_bpf_programs(), kernel/bpf/syscall.c),
  * so after it no program can write the old pair, and user space reads and
  * clears it without racing any increment.
+ *
+ * New processes are also reported as they are first sampled, through a
+ * ring buffer of struct ebprof_process_event, so that user space can read
+ * a short-lived process's mappings before it exits rather than at the
+ * next drain, when /proc no longer shows it.
  */
 #ifndef EBPROF_BPF_EBPROF_H
 #define EBPROF_BPF_EBPROF_H
@@ -23,13 +28,29 @@
 #define EBPROF_MAX_DEPTH 127
 #define EBPROF_COMM_LEN 16
 
-/* Kept in a hash map: one entry per distinct sampled stack pair. */
+/*
+ * Kept in a hash map: one entry per distinct sampled stack pair. The start
+ * time keeps two processes that had one PID within a drain apart.
+ */
 struct ebprof_key {
 	__u32 tgid;
 	__u32 pid;
 	__u64 kstack; /* key in the stacks map; 0 = no kernel stack */
 	__u64 ustack; /* key in the stacks map; 0 = no user stack */
+	__u64 start_time; /* the process's start, ns after boot (CLOCK_BOOTTIME) */
 	char comm[EBPROF_COMM_LEN]; /* the process (group leader) name */
+};
+
+/*
+ * A process sampled for the first time: its first sample, or its first
+ * after an exec, or a new process under a PID seen before.
+ */
+struct ebprof_process_event {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time; /* as in struct ebprof_key */
+	__u64 sampled_at; /* the sample's time, ns after boot */
+	char comm[EBPROF_COMM_LEN];
 };
 
 struct ebprof_stack {
@@ -53,6 +74,13 @@ enum ebprof_stat {
 	EBPROF_STAT_STACKS_FULL, /* the stacks map refused a new stack (full,
 				  * or its allocator was empty: sampler.c) */
 	EBPROF_STAT_COUNTS_FULL, /* the counts map refused a new key */
+	/*
+	 * Not ways a sample ends: the sample is counted either way. A new
+	 * process is reported once per start (or exec), and again at its
+	 * next sample when the report found the ring buffer full.
+	 */
+	EBPROF_STAT_PROCESS_EVENTS,	 /* new processes reported */
+	EBPROF_STAT_PROCESS_EVENTS_LOST, /* not reported: ring buffer full */
 	EBPROF_STAT_NR,
 };
 

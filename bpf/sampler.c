@@ -18,15 +18,23 @@
  *
  * Stats are per-CPU counters that only grow; each drain reports the
  * difference from the last one.
+ *
+ * New processes come through a separate path: a BPF ring buffer the
+ * program writes at a process's first sample, read by
+ * sampler_poll_processes() whenever the caller likes, independently of
+ * the drains.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 
 #include <bpf/bpf.h>
@@ -46,8 +54,16 @@
 #define SAMPLER_DEFAULT_MAX_STACKS 16384
 #define SAMPLER_DEFAULT_MAX_KEYS 16384
 #define SAMPLER_MIN_FILTER_ENTRIES 1024
-/* Entries read per batch call while draining: 4096 keys are 160 KiB. */
+/* Entries read per batch call while draining: 4096 keys are 192 KiB. */
 #define SAMPLER_DRAIN_CHUNK 4096
+/*
+ * Process reports: 40 bytes each with the ring buffer's header, so 64 KiB
+ * hold ~1600, far more than a host starts between two polls. The LRU map
+ * remembers the last 8192 processes reported; one it forgot is reported
+ * again at its next sample, which costs a re-read, not a loss.
+ */
+#define SAMPLER_PROCESS_RING_BYTES (64 * 1024)
+#define SAMPLER_REPORTED_ENTRIES 8192
 
 /*
  * struct ebprof_stack with uint64_t in place of __u64: the two are distinct
@@ -65,6 +81,10 @@ struct sampler {
 	struct ebprof_bpf *skel;
 	struct bpf_link **links;
 	int n_links;
+	struct bpf_link *exec_link;    /* NULL without report_processes */
+	struct ring_buffer *processes; /* NULL without report_processes */
+	sampler_process_fn process_fn; /* of the poll in progress */
+	void *process_ctx;
 	int n_possible_cpus;
 	/* The two inner pairs; active indexes the one the program writes. */
 	struct bpf_map *counts_maps[2];
@@ -179,6 +199,14 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->include_idle = config->include_idle;
 	skel->rodata->kernel_stacks = config->kernel_stacks;
 	skel->rodata->user_stacks = config->user_stacks;
+	skel->rodata->report_processes = config->report_processes;
+	bpf_program__set_autoload(skel->progs.ebprof_exec, config->report_processes);
+	/* Without reports, the smallest maps the kernel accepts. */
+	bpf_map__set_max_entries(skel->maps.reported,
+				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
+	bpf_map__set_max_entries(skel->maps.process_events,
+				 config->report_processes ? SAMPLER_PROCESS_RING_BYTES
+							  : (uint32_t)sysconf(_SC_PAGESIZE));
 
 	s->counts_maps[0] = skel->maps.counts_a;
 	s->counts_maps[1] = skel->maps.counts_b;
@@ -335,6 +363,44 @@ free_online:
 	return ret;
 }
 
+static int sampler_on_process(void *ctx, void *data, size_t size)
+{
+	const struct ebprof_process_event *event = data;
+	struct sampler *s = ctx;
+	struct sampler_process process;
+
+	if (size < sizeof(*event))
+		return 0;
+	process.tgid = event->tgid;
+	process.start_time = event->start_time;
+	process.sampled_at = event->sampled_at;
+	memcpy(process.comm, event->comm, sizeof(process.comm));
+	process.comm[sizeof(process.comm) - 1] = '\0';
+	return s->process_fn ? s->process_fn(&process, s->process_ctx) : 0;
+}
+
+/* The exec hook and the ring buffer's reader, for report_processes. */
+static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
+{
+	int ret;
+
+	s->exec_link = bpf_program__attach(s->skel->progs.ebprof_exec);
+	if (!s->exec_link) {
+		ret = -errno;
+		snprintf(err, errlen, "attaching to the sched_process_exec tracepoint: %s",
+			 strerror(-ret));
+		return ret;
+	}
+	s->processes = ring_buffer__new(bpf_map__fd(s->skel->maps.process_events),
+					sampler_on_process, s, NULL);
+	if (!s->processes) {
+		ret = -errno;
+		snprintf(err, errlen, "reading the process ring buffer: %s", strerror(-ret));
+		return ret;
+	}
+	return 0;
+}
+
 static int sampler_alloc_buffers(struct sampler *s)
 {
 	s->chunk = SAMPLER_DRAIN_CHUNK;
@@ -403,6 +469,12 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		snprintf(err, errlen, "writing the PID and name filters: %s", strerror(-ret));
 		goto free_sampler;
 	}
+	if (config->report_processes) {
+		/* Before the samples start, so that no first sample goes unread. */
+		ret = sampler_open_reports(s, err, errlen);
+		if (ret)
+			goto free_sampler;
+	}
 	ret = sampler_attach(s, frequency, err, errlen);
 	if (ret)
 		goto free_sampler;
@@ -439,6 +511,8 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->stack_collisions = d[EBPROF_STAT_COLLISION];
 	delta->stacks_full = d[EBPROF_STAT_STACKS_FULL];
 	delta->counts_full = d[EBPROF_STAT_COUNTS_FULL];
+	delta->process_events = d[EBPROF_STAT_PROCESS_EVENTS];
+	delta->process_events_lost = d[EBPROF_STAT_PROCESS_EVENTS_LOST];
 	return 0;
 }
 
@@ -456,6 +530,8 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->missing_stacks += d->missing_stacks;
 	sum->unique_stacks += d->unique_stacks;
 	sum->drains += d->drains;
+	sum->process_events += d->process_events;
+	sum->process_events_lost += d->process_events_lost;
 }
 
 /*
@@ -551,6 +627,7 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int old_stacks, int a
 	struct sampler_sample sample = {
 		.tgid = key->tgid,
 		.pid = key->pid,
+		.start_time = key->start_time,
 		.count = s->counts[i],
 	};
 
@@ -629,6 +706,107 @@ int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)
 	return 0;
 }
 
+int sampler_poll_processes(struct sampler *s, sampler_process_fn fn, void *ctx, int timeout_ms)
+{
+	int ret;
+
+	if (!s->processes)
+		return -EINVAL;
+	s->process_fn = fn;
+	s->process_ctx = ctx;
+	ret = ring_buffer__poll(s->processes, timeout_ms);
+	s->process_fn = NULL;
+	s->process_ctx = NULL;
+	return ret;
+}
+
+int sampler_process_fd(const struct sampler *s)
+{
+	return s->processes ? ring_buffer__epoll_fd(s->processes) : -EINVAL;
+}
+
+struct sampler_watch {
+	struct sampler *sampler;
+	sampler_process_fn fn;
+	void *ctx;
+	int stop_fd; /* an eventfd: readable when the thread should end */
+	pthread_t thread;
+};
+
+/*
+ * Waits on the ring buffer's epoll fd (itself pollable) and on stop_fd,
+ * and reads what is reported. A callback error is not the thread's to
+ * handle: it goes on with the next report.
+ */
+static void *sampler_watch_run(void *arg)
+{
+	struct sampler_watch *w = arg;
+	struct pollfd fds[2] = {
+		{ .fd = sampler_process_fd(w->sampler), .events = POLLIN },
+		{ .fd = w->stop_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (fds[1].revents)
+			break;
+		if (fds[0].revents)
+			sampler_poll_processes(w->sampler, w->fn, w->ctx, 0);
+	}
+	return NULL;
+}
+
+int sampler_watch_start(struct sampler *s, sampler_process_fn fn, void *ctx,
+			struct sampler_watch **out)
+{
+	struct sampler_watch *w;
+	int err;
+
+	*out = NULL;
+	if (!s->processes)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->sampler = s;
+	w->fn = fn;
+	w->ctx = ctx;
+	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->stop_fd < 0) {
+		err = -errno;
+		goto free_watch;
+	}
+	err = -pthread_create(&w->thread, NULL, sampler_watch_run, w);
+	if (err)
+		goto close_fd;
+	*out = w;
+	return 0;
+
+close_fd:
+	close(w->stop_fd);
+free_watch:
+	free(w);
+	return err;
+}
+
+void sampler_watch_stop(struct sampler_watch *w)
+{
+	uint64_t one = 1;
+
+	if (!w)
+		return;
+	/* An eventfd write of 1 cannot fail short of overflow. */
+	if (write(w->stop_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_join(w->thread, NULL);
+	close(w->stop_fd);
+	free(w);
+}
+
 void sampler_totals(const struct sampler *s, struct sampler_stats *total)
 {
 	*total = s->totals;
@@ -646,6 +824,8 @@ void sampler_free(struct sampler *s)
 	for (int i = 0; i < s->n_links; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
+	bpf_link__destroy(s->exec_link);
+	ring_buffer__free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);
 	free(s->counts);

@@ -7,6 +7,10 @@
  * stack) with its count to a callback, as raw instruction pointers; turning
  * them into names is the symbolizer's job. The sampler holds no global
  * state, so a process may run several.
+ *
+ * On request it also reports each process the moment it is first sampled
+ * (sampler_poll_processes), so that the caller can snapshot a short-lived
+ * process's mappings before it exits, rather than at the drain.
  */
 #ifndef EBPROF_BPF_SAMPLER_H
 #define EBPROF_BPF_SAMPLER_H
@@ -33,9 +37,18 @@ struct sampler_config {
 	bool include_self; /* sample the process that runs the sampler */
 	uint32_t max_stacks; /* entries per stacks map; 0: default */
 	uint32_t max_keys;   /* entries per counts map; 0: default */
+	/*
+	 * Report new processes to sampler_poll_processes(). The caller must
+	 * then poll: reports that find the ring buffer full are retried at
+	 * the process's next sample and counted in process_events_lost.
+	 */
+	bool report_processes;
 };
 
-/* Fills *config with the defaults: 99 Hz, both stacks, no idle, no self. */
+/*
+ * Fills *config with the defaults: 99 Hz, both stacks, no idle, no self,
+ * no process reports.
+ */
 void sampler_config_init(struct sampler_config *config);
 
 /*
@@ -46,6 +59,13 @@ void sampler_config_init(struct sampler_config *config);
 struct sampler_sample {
 	uint32_t tgid;
 	uint32_t pid;
+	/*
+	 * When the process started, in ns after boot (CLOCK_BOOTTIME, the
+	 * kernel's start_boottime; /proc/PID/stat's field 22 is this in clock
+	 * ticks): two processes that held one PID in one drain come as two
+	 * samples.
+	 */
+	uint64_t start_time;
 	char comm[SAMPLER_COMM_LEN]; /* process name, NUL-terminated */
 	const uint64_t *kips;	     /* kernel stack, leaf first */
 	uint32_t n_kips;
@@ -72,9 +92,13 @@ struct sampler_stats {
 	uint64_t missing_stacks;   /* lost: samples whose stack was not found */
 	uint64_t unique_stacks;	   /* distinct stack pairs handed out */
 	uint64_t drains;
+	/* Not samples: new processes reported, and reports the ring buffer
+	 * had no room for (each retried at the process's next sample). */
+	uint64_t process_events;
+	uint64_t process_events_lost;
 };
 
-/* Sum of every counter that is a loss. */
+/* Sum of every counter that is a lost sample (process_events_lost is not). */
 uint64_t sampler_stats_lost(const struct sampler_stats *stats);
 
 /* Return 0 to go on; a non-zero value stops the drain and is returned. */
@@ -110,6 +134,57 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
  * PIDs than the filter map holds, max(initial n_tgids, 1024)).
  */
 int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids);
+
+/* A process sampled for the first time (or for the first time since an exec). */
+struct sampler_process {
+	uint32_t tgid;
+	uint64_t start_time; /* as in struct sampler_sample */
+	uint64_t sampled_at; /* its first sample, ns after boot (CLOCK_BOOTTIME) */
+	char comm[SAMPLER_COMM_LEN];
+};
+
+/* Return 0 to go on; a negative errno stops the poll and is returned. */
+typedef int (*sampler_process_fn)(const struct sampler_process *process, void *ctx);
+
+/*
+ * Hands fn every process reported since the last call, waiting up to
+ * timeout_ms (0: not at all; -1: until one comes) for the first. Each
+ * process is reported once, at its first sample, then again after an exec
+ * or when its PID is taken by a new process. Returns the number handed
+ * out, -EINTR when a signal cut the wait short, fn's negative return, or
+ * -EINVAL for a sampler opened without report_processes.
+ *
+ * It touches nothing sampler_drain() does: one thread may poll while
+ * another drains. Two threads must not poll at once.
+ */
+int sampler_poll_processes(struct sampler *s, sampler_process_fn fn, void *ctx, int timeout_ms);
+
+/*
+ * A file descriptor that polls readable (epoll, poll) when reports wait,
+ * for callers with an event loop of their own; -EINVAL without
+ * report_processes. The sampler owns it.
+ */
+int sampler_process_fd(const struct sampler *s);
+
+/*
+ * A thread of the sampler's own that calls sampler_poll_processes() in a
+ * loop, so that processes are handed out even while the caller's thread
+ * waits in sampler_drain() (its RCU waits take up to ~100 ms, in which a
+ * short-lived process can start and exit). fn runs on that thread: the
+ * caller locks whatever fn shares with its other threads.
+ */
+struct sampler_watch;
+
+/*
+ * Starts the thread. Returns 0 and sets *out (the caller stops it with
+ * sampler_watch_stop() before sampler_free()), or a negative errno
+ * (-EINVAL without report_processes).
+ */
+int sampler_watch_start(struct sampler *s, sampler_process_fn fn, void *ctx,
+			struct sampler_watch **out);
+
+/* Wakes the thread, waits for it to end and frees it; NULL is fine. */
+void sampler_watch_stop(struct sampler_watch *w);
 
 /* The counters since sampler_open(). */
 void sampler_totals(const struct sampler *s, struct sampler_stats *total);

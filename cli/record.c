@@ -6,9 +6,15 @@
  * deadline, on Ctrl-C or SIGTERM, or when every traced process has exited,
  * drain one last time and write the output. Ctrl-C never loses what was
  * recorded. The summary on stderr counts every loss by cause.
+ *
+ * Meanwhile the sampler's watch thread has the symbolizer snapshot each
+ * new process the moment it is first sampled, so a process that exits
+ * before the drain (a compiler in a build) is still named. A mutex keeps
+ * the two threads out of the symbolizer at the same time.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +45,9 @@ struct record_opts {
 };
 
 struct record_run {
+	pthread_mutex_t lock; /* the symbolizer and the counts below */
 	struct symbolizer *sym;
+	uint64_t tracked, gone; /* new processes snapshot, or already gone */
 	struct profile *profile;
 	struct frame frames[MAX_FRAMES];
 	int err;
@@ -217,9 +225,12 @@ static int add_sample(const struct sampler_sample *s, void *ctx)
 	size_t n;
 	int err;
 
+	/* Per sample, so the watch thread never waits for a whole drain. */
+	pthread_mutex_lock(&run->lock);
 	n = symbolizer_stack(run->sym, s->tgid, s->comm, s->uips, s->n_uips, s->kips, s->n_kips,
 			     run->frames, MAX_FRAMES);
 	err = profile_add(run->profile, run->frames, n, s->count);
+	pthread_mutex_unlock(&run->lock);
 	if (err)
 		run->err = err;
 	return err;
@@ -244,6 +255,25 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/*
+ * On the sampler's watch thread, within milliseconds of a process's first
+ * sample; the main thread may be resolving a drain at the same time.
+ */
+static int track_process(const struct sampler_process *p, void *ctx)
+{
+	struct record_run *run = ctx;
+	int err;
+
+	pthread_mutex_lock(&run->lock);
+	err = symbolizer_track(run->sym, p->tgid);
+	if (err == -ESRCH)
+		run->gone++;
+	else if (!err)
+		run->tracked++;
+	pthread_mutex_unlock(&run->lock);
+	return 0;
+}
+
 static void sleep_until(double deadline)
 {
 	double left = deadline - now_s();
@@ -257,14 +287,14 @@ static void sleep_until(double deadline)
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,
-			  const struct symbolizer *sym, const struct profile *p, double secs)
+			  const struct record_run *run, const struct profile *p, double secs)
 {
 	struct sampler_stats t;
 	struct symbolizer_stats ss;
 	uint64_t lost;
 
 	sampler_totals(s, &t);
-	symbolizer_stats(sym, &ss);
+	symbolizer_stats(run->sym, &ss);
 	lost = sampler_stats_lost(&t);
 	fprintf(stderr,
 		"ebprof: %.1f s at %u Hz on %d CPUs: %llu samples, %llu recorded, "
@@ -286,6 +316,12 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)ss.unresolved, (unsigned long long)ss.frames,
 		ss.frames ? 100.0 * ss.unresolved / ss.frames : 0.0,
 		ss.kernel_hidden ? "; kernel addresses hidden by kptr_restrict" : "");
+	fprintf(stderr,
+		"ebprof: new processes: %llu reported, %llu snapshot, %llu gone before their "
+		"snapshot, %llu reports lost (ring buffer full); %llu process records held\n",
+		(unsigned long long)t.process_events, (unsigned long long)run->tracked,
+		(unsigned long long)run->gone, (unsigned long long)t.process_events_lost,
+		(unsigned long long)ss.processes);
 }
 
 int cli_record(int argc, char **argv)
@@ -295,22 +331,32 @@ int cli_record(int argc, char **argv)
 	struct symbolizer_config scfg;
 	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
+	struct sampler_watch *watch = NULL;
 	char err[512], subtitle[256];
 	double start, next, end;
 	int ret = 1, rc;
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
-	if (sampler_open(&o.sampler, &s, err, sizeof(err))) {
-		fprintf(stderr, "ebprof record: %s\n", err);
-		return 1;
-	}
+	/* The symbolizer first: reports are read from the first sample on. */
 	symbolizer_config_init(&scfg);
 	scfg.addresses = o.addresses;
 	run.sym = symbolizer_new(&scfg);
 	run.profile = profile_new();
 	if (!run.sym || !run.profile) {
 		fprintf(stderr, "ebprof record: out of memory\n");
+		goto free_all;
+	}
+	o.sampler.report_processes = true;
+	if (sampler_open(&o.sampler, &s, err, sizeof(err))) {
+		fprintf(stderr, "ebprof record: %s\n", err);
+		goto free_all;
+	}
+	pthread_mutex_init(&run.lock, NULL);
+	rc = sampler_watch_start(s, track_process, &run, &watch);
+	if (rc) {
+		fprintf(stderr, "ebprof record: cannot start the new-process thread: %s\n",
+			strerror(-rc));
 		goto free_all;
 	}
 	sa.sa_handler = on_signal;
@@ -332,13 +378,17 @@ int cli_record(int argc, char **argv)
 				fprintf(stderr, "ebprof record: %s\n", strerror(-rc));
 			break;
 		}
+		pthread_mutex_lock(&run.lock);
 		symbolizer_end_drain(run.sym);
+		pthread_mutex_unlock(&run.lock);
 		if (now_s() >= end || !targets_alive(&o))
 			break;
 	}
 	/* Whatever ended the loop, the last window was drained above. */
+	sampler_watch_stop(watch);
+	watch = NULL;
 	if (!o.quiet)
-		print_summary(&o, s, run.sym, run.profile, now_s() - start);
+		print_summary(&o, s, &run, run.profile, now_s() - start);
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
 		 (unsigned long long)profile_total(run.profile), o.sampler.frequency,
 		 now_s() - start);
@@ -350,6 +400,7 @@ int cli_record(int argc, char **argv)
 	ret = 0;
 
 free_all:
+	sampler_watch_stop(watch);
 	profile_free(run.profile);
 	symbolizer_free(run.sym);
 	sampler_free(s);
