@@ -220,6 +220,12 @@ bench:
 bench-smoke: bench-tools
 	python3 tests/bench/bench.py --smoke $(BENCH_ARGS)
 
+# Accuracy against perf and against known answers (tests/e2e/2*_accuracy_*.sh,
+# which `make check` runs too), ending with a table: expected, ebprof, perf.
+.PHONY: accuracy
+accuracy: all
+	@tests/accuracy/run.sh
+
 # --- set-up, install, demo -------------------------------------------------
 deps:
 	@tests/deps.sh
