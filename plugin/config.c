@@ -188,13 +188,14 @@ static int pconf_spool_interval(struct pconf *c, const oconfig_item_t *ci)
 }
 
 /*
- * SpoolFormat svg / SpoolFormat folded / SpoolFormat svg folded, or a
- * quoted "svg folded". The first SpoolFormat line replaces the default
- * (both); later lines add to it.
+ * SpoolFormat svg / folded / speedscope / pprof, several on one line
+ * (SpoolFormat svg folded) or quoted ("svg folded pprof"). The first
+ * SpoolFormat line replaces the default (svg and folded); later lines add
+ * to it.
  */
 static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 {
-	static const char expected[] = "svg, folded, or both";
+	static const char expected[] = "svg, folded, speedscope and/or pprof";
 	unsigned int formats = 0;
 
 	if (ci->values_num < 1)
@@ -221,6 +222,10 @@ static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 				formats |= PCONF_FORMAT_SVG;
 			else if (strcasecmp(word, "folded") == 0)
 				formats |= PCONF_FORMAT_FOLDED;
+			else if (strcasecmp(word, "speedscope") == 0)
+				formats |= PCONF_FORMAT_SPEEDSCOPE;
+			else if (strcasecmp(word, "pprof") == 0)
+				formats |= PCONF_FORMAT_PPROF;
 			else
 				return pconf_bad(ci, expected);
 		}

@@ -37,6 +37,8 @@
 enum pconf_format {
 	PCONF_FORMAT_SVG = 1u << 0,
 	PCONF_FORMAT_FOLDED = 1u << 1,
+	PCONF_FORMAT_SPEEDSCOPE = 1u << 2,
+	PCONF_FORMAT_PPROF = 1u << 3,
 };
 
 struct pconf {

@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "render/folded.h"
+#include "render/pprof.h"
+#include "render/speedscope.h"
 #include "render/svg.h"
 
 #define SPOOL_PREFIX "ebprof-"
@@ -41,7 +43,8 @@ struct spool {
 	uint64_t keep_bytes;
 	int dirfd; /* -1 until opened, and again after an error */
 	unsigned int tmp_seq;
-	char last[2][NAME_MAX + 1]; /* newest name per format */
+	unsigned int frequency;
+	char last[SPOOL_FORMATS][NAME_MAX + 1]; /* newest name per format */
 };
 
 /* One of our timestamped files, found while enforcing retention. */
@@ -53,7 +56,9 @@ struct spool_entry {
 	uint64_t bytes;
 };
 
-static const char *const spool_ext[2] = { "svg", "folded" };
+/* By format bit index. Retention tells formats apart by these endings. */
+static const char *const spool_ext[SPOOL_FORMATS] = { "svg", "folded", "speedscope.json",
+						      "pb.gz" };
 
 static int spool_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -84,6 +89,7 @@ struct spool *spool_new(const struct spool_config *config)
 	s->formats = config->formats;
 	s->keep_files = config->keep_files;
 	s->keep_bytes = config->keep_bytes;
+	s->frequency = config->frequency;
 	s->dirfd = -1;
 	return s;
 }
@@ -100,7 +106,10 @@ void spool_free(struct spool *s)
 
 const char *spool_last_name(const struct spool *s, enum spool_format format)
 {
-	return s->last[format == SPOOL_SVG ? 0 : 1];
+	for (unsigned int i = 0; i < SPOOL_FORMATS; i++)
+		if (format == 1u << i)
+			return s->last[i];
+	return "";
 }
 
 /* ".ebprof-PID-SEQ.tmp": hidden from directory listings and globs. */
@@ -224,8 +233,10 @@ static int spool_create_tmp(struct spool *s, char *tmp, size_t len)
 }
 
 static int spool_render(int fd, const struct profile *p, unsigned int format_index,
-			const char *title, const char *subtitle)
+			const char *title, const char *subtitle, unsigned int frequency)
 {
+	struct speedscope_options sso = { .name = title };
+	struct pprof_options po = { .frequency = frequency, .comment = subtitle };
 	struct svg_options opts;
 	FILE *f;
 	int rc, close_rc;
@@ -241,8 +252,12 @@ static int spool_render(int fd, const struct profile *p, unsigned int format_ind
 		opts.title = title;
 		opts.subtitle = subtitle;
 		rc = svg_write(p, f, &opts);
-	} else {
+	} else if (format_index == 1) {
 		rc = folded_write(p, f);
+	} else if (format_index == 2) {
+		rc = speedscope_write(p, f, &sso);
+	} else {
+		rc = pprof_write(p, f, &po);
 	}
 	if (!rc && fflush(f) != 0)
 		rc = -errno;
@@ -317,7 +332,7 @@ static int spool_write_one(struct spool *s, const struct profile *p, unsigned in
 	if (fd < 0)
 		return spool_fail(err, errlen, fd, "cannot create a file in %s: %s", s->dir,
 				  strerror_r(-fd, why, sizeof(why)));
-	rc = spool_render(fd, p, format_index, title, subtitle);
+	rc = spool_render(fd, p, format_index, title, subtitle, s->frequency);
 	if (rc) {
 		unlinkat(s->dirfd, tmp, 0);
 		return spool_fail(err, errlen, rc, "cannot write %s file in %s: %s", ext, s->dir,
@@ -368,7 +383,7 @@ static bool spool_parse_name(const char *name, struct spool_entry *e)
 	}
 	if (*p++ != '.')
 		return false;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < SPOOL_FORMATS; i++) {
 		if (strcmp(p, spool_ext[i]) == 0) {
 			e->format_index = i;
 			snprintf(e->name, sizeof(e->name), "%s", name);
@@ -422,10 +437,12 @@ static int spool_cmp_age(const void *a, const void *b)
 static int spool_retain(struct spool *s)
 {
 	struct spool_list list = { 0 };
-	size_t count[2] = { 0, 0 }, newest[2] = { SIZE_MAX, SIZE_MAX };
+	size_t count[SPOOL_FORMATS] = { 0 }, newest[SPOOL_FORMATS];
 	uint64_t bytes = 0;
 	int rc;
 
+	for (int f = 0; f < SPOOL_FORMATS; f++)
+		newest[f] = SIZE_MAX;
 	rc = spool_scan(s->dirfd, spool_collect, &list);
 	if (!rc)
 		rc = list.err;
@@ -469,7 +486,7 @@ int spool_write(struct spool *s, const struct profile *p, time_t when, const cha
 		return rc;
 	if (!gmtime_r(&when, &tm) || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
 		return spool_fail(err, errlen, -EINVAL, "cannot format time %lld", (long long)when);
-	for (unsigned int i = 0; i < 2; i++) {
+	for (unsigned int i = 0; i < SPOOL_FORMATS; i++) {
 		int one;
 
 		if (!(s->formats & (1u << i)))

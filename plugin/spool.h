@@ -3,9 +3,9 @@
  * neighbours are safe.
  *
  * Every window the plugin hands spool_write() a profile; it becomes
- * ebprof-YYYYmmddTHHMMSSZ.svg and/or .folded (UTC, "-1", "-2"... when two
+ * ebprof-YYYYmmddTHHMMSSZ.svg, .folded, .speedscope.json or .pb.gz (UTC, "-1", "-2"... when two
  * land in one second), and latest.svg / latest.folded are hard links to
- * the newest. A reader never sees half a file: each file is written under
+ * the newest (latest.svg, latest.folded, latest.speedscope.json, latest.pb.gz). A reader never sees half a file: each file is written under
  * a hidden temporary name (.ebprof-PID-SEQ.tmp), fsync'ed, then renamed
  * without replacing anything. The directory may be writable by others, so
  * nothing is followed (O_NOFOLLOW, no-replace renames, O_EXCL temps) and
@@ -27,9 +27,12 @@
 #include "render/profile.h"
 
 enum spool_format {
-	SPOOL_SVG = 1u << 0,
-	SPOOL_FOLDED = 1u << 1,
+	SPOOL_SVG = 1u << 0,	    /* .svg */
+	SPOOL_FOLDED = 1u << 1,	    /* .folded */
+	SPOOL_SPEEDSCOPE = 1u << 2, /* .speedscope.json */
+	SPOOL_PPROF = 1u << 3,	    /* .pb.gz, gzip'ed profile.proto */
 };
+#define SPOOL_FORMATS 4 /* formats above */
 
 struct spool_config {
 	const char *dir;	/* absolute path; copied. The last component is
@@ -38,6 +41,7 @@ struct spool_config {
 	uint64_t keep_files;	/* timestamped files kept per format; 0: by bytes */
 	uint64_t keep_bytes;	/* bytes of timestamped files kept, all formats;
 				 * the newest file of each format is always kept */
+	unsigned int frequency; /* sampling Hz, for pprof's CPU time; 0: unknown */
 };
 
 struct spool;

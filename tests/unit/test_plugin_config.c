@@ -256,6 +256,8 @@ static void test_spool_format_repeated_or_listed(void **state)
 	};
 	const struct option listed[] = { { "SpoolFormat", V_STR, 0, "SVG folded" } };
 	const struct option one[] = { { "SpoolFormat", V_STR, 0, "svg" } };
+	const struct option all[] = { { "SpoolFormat", V_STR, 0, "svg folded" },
+				      { "SpoolFormat", V_STR, 0, "Speedscope,pprof" } };
 	struct pconf c;
 
 	(void)state;
@@ -269,6 +271,10 @@ static void test_spool_format_repeated_or_listed(void **state)
 	assert_int_equal(parse(&c, one, 1), 0);
 	assert_int_equal(pconf_finish(&c, 10.0, 0), 0);
 	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG);
+	pconf_free(&c);
+	assert_int_equal(parse(&c, all, 2), 0);
+	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED |
+						  PCONF_FORMAT_SPEEDSCOPE | PCONF_FORMAT_PPROF);
 	pconf_free(&c);
 }
 

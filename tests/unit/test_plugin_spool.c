@@ -543,12 +543,52 @@ static void test_recreated_dir_is_picked_up(void **state)
 	spool_free(s);
 }
 
+/* speedscope and pprof files beside the others, with their own latest.*
+ * and their own retention count. */
+static void test_speedscope_and_pprof_files(void **state)
+{
+	struct fixture *f = *state;
+	struct spool_config c = { .dir = f->dir, .formats = SPOOL_SPEEDSCOPE | SPOOL_PPROF,
+				  .keep_files = 2, .frequency = 99 };
+	struct spool *s = spool_new(&c);
+	char err[512], text[4096], path[256], cmd[512];
+	FILE *decoded;
+	int cpu = 0;
+
+	assert_non_null(s);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(spool_write(s, f->profile, T0 + i, "t", NULL, err, sizeof(err)),
+				 0);
+	assert_string_equal(spool_last_name(s, SPOOL_SPEEDSCOPE),
+			    "ebprof-20231114T221322Z.speedscope.json");
+	assert_string_equal(spool_last_name(s, SPOOL_PPROF), "ebprof-20231114T221322Z.pb.gz");
+	assert_int_equal(count(f->dir, "ebprof-", ".speedscope.json"), 2);
+	assert_int_equal(count(f->dir, "ebprof-", ".pb.gz"), 2);
+	assert_true(exists(f, "latest.pb.gz"));
+	read_file(f, "latest.speedscope.json", text, sizeof(text));
+	assert_non_null(strstr(text, "\"type\":\"sampled\""));
+	assert_non_null(strstr(text, "\"weights\":["));
+	/* gzip'ed, and the spool's frequency gives pprof its CPU time */
+	path_of(f, "latest.pb.gz", path, sizeof(path));
+	snprintf(cmd, sizeof(cmd),
+		 "gzip -dc '%s' | protoc --decode perftools.profiles.Profile -I tests/pprof "
+		 "profile.proto", path);
+	decoded = popen(cmd, "r");
+	assert_non_null(decoded);
+	while (fgets(text, sizeof(text), decoded))
+		cpu += strstr(text, "period: 10101010") != NULL;
+	assert_int_equal(pclose(decoded), 0);
+	assert_int_equal(cpu, 1);
+	spool_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_writes_both_formats_and_latest, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_one_format_only, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_speedscope_and_pprof_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_in_one_second_get_a_suffix, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_retention_by_count, setup, teardown),
