@@ -6,15 +6,25 @@
  * a drain costs one stat() per JIT process when nothing was compiled.
  * After each read the entries are sorted again by start address; an entry
  * written later replaces an earlier one at the same start.
+ *
+ * Trust is checked on the open file (fstat of the descriptor read), so
+ * the file cannot be swapped between the check and the read. The open
+ * never blocks: a FIFO planted under the name would otherwise hang the
+ * drain forever. Inside a process's root, openat2(RESOLVE_IN_ROOT) keeps
+ * "..", absolute symlinks and /proc magic links within that root.
  */
 #include "symbolizer/perfmap.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 struct pentry {
 	struct perfmap_symbol sym;
@@ -23,12 +33,16 @@ struct pentry {
 };
 
 struct perfmap {
+	char *root; /* NULL: path is resolved as usual */
 	char *path;
+	uid_t owner;
 	struct pentry *entries;
 	size_t nr, cap;
 	char *pool;
 	size_t pool_len, pool_cap;
 	size_t malformed;
+	size_t refused;
+	bool refusing; /* the file as last seen was refused */
 	uint64_t seq;
 	/* What was read: the file's identity, and how far. */
 	dev_t dev;
@@ -38,15 +52,18 @@ struct perfmap {
 	struct timespec mtime;
 };
 
-struct perfmap *perfmap_new(const char *path)
+struct perfmap *perfmap_new(const char *root, const char *path, uid_t owner)
 {
 	struct perfmap *map = calloc(1, sizeof(*map));
 
 	if (!map)
 		return NULL;
+	map->owner = owner;
 	map->path = strdup(path);
-	if (!map->path) {
-		free(map);
+	if (root)
+		map->root = strdup(root);
+	if (!map->path || (root && !map->root)) {
+		perfmap_free(map);
 		return NULL;
 	}
 	return map;
@@ -56,6 +73,7 @@ void perfmap_free(struct perfmap *map)
 {
 	if (!map)
 		return;
+	free(map->root);
 	free(map->path);
 	free(map->entries);
 	free(map->pool);
@@ -200,20 +218,98 @@ static int read_from(struct perfmap *map, FILE *f)
 	return err;
 }
 
+/* Opens the file read-only, never through a final symlink, never blocking. */
+static int perfmap_open(const struct perfmap *map)
+{
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+	struct open_how how = { .flags = flags,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char path[8192];
+	int dir, fd;
+
+	if (!map->root)
+		return open(map->path, flags);
+	dir = open(map->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0)
+		return -1;
+	fd = (int)syscall(SYS_openat2, dir, map->path, &how, sizeof(how));
+	close(dir);
+	if (fd >= 0 || errno != ENOSYS)
+		return fd;
+	/* Kernels before 5.6: the final component is still not followed. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", map->root, map->path) >= sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return open(path, flags);
+}
+
+/*
+ * perf's rule: a regular file of the process's user or root, writable by
+ * no one else. A second hard link is refused too: no JIT makes one, and
+ * it is how another user's (or root's) file would get this name.
+ */
+static bool perfmap_trusted(const struct perfmap *map, const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && (st->st_uid == map->owner || st->st_uid == 0) &&
+	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && st->st_nlink == 1;
+}
+
+/* Drops what an untrusted file said; counts the refusal once per file state. */
+static int perfmap_refuse(struct perfmap *map, const struct stat *st)
+{
+	bool same = st->st_dev == map->dev && st->st_ino == map->ino &&
+		    st->st_mtim.tv_sec == map->mtime.tv_sec &&
+		    st->st_mtim.tv_nsec == map->mtime.tv_nsec && st->st_size == map->size;
+
+	if (!map->refusing || !same)
+		map->refused++;
+	map->refusing = true;
+	reset(map);
+	map->dev = st->st_dev;
+	map->ino = st->st_ino;
+	map->size = st->st_size;
+	map->mtime = st->st_mtim;
+	return -EPERM;
+}
+
 int perfmap_refresh(struct perfmap *map)
 {
 	struct stat st;
 	FILE *f;
-	int err;
+	int fd, err;
 
-	f = fopen(map->path, "re");
-	if (!f)
+	fd = perfmap_open(map);
+	if (fd < 0 && errno == ELOOP) {
+		/* A symlink, or a path leaving the root: refused, counted once. */
+		memset(&st, 0, sizeof(st));
+		st.st_mode = S_IFLNK;
+		return perfmap_refuse(map, &st);
+	}
+	if (fd < 0)
 		return -errno;
-	if (fstat(fileno(f), &st)) {
+	if (fstat(fd, &st)) {
 		err = -errno;
-		goto out;
+		close(fd);
+		return err;
+	}
+	if (!perfmap_trusted(map, &st)) {
+		close(fd);
+		return perfmap_refuse(map, &st);
+	}
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
 	}
 	err = 0;
+	if (map->refusing) {
+		/* Trusted now (fixed by its owner): read it whole. */
+		map->refusing = false;
+		map->ino = 0;
+		map->dev = 0;
+	}
 	if (st.st_dev == map->dev && st.st_ino == map->ino && st.st_size == map->size &&
 	    st.st_mtim.tv_sec == map->mtime.tv_sec && st.st_mtim.tv_nsec == map->mtime.tv_nsec)
 		goto out;
@@ -261,4 +357,9 @@ size_t perfmap_count(const struct perfmap *map)
 size_t perfmap_malformed(const struct perfmap *map)
 {
 	return map->malformed;
+}
+
+size_t perfmap_refused(const struct perfmap *map)
+{
+	return map->refused;
 }

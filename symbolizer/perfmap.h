@@ -5,12 +5,20 @@
  * write one line per compiled function, "START SIZE name" in hex, and keep
  * appending while they run. The symbolizer asks this module for addresses
  * in anonymous executable memory, where no ELF file can name them.
+ *
+ * The file sits in a world-writable directory, so anyone can write
+ * /tmp/perf-PID.map for a PID they do not own and put their names on its
+ * frames. As perf does, a file is read only when it is a regular file
+ * owned by the process's user or by root and writable by no one else; it
+ * is opened without following a final symlink, and inside the process's
+ * own root (a container's /tmp) no symlink can lead out of that root.
  */
 #ifndef EBPROF_SYMBOLIZER_PERFMAP_H
 #define EBPROF_SYMBOLIZER_PERFMAP_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct perfmap;
 
@@ -21,9 +29,13 @@ struct perfmap_symbol {
 
 /*
  * A map for the file at path, empty until perfmap_refresh() reads it.
- * Returns NULL when out of memory. The caller frees it with perfmap_free().
+ * root: NULL, or a directory (the process's "/proc/PID/root") that path
+ * is resolved inside, as if it were "/". owner: the user the file must
+ * belong to (the process's effective uid), root's files being accepted
+ * too. Returns NULL when out of memory. The caller frees it with
+ * perfmap_free().
  */
-struct perfmap *perfmap_new(const char *path);
+struct perfmap *perfmap_new(const char *root, const char *path, uid_t owner);
 
 void perfmap_free(struct perfmap *map);
 
@@ -32,7 +44,9 @@ void perfmap_free(struct perfmap *map);
  * or mtime changed; reads it whole again if it was replaced or shrank.
  * A line not yet ended by a newline is left for the next call (the writer
  * may be in the middle of it). Returns 0, -ENOENT when there is no file
- * (the entries read before are kept), or another negative errno.
+ * (the entries read before are kept), -EPERM when the file is not to be
+ * trusted (see the top of this file: every entry is dropped, and the
+ * refusal counted once until the file changes), or another negative errno.
  */
 int perfmap_refresh(struct perfmap *map);
 
@@ -49,5 +63,12 @@ size_t perfmap_count(const struct perfmap *map);
 
 /* Lines skipped because they did not parse, since the map was created. */
 size_t perfmap_malformed(const struct perfmap *map);
+
+/*
+ * Files refused since the map was created: a refused file counts once,
+ * however often it is looked at, and again only once it has changed
+ * (another owner, mode or file).
+ */
+size_t perfmap_refused(const struct perfmap *map);
 
 #endif

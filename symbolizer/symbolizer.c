@@ -100,6 +100,7 @@ struct symbolizer {
 	size_t *name_offs;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
+	uint64_t perfmaps_refused;
 };
 
 void symbolizer_config_init(struct symbolizer_config *config)
@@ -225,53 +226,77 @@ static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
 	return start;
 }
 
+struct proc_status {
+	uint32_t nspid; /* its PID in its own PID namespace */
+	uid_t euid;
+};
+
 /*
- * The process's PID in its own PID namespace (the last NSpid field of
- * /proc/PID/status), which names its perf map; tgid itself when unknown.
+ * From /proc/PID/status: the process's PID in its own PID namespace (the
+ * last NSpid field), which names its perf map, and its effective uid
+ * (the second Uid field), who must own that map. When unreadable: tgid,
+ * and root, so that only root's files are trusted then.
  */
-static uint32_t read_nspid(const struct symbolizer *sym, uint32_t tgid)
+static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
 {
 	char path[4096], *line = NULL;
 	size_t cap = 0;
-	uint32_t nspid = tgid;
 	FILE *f;
 
+	status->nspid = tgid;
+	status->euid = 0;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", sym->proc_root, tgid);
 	f = fopen(path, "re");
 	if (!f)
-		return tgid;
+		return;
 	while (getline(&line, &cap, f) > 0) {
 		const char *last;
-		unsigned long v;
+		unsigned long v, real, effective;
 
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		last = strrchr(line, '\t');
-		if (last && sscanf(last, "%lu", &v) == 1 && v && v <= UINT32_MAX)
-			nspid = (uint32_t)v;
-		break;
+		if (!strncmp(line, "Uid:", 4)) {
+			if (sscanf(line + 4, "%lu %lu", &real, &effective) == 2 &&
+			    effective < UINT32_MAX)
+				status->euid = (uid_t)effective;
+		} else if (!strncmp(line, "NSpid:", 6)) {
+			last = strrchr(line, '\t');
+			if (last && sscanf(last, "%lu", &v) == 1 && v && v <= UINT32_MAX)
+				status->nspid = (uint32_t)v;
+		}
 	}
 	free(line);
 	fclose(f);
-	return nspid;
 }
 
 /*
- * Where the process's perf map is: inside its root (a container writes
- * its own /tmp) under its own PID, when /proc shows us that root; else in
- * perfmap_dir under the host PID (a test's fake /proc has no root).
+ * The process's perf map: inside its root (a container writes its own
+ * /tmp) under its own PID, when /proc shows us that root; else in
+ * perfmap_dir under the host PID (a test's fake /proc has no root). Only
+ * a file of the process's user or root is read (perfmap.h says why).
  */
-static void perfmap_path(const struct symbolizer *sym, uint32_t tgid, char *out, size_t size)
+static struct perfmap *proc_perfmap_new(const struct symbolizer *sym, uint32_t tgid)
 {
-	char root[4096];
+	char root[4096], path[4096 + 64];
+	struct proc_status status;
 	struct stat st;
 
+	read_status(sym, tgid, &status);
 	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, tgid);
-	if (!stat(root, &st) && S_ISDIR(st.st_mode))
-		snprintf(out, size, "%s%s/perf-%" PRIu32 ".map", root, sym->perfmap_dir,
-			 read_nspid(sym, tgid));
-	else
-		snprintf(out, size, "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, tgid);
+	if (!stat(root, &st) && S_ISDIR(st.st_mode)) {
+		snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir,
+			 status.nspid);
+		return perfmap_new(root, path, status.euid);
+	}
+	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, tgid);
+	return perfmap_new(NULL, path, status.euid);
+}
+
+/* Reads what the runtime appended; counts a refused (planted) file. */
+static void proc_refresh_perfmap(struct symbolizer *sym, struct proc *proc)
+{
+	size_t before = perfmap_refused(proc->perfmap);
+
+	perfmap_refresh(proc->perfmap);
+	sym->perfmaps_refused += perfmap_refused(proc->perfmap) - before;
 }
 
 static void proc_read_maps(struct symbolizer *sym, struct proc *proc)
@@ -298,19 +323,16 @@ static void proc_read_maps(struct symbolizer *sym, struct proc *proc)
 /* Reads (again) what a record holds: a new process, or a reused PID. */
 static int proc_fill(struct symbolizer *sym, struct proc *proc, uint64_t start_time)
 {
-	char path[4096 + 64];
-
 	proc_drop_maps(sym, proc);
 	perfmap_free(proc->perfmap);
-	perfmap_path(sym, proc->tgid, path, sizeof(path));
-	proc->perfmap = perfmap_new(path);
+	proc->perfmap = proc_perfmap_new(sym, proc->tgid);
 	if (!proc->perfmap)
 		return -ENOMEM;
 	proc->start_time = start_time;
 	proc->gone = !start_time;
 	proc->checked_drain = sym->drain;
 	proc->seen_drain = sym->drain;
-	perfmap_refresh(proc->perfmap);
+	proc_refresh_perfmap(sym, proc);
 	proc_read_maps(sym, proc);
 	return 0;
 }
@@ -409,7 +431,7 @@ static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid)
 			return NULL;
 		proc->used_drain = NEVER;
 	} else {
-		perfmap_refresh(proc->perfmap);
+		proc_refresh_perfmap(sym, proc);
 	}
 	return proc;
 }
@@ -441,7 +463,7 @@ int symbolizer_track(struct symbolizer *sym, uint32_t tgid)
 		proc->seen_drain = sym->drain;
 		proc->checked_drain = sym->drain;
 		proc_read_maps(sym, proc);
-		perfmap_refresh(proc->perfmap);
+		proc_refresh_perfmap(sym, proc);
 	}
 	if (!proc->maps)
 		return proc->gone ? -ESRCH : 0;
@@ -857,5 +879,6 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .exited = exited,
 	    .evicted = sym->evicted,
 	    .elf_held = cache.held,
+	    .perfmaps_refused = sym->perfmaps_refused,
 	};
 }

@@ -97,6 +97,8 @@ struct symbolizer_stats {
 	uint64_t exited;     /* of processes, those that have exited (kept for their samples) */
 	uint64_t evicted;    /* records dropped at the max_processes bound, ever */
 	uint64_t elf_held;   /* ELF tables held by process records now */
+	uint64_t perfmaps_refused; /* perf maps not read, ever: another user's,
+				    * writable by others, or not a regular file */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

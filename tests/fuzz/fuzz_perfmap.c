@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolizer/perfmap.h"
 #include "tests/fuzz/fuzz_file.h"
@@ -66,7 +67,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	if (fuzz_file_write("perf.map", data, cut, path, sizeof(path)))
 		return 0;
-	map = perfmap_new(path);
+	map = perfmap_new(NULL, path, getuid());
 	if (!map)
 		return 0;
 	if (perfmap_refresh(map) == 0)

@@ -495,6 +495,49 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 	world_free(&w);
 }
 
+/*
+ * Another user writes /tmp/perf-PID.map for a process that is not
+ * theirs: its names must not reach the graph, and the refusal is counted
+ * once, not once per drain. The process's own map (its effective uid,
+ * from /proc/PID/status) is used.
+ */
+static void test_perf_map_of_another_user_is_refused_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats st;
+	char path[256], status[256];
+	enum frame_kind kind;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fake_process(&w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
+	snprintf(path, sizeof(path), "%d/status", FAKE_PID);
+	world_path(&w, status, sizeof(status), path);
+	write_file(status, "Name:\tnode\nUid:\t1000\t1001\t1001\t1001\nNSpid:\t4242\n");
+	world_path(&w, path, sizeof(path), "perf-4242.map");
+	write_file(path, "7f0000000100 40 planted_name\n");
+	assert_int_equal(chown(path, 1000, 1000), 0); /* the real uid, not the effective one */
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "[anon]");
+	symbolizer_end_drain(sym);
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "[anon]");
+	symbolizer_stats(sym, &st);
+	assert_int_equal(st.perfmaps_refused, 1);
+
+	/* Its own user's file, mode 0644: used from the next drain on. */
+	assert_int_equal(chown(path, 1001, 1001), 0);
+	assert_int_equal(chmod(path, 0644), 0);
+	symbolizer_end_drain(sym);
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "planted_name");
+	assert_int_equal(kind, FRAME_JIT);
+	symbolizer_stats(sym, &st);
+	assert_int_equal(st.perfmaps_refused, 1);
+	symbolizer_free(sym);
+	unlink(status);
+	world_free(&w);
+}
+
 static void test_elf_cache_bound_and_counters(void **state)
 {
 	static const char *const files[] = {"symfix-nopie", "symfix-pie", "libsymfix.so"};
@@ -930,6 +973,7 @@ int main(void)
 	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
 	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
 	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
+	    cmocka_unit_test(test_perf_map_of_another_user_is_refused_and_counted),
 	    cmocka_unit_test(test_elf_cache_bound_and_counters),
 	    cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
 	    cmocka_unit_test(test_tracked_process_resolves_after_exit_and_deletion),
