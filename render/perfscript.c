@@ -175,6 +175,7 @@ static int perfscript_frame(struct perfscript_sample *s, char *line, size_t len)
 {
 	char *at = line, *end = line + len, *sym, *dso = NULL, *plus, *base;
 	size_t sym_len, dso_len = 0;
+	unsigned long long addr;
 	enum frame_kind kind = FRAME_USER;
 	char unknown[300];
 
@@ -183,8 +184,9 @@ static int perfscript_frame(struct perfscript_sample *s, char *line, size_t len)
 	sym = at;
 	while (sym < end && !isspace((unsigned char)*sym))
 		sym++;
-	if (!perfscript_is_hex(at, (size_t)(sym - at)))
+	if (!perfscript_is_hex(at, (size_t)(sym - at)) || sym - at > 16)
 		return -EINVAL;
+	addr = strtoull(at, NULL, 16);
 	while (sym < end && isspace((unsigned char)*sym))
 		sym++;
 	/* The object is the last parenthesised group; symbols may hold
@@ -213,19 +215,19 @@ static int perfscript_frame(struct perfscript_sample *s, char *line, size_t len)
 	}
 	if (dso)
 		kind = perfscript_kind(dso, dso_len);
+	/* x86-64 and arm64 kernels live in the upper half: a kernel frame
+	 * whose object perf could not name is still a kernel frame. */
+	if (addr >= 0xffff800000000000ull)
+		kind = FRAME_KERNEL;
 	if (!sym_len || (sym_len == 9 && !memcmp(sym, "[unknown]", 9))) {
-		if (dso && dso_len && !(dso_len == 9 && !memcmp(dso, "[unknown]", 9))) {
-			/* "[libfoo.so]": the file name of the object. */
+		if (kind == FRAME_USER && dso && dso_len && dso[0] == '/') {
+			/* "[libfoo.so+0x1234]", as the symbolizer names a frame
+			 * past every symbol; perf's address is file-relative. */
 			base = dso + dso_len;
 			while (base > dso && base[-1] != '/')
 				base--;
-			if (*base == '[') {
-				snprintf(unknown, sizeof(unknown), "%.*s",
-					 (int)(dso + dso_len - base), base);
-			} else {
-				snprintf(unknown, sizeof(unknown), "[%.*s]",
-					 (int)(dso + dso_len - base), base);
-			}
+			snprintf(unknown, sizeof(unknown), "[%.*s+0x%llx]",
+				 (int)(dso + dso_len - base), base, addr);
 		} else {
 			snprintf(unknown, sizeof(unknown), "[unknown]");
 		}

@@ -25,11 +25,15 @@ struct perfscript_read_stats {
  * - the first frame is the process name (comm, spaces kept), then the
  *   frames caller first (perf prints the leaf first);
  * - "+0x1f" offsets are cut from symbols, so a function is one frame;
- * - frames whose object is the kernel ("[kernel.kallsyms]", "[kernel.*]",
- *   or a "*.ko" module) are kernel frames ("_[k]" in folded text), and
- *   frames from a "/tmp/perf-PID.map" are JIT frames ("_[j]");
- * - an "[unknown]" symbol in a known object becomes "[object]" (its file
- *   name), else stays "[unknown]".
+ * - frames at kernel addresses (the upper half), or whose object is the
+ *   kernel ("[kernel.kallsyms]", "vmlinux", a "*.ko" module), are kernel
+ *   frames ("_[k]" in folded text); frames from a "/tmp/perf-PID.map" are
+ *   JIT frames ("_[j]");
+ * - an "[unknown]" user symbol in a file is named as ebprof names it,
+ *   "[libfoo.so+0xADDR]" with perf's file-relative address; any other
+ *   unnamed frame is "[unknown]".
+ * These are the rules of tests/accuracy/perf_collapse.py, so the two
+ * collapses of one `perf script` agree (tests/e2e/54_formats_perf_collapse.sh).
  * Lines starting with '#' are perf's header. Returns 0, -ENOMEM or -EIO.
  */
 int perfscript_read(struct profile *p, FILE *in, struct perfscript_read_stats *stats);

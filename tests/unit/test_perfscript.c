@@ -49,6 +49,7 @@ static const char sample_text[] =
 	"\t    7f00deadbe00 operator()(int) const (/usr/lib/libxul.so)\n"
 	"\t    7f00deadb000 [unknown] (/usr/lib/libxul.so)\n"
 	"\t            dead [unknown] ([unknown])\n"
+	"\tffffffff81000000 [unknown] ([unknown])\n"
 	"\n"
 	/* a JIT frame from a perf map, a kernel module frame */
 	"node 777/777 [000] 2267.5: 1 cpu-clock: \n"
@@ -65,7 +66,7 @@ static const char sample_text[] =
 	"\t            1184 burn_thirty+0x24 (/work/build/examples/split7030-leaffp)\n";
 
 static const char want_folded[] =
-	"Web Content;[unknown];[libxul.so];operator()(int) const;"
+	"Web Content;[unknown]_[k];[unknown];[libxul.so+0x7f00deadb000];operator()(int) const;"
 	"std::vector<int, std::allocator<int> >::push_back(int const&) 1\n"
 	"node;main;LazyCompile:*fib /app/fib.js:3_[j];nf_hook_slow_[k] 1\n"
 	"sleep 1\n"
@@ -101,7 +102,7 @@ static void test_collapses_like_stackcollapse_perf(void **state)
 	assert_int_equal(st.samples, 7);
 	assert_int_equal(profile_total(p), 7);
 	assert_int_equal(st.skipped, 1);
-	assert_int_equal(st.first_bad_line, 37); /* "\tnot a frame line" */
+	assert_int_equal(st.first_bad_line, 38); /* "\tnot a frame line" */
 	free(text);
 	profile_free(p);
 }
