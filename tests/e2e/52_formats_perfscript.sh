@@ -4,11 +4,11 @@
 # 70/30 split; from a file and from stdin, detected without --input.
 source "$(dirname "$0")/lib.bash"
 
-perf record -q -g -F 499 -o "$T/perf.data" -- "$EX/split7030-leaffp" 4 >/dev/null 2>"$T/perf.err" ||
+perf record -q -g -F 999 -o "$T/perf.data" -- "$EX/split7030-leaffp" 4 >/dev/null 2>"$T/perf.err" ||
 	fail "perf record failed: $(cat "$T/perf.err")"
 perf script -i "$T/perf.data" >"$T/perf.txt" 2>/dev/null || fail "perf script failed"
 samples=$(grep -c '^[^[:space:]#]' "$T/perf.txt")
-at_least "$samples" 500 || fail "perf recorded only $samples samples"
+at_least "$samples" 400 || fail "perf recorded only $samples samples (a busy machine?)"
 
 "$EBPROF" render --format folded "$T/perf.txt" -o "$T/perf.folded" 2>"$T/err" ||
 	fail "render of perf script failed: $(cat "$T/err")"
@@ -16,7 +16,7 @@ total=$($FOLDED_PY "$T/perf.folded" total)
 [ "$total" -eq "$samples" ] || fail "perf script has $samples samples, the folded output $total"
 grep -q '+0x' "$T/perf.folded" && fail "offsets were not stripped: $(grep -m1 '+0x' "$T/perf.folded")"
 read -r pct a b < <($FOLDED_PY "$T/perf.folded" pair split7030-leaff burn_seventy burn_thirty)
-within "$pct" 70 5 || fail "burn_seventy has $pct% of the split ($a vs $b)"
+within "$pct" 70 6 || fail "burn_seventy has $pct% of the split ($a vs $b)"
 chain=$($FOLDED_PY "$T/perf.folded" chain split7030-leaff burn_seventy)
 [[ $chain == split7030-leaff\;*main\;run_split\;burn_seventy ]] ||
 	fail "expected split7030-leaff;...;main;run_split;burn_seventy, got $chain"
