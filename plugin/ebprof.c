@@ -60,6 +60,8 @@ static struct {
 
 	bool spool_failing; /* an error was logged; log again only on recovery */
 	char spool_error[512];
+	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
+	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
 } ebprof;
 
 /* --- the plugin's own CPU time -------------------------------------------- */
@@ -187,6 +189,26 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 	return rc;
 }
 
+/*
+ * What degrades the graphs for as long as it lasts: said once, not every
+ * read, and the values keep flowing.
+ */
+static void ebprof_warn_once(const struct symbolizer_stats *sym)
+{
+	if (sym->kernel_hidden && !ebprof.warned_kernel_hidden) {
+		WARNING(EBPROF_LOG "kernel addresses are hidden by kernel.kptr_restrict: kernel "
+				   "time shows as one [kernel] frame; set kernel.kptr_restrict to 0, "
+				   "or to 1 and give collectd CAP_SYSLOG, to name kernel functions");
+		ebprof.warned_kernel_hidden = true;
+	}
+	if (sym->perfmaps_refused && !ebprof.warned_perfmaps) {
+		WARNING(EBPROF_LOG "ignored a JIT perf map (/tmp/perf-PID.map) owned by neither "
+				   "its process's user nor root, or writable by others; that "
+				   "process's JIT frames show as [anon]");
+		ebprof.warned_perfmaps = true;
+	}
+}
+
 static int ebprof_build_metrics(const struct sampler_stats *window, double seconds,
 				double drain_seconds)
 {
@@ -202,6 +224,7 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	int rc;
 
 	symbolizer_stats(ebprof.symbolizer, &sym);
+	ebprof_warn_once(&sym);
 	health.frames = sym.frames - ebprof.last_frames;
 	health.unresolved = sym.unresolved - ebprof.last_unresolved;
 	ebprof.last_frames = sym.frames;
