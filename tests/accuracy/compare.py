@@ -6,6 +6,7 @@ Usage: compare.py COMMAND [OPTIONS]
 
   diff     --ours F --perf F --proc NAME... [--fde ELF]... [--fp-bin ELF]...
            The differential test. On the samples of the named processes:
+             0. both have as many samples, within 10%;
              1. at least 9 of perf's top 10 self functions are in our top 10
                 (when perf has n < 10 functions: at least n - 1 of them);
              2. every function above 5% in either profile agrees within
@@ -46,6 +47,7 @@ import sys
 from collections import Counter, defaultdict
 
 TOL = 3.0  # percentage points, for every share comparison
+COUNT_TOL = 0.10  # relative, for sample counts over one window
 FAILED = []
 
 
@@ -165,6 +167,13 @@ def cmd_diff(a):
           f"{label}: at least {a.min_samples} samples each (ebprof {o_total}, perf {p_total})")
     if not o_total or not p_total:
         return
+    # Same processes, same window, same frequency: the counts must match too.
+    # perf starts a little later than ebprof (it is slower to set up), which
+    # costs it a few percent; a sampler that loses samples silently loses more.
+    ratio = o_total / p_total
+    check(abs(ratio - 1) <= COUNT_TOL, f"{label}: ebprof has {100 * (ratio - 1):+.1f}% samples "
+          f"vs perf over the same window (within {100 * COUNT_TOL:g}%)")
+    row(label, "samples, ebprof vs perf", f"+-{100 * COUNT_TOL:g}%", str(o_total), str(p_total))
 
     p_top, o_top = top(p_count), top(o_count)
     need = max(len(p_top) - 1, 0) if len(p_top) < 10 else 9
