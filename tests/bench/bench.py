@@ -1,0 +1,833 @@
+#!/usr/bin/env python3
+"""ebprof's benchmark: what it costs, beside what users would run instead.
+
+`make bench` runs this script; `make bench-smoke` runs it with --smoke (every
+row for a second or two, to prove the rows still work). It measures:
+
+  1 kernel    BPF run time per sample (kernel.bpf_stats_enabled), ebprof's
+              program against bpftrace's `@[kstack, ustack] = count()`, on
+              shallow and deep (over 60 frames) stacks
+  2 slowdown  wall time of a fixed amount of CPU work with each profiler
+              running system-wide, against none and against the floor (an
+              empty BPF program on the same CPU-clock event: floor.bpf.c)
+  3 user      CPU time and peak RSS of the profiler process on a busy system
+              (ebprof record, perf record, bpftrace); collectd with and
+              without the plugin
+  4 symbols   cold load and steady resolves of big libraries' symbols
+              (symbench.c, our modules) against `perf report`
+  5 render    ebprof render on generated folded files of 10k..500k stacks,
+              against flamegraph.pl's published figures
+  6 scaling   how the above grow with frequency, depth, stacks, processes
+
+Every figure is a median over paired runs: in each run the anchor and we are
+measured back to back, in a shuffled order, and the run's ratio is taken;
+the median of the ratios is reported. The table is printed and written as
+CSV (build/bench/bench.csv), and gnuplot draws build/bench/scaling.svg.
+
+Needs root (BPF, perf events), build/ebprof and the tools under build/bench
+(make bench-tools).
+"""
+import argparse
+import csv
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+BUILD = os.path.join(ROOT, "build")
+TOOLS = os.path.join(BUILD, "bench")
+EBPROF = os.path.join(BUILD, "ebprof")
+EX = os.path.join(BUILD, "examples")
+NCPU = os.cpu_count() or 1
+
+# flamegraph.pl on 76k unique stacks, as published (see README-performance.md).
+FLAMEGRAPH_PL = {"stacks": 76000, "seconds": 6.9, "rss_mb": 315.0, "svg_mb": 1.27}
+REFERENCE_PROFILER_RSS_MB = 29.5  # the seed profiler (Rust + aya), measured
+BPFTRACE_PROG = "profile:hz:%d { @[kstack, ustack] = count(); }"
+
+
+def log(msg):
+    print("bench: " + msg, file=sys.stderr, flush=True)
+
+
+def read_text(path):
+    """A file's text; profilers print process names, which may be any bytes."""
+    with open(path, errors="replace") as f:
+        return f.read()
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+# --- results: one row per figure, printed and written as CSV ----------------
+
+FIELDS = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
+          "ratio", "runs", "note"]
+
+
+class Results:
+    def __init__(self, path):
+        self.path = path
+        self.rows = []
+
+    def add(self, section, row, variant, value, unit, hz="", anchor="", anchor_value=None,
+            ratio=None, runs=1, note=""):
+        self.rows.append({
+            "section": section, "row": row, "variant": variant, "hz": hz,
+            "value": fmt(value), "unit": unit, "anchor": anchor,
+            "anchor_value": fmt(anchor_value), "ratio": fmt(ratio), "runs": runs,
+            "note": note,
+        })
+        self.write()  # a run cut short keeps what it measured
+
+    def write(self):
+        with open(self.path, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=FIELDS, lineterminator="\n")
+            w.writeheader()
+            w.writerows(self.rows)
+
+    def table(self):
+        cols = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
+                "ratio", "runs"]
+        widths = {c: max([len(c)] + [len(str(r[c])) for r in self.rows]) for c in cols}
+        lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
+        lines.append("  ".join("-" * widths[c] for c in cols))
+        for r in self.rows:
+            lines.append("  ".join(str(r[c]).ljust(widths[c]) for c in cols))
+        return "\n".join(lines)
+
+
+def fmt(v):
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if abs(v) >= 100:
+            return "%.0f" % v
+        if abs(v) >= 10:
+            return "%.1f" % v
+        return "%.3g" % v
+    return str(v)
+
+
+# --- processes ----------------------------------------------------------------
+
+class Background:
+    """Workloads that run for a whole section, always reaped."""
+
+    def __init__(self):
+        self.procs = []
+
+    def start(self, argv, shell=False):
+        p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             shell=shell, start_new_session=True)
+        self.procs.append(p)
+        return p
+
+    def stop(self):
+        for p in self.procs:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for p in self.procs:
+            p.wait()
+        self.procs = []
+
+
+class Timed:
+    """A command run under GNU time, for its CPU time and peak RSS.
+
+    Python's own wait4() would give both, but exec keeps the parent's peak
+    RSS as the child's ru_maxrss (setmax_mm_hiwater_rss() in the kernel's
+    exec), so every child of this ~20 MB interpreter would read at least
+    20 MB. GNU time is a small C parent (about 1.5 MB), and its -o file
+    gives the child's figures alone. Signals go to the child itself: time
+    ignores SIGINT while it waits.
+    """
+
+    def __init__(self, argv, tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                 cwd=None):
+        fd, self.report = tempfile.mkstemp(dir=tmp, suffix=".time")
+        os.close(fd)
+        self.started = time.time()
+        self.proc = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", self.report]
+                                     + list(argv), stdout=stdout, stderr=stderr, cwd=cwd,
+                                     start_new_session=True)
+        self._pid = None
+
+    def pid(self):
+        """The command's own PID (not time's)."""
+        for _ in range(200):
+            if self._pid:
+                return self._pid
+            try:
+                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                    kids = f.read().split()
+                if kids:
+                    self._pid = int(kids[0])
+                    continue
+            except OSError:
+                pass
+            if self.proc.poll() is not None:
+                return None
+            time.sleep(0.01)
+        return None
+
+    def poll(self):
+        return self.proc.poll()
+
+    def signal(self, sig):
+        pid = self.pid()
+        if pid:
+            os.kill(pid, sig)
+
+    def wait(self, timeout):
+        """Returns (exit status or -signal, wall s, CPU s, peak RSS MB)."""
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        with open(self.report) as f:
+            lines = f.read().splitlines()
+        os.remove(self.report)
+        rc = self.proc.returncode
+        m = re.match(r"Command terminated by signal (\d+)", lines[0]) if lines else None
+        if m:
+            rc = -int(m.group(1))
+        wall, user, system, kb = lines[-1].split()
+        return rc, float(wall), float(user) + float(system), int(kb) / 1024.0
+
+
+def run_timed(argv, tmp, timeout=600, **kw):
+    """Runs argv to its end: (wall s, CPU s, peak RSS MB); raises on failure."""
+    t0 = time.time()
+    rc, _, cpu, peak = Timed(argv, tmp, **kw).wait(timeout)
+    wall = time.time() - t0  # time's %e counts in 10 ms steps
+    if rc != 0:
+        raise RuntimeError("%s exited %d" % (argv[0], rc))
+    return wall, cpu, peak
+
+
+def bpf_progs():
+    """perf_event BPF programs loaded now: id -> (name, run_time_ns, run_cnt)."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
+                         check=True).stdout
+    progs = {}
+    for p in json.loads(out or "[]"):
+        if p.get("type") == "perf_event":
+            progs[p["id"]] = (p.get("name", ""), p.get("run_time_ns", 0), p.get("run_cnt", 0))
+    return progs
+
+
+def rss_mb(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return None
+
+
+class Profiler:
+    """One profiler run, system-wide: start, wait until it samples, stop."""
+
+    KINDS = ("floor", "perf", "bpftrace", "ebprof")
+
+    def __init__(self, kind, hz, tmp, ebprof_args=()):
+        self.kind, self.hz, self.tmp = kind, hz, tmp
+        self.ebprof_args = list(ebprof_args)
+        self.proc = None
+        self.prog_ids = []
+        self.out = os.path.join(tmp, "%s-%d.out" % (kind, hz))
+        self.err = os.path.join(tmp, "%s-%d.err" % (kind, hz))
+
+    def argv(self):
+        if self.kind == "floor":
+            return [os.path.join(TOOLS, "floor"), os.path.join(TOOLS, "floor.bpf.o"),
+                    str(self.hz)]
+        if self.kind == "perf":
+            return ["perf", "record", "-g", "-a", "-F", str(self.hz), "-o",
+                    os.path.join(self.tmp, "perf.data")]
+        if self.kind == "bpftrace":
+            return ["bpftrace", "-e", BPFTRACE_PROG % self.hz]
+        return [EBPROF, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
+                "-o", os.path.join(self.tmp, "ebprof.folded")] + self.ebprof_args
+
+    def start(self):
+        before = set(bpf_progs()) if self.kind != "perf" else set()
+        self.started = time.time()
+        with open(self.out, "w") as out, open(self.err, "w") as err:
+            self.proc = Timed(self.argv(), self.tmp, stdout=out, stderr=err)
+        if self.kind == "perf":
+            # perf attaches within a few ms of writing its header.
+            path = os.path.join(self.tmp, "perf.data")
+            for _ in range(200):
+                if os.path.exists(path) and os.path.getsize(path) > 0:
+                    break
+                time.sleep(0.05)
+            time.sleep(0.5)
+            return
+        for _ in range(600):  # bpftrace compiles first: up to 30 s on a busy host
+            if self.proc.poll() is not None:
+                raise RuntimeError("%s exited %d: %s" % (self.kind, self.proc.poll(),
+                                                         read_text(self.err)[-500:]))
+            new = [i for i in bpf_progs() if i not in before]
+            if new:
+                self.prog_ids = new
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("%s loaded no perf_event program" % self.kind)
+        time.sleep(0.3)  # the program is loaded; let the attach finish
+
+    def stats(self):
+        """(run_time_ns, run_cnt) summed over this profiler's programs."""
+        progs = bpf_progs()
+        ns = sum(progs[i][1] for i in self.prog_ids if i in progs)
+        cnt = sum(progs[i][2] for i in self.prog_ids if i in progs)
+        return ns, cnt
+
+    def stop(self):
+        """Stops it as a user would (Ctrl-C); returns (CPU s, peak RSS MB, wall s)."""
+        wall = time.time() - self.started
+        self.proc.signal(signal.SIGINT)
+        rc, _, cpu, rss = self.proc.wait(120)
+        if rc not in (0, -signal.SIGINT):
+            raise RuntimeError("%s exited %d: %s" % (self.kind, rc,
+                                                     read_text(self.err)[-500:]))
+        return cpu, rss, wall
+
+    def samples(self):
+        """Samples the profiler says it took, from its own output."""
+        if self.kind == "ebprof":
+            m = re.search(r"(\d+) samples,", read_text(self.err))
+            return int(m.group(1)) if m else None
+        if self.kind == "perf":
+            m = re.search(r"\((\d+) samples\)", read_text(self.err))
+            return int(m.group(1)) if m else None
+        if self.kind == "bpftrace":
+            counts = re.findall(r"^\]: (\d+)$", read_text(self.out), re.M)
+            return sum(int(c) for c in counts)
+        return None
+
+
+# --- the benchmark ----------------------------------------------------------------
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.smoke = args.smoke
+        self.reps = args.reps or (1 if self.smoke else 5)
+        self.out = os.path.join(BUILD, "bench")
+        os.makedirs(self.out, exist_ok=True)
+        self.tmp = tempfile.mkdtemp(prefix="ebprof-bench.")
+        self.res = Results(os.path.join(self.out, "bench.csv"))
+        self.bg = Background()
+        self.rng = random.Random(1)
+        self.rss_curve = []
+
+    def dur(self, full, smoke):
+        return smoke if self.smoke else full
+
+    def cleanup(self):
+        self.bg.stop()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    # 1 -------------------------------------------------------------------------
+    def kernel_cost(self, kind, hz, seconds):
+        """ns per run of kind's BPF program over `seconds` of sampling."""
+        prof = Profiler(kind, hz, self.tmp)
+        prof.start()
+        try:
+            ns0, cnt0 = prof.stats()
+            time.sleep(seconds)
+            ns1, cnt1 = prof.stats()
+        finally:
+            prof.stop()
+        if cnt1 <= cnt0:
+            raise RuntimeError("%s: no sample counted in %.1f s" % (kind, seconds))
+        return (ns1 - ns0) / (cnt1 - cnt0), cnt1 - cnt0
+
+    def kernel_pair(self, workload, hz, seconds, reps):
+        """Medians of ours, bpftrace's and the per-run ratio, on a workload per CPU."""
+        self.bg.stop()
+        for _ in range(NCPU):
+            self.bg.start(workload)
+        time.sleep(0.3)
+        ours, theirs, ratios, counts = [], [], [], []
+        try:
+            for _ in range(reps):
+                order = ["ebprof", "bpftrace"]
+                self.rng.shuffle(order)
+                got = {k: self.kernel_cost(k, hz, seconds) for k in order}
+                ours.append(got["ebprof"][0])
+                theirs.append(got["bpftrace"][0])
+                counts.append(got["ebprof"][1])
+                ratios.append(got["ebprof"][0] / got["bpftrace"][0])
+        finally:
+            self.bg.stop()
+        return median(ours), median(theirs), median(ratios), median(counts)
+
+    def section_kernel(self):
+        log("1 kernel cost per sample (bpf_stats_enabled)")
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        secs = self.dur(3, 1)
+        try:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+            cases = [
+                ("shallow", [os.path.join(EX, "split7030"), "100000"], "split7030"),
+                ("deep", [os.path.join(EX, "recurse-leaffp"), "100000", "70"],
+                 "recurse-leaffp depth 70"),
+            ]
+            for name, argv, what in cases:
+                for hz in ([999] if self.smoke else [99, 999, 4999]):
+                    reps = self.reps if hz == 999 else max(1, self.reps - 2)
+                    o, t, r, n = self.kernel_pair(argv, hz, secs if hz != 99 else secs * 2,
+                                                  reps)
+                    self.res.add("1 kernel", "ns/sample " + name, "ebprof", o, "ns", hz,
+                                 "bpftrace", t, r, reps, "%s; ~%d samples/run" % (what, n))
+            # Scaling with depth (the plot), at 999 Hz.
+            for depth in ([30] if self.smoke else [5, 30, 70, 120]):
+                argv = [os.path.join(EX, "recurse-leaffp"), "100000", str(depth)]
+                reps = max(1, self.reps - 2)
+                o, t, r, n = self.kernel_pair(argv, 999, secs, reps)
+                self.res.add("6 scaling", "ns/sample by depth", "ebprof", o, "ns", 999,
+                             "bpftrace", t, r, reps, "depth=%d" % depth)
+        finally:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+
+    # 2 -------------------------------------------------------------------------
+    def run_work(self, rounds):
+        out = subprocess.run([os.path.join(TOOLS, "work"), str(NCPU), str(rounds), "20"],
+                             capture_output=True, text=True, check=True).stdout
+        return float(out.strip())
+
+    def section_slowdown(self):
+        log("2 slowdown of fixed work, system-wide profilers")
+        # About 3 s of work unprofiled (0.5 s in a smoke run), calibrated here.
+        t = self.run_work(1000)
+        rounds = max(100, int(1000 * self.dur(3.0, 0.5) / t))
+        kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
+        for hz in ([999] if self.smoke else [99, 999, 4999]):
+            times = {k: [] for k in kinds}
+            for _ in range(self.reps):
+                order = kinds[:]
+                self.rng.shuffle(order)
+                for kind in order:
+                    prof = None if kind == "none" else Profiler(kind, hz, self.tmp)
+                    if prof:
+                        prof.start()
+                    try:
+                        times[kind].append(self.run_work(rounds))
+                    finally:
+                        if prof:
+                            prof.stop()
+            base = times["none"]
+            for kind in kinds[1:]:
+                slow = [100 * (x / b - 1) for x, b in zip(times[kind], base)]
+                above = [100 * (x - f) / b for x, f, b in zip(times[kind], times["floor"], base)]
+                if kind == "floor":
+                    self.res.add("2 slowdown", "slowdown", kind, median(slow), "%", hz,
+                                 "none", median(base), None, self.reps,
+                                 "the sampling interrupt alone; anchor in s")
+                    continue
+                self.res.add("2 slowdown", "slowdown above floor", kind, median(above), "pp",
+                             hz, "floor", median(slow), None, self.reps,
+                             "anchor_value = slowdown vs none, %")
+
+    # 3 -------------------------------------------------------------------------
+    def busy_start(self, levels=5):
+        """Several workloads, thousands of stacks, and short-lived processes."""
+        self.bg.stop()
+        self.bg.start([os.path.join(TOOLS, "manystacks"), "100000", str(levels)])
+        self.bg.start([os.path.join(EX, "split7030"), "100000"])
+        self.bg.start([os.path.join(EX, "recurse"), "100000", "40"])
+        self.bg.start("while :; do ls / >/dev/null; sleep 0.01; done", shell=True)
+        time.sleep(0.3)
+
+    def user_run(self, kind, hz, seconds, ebprof_args=()):
+        """One profiler run on the busy system: cpu s, peak MB, samples, RSS curve."""
+        prof = Profiler(kind, hz, self.tmp, ebprof_args)
+        prof.start()
+        curve = []
+        t0 = time.time()
+        while time.time() - t0 < seconds:
+            curve.append((time.time() - t0, rss_mb(prof.proc.pid() or 0)))
+            time.sleep(min(1.0, seconds / 10))
+        cpu, peak, wall = prof.stop()
+        return cpu, peak, prof.samples(), curve, wall
+
+    def section_user(self):
+        log("3 user-space cost on a busy system")
+        hz = 999
+        self.busy_start()
+        try:
+            long_s = self.dur(60, 3)
+            cpu, peak, samples, curve, wall = self.user_run("ebprof", hz, long_s)
+            folded = os.path.join(self.tmp, "ebprof.folded")
+            stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
+            drains = max(1, int(wall))  # one drain a second, and a last one at exit
+            q = [r for t, r in curve if r is not None]
+            early = median(q[len(q) // 4: len(q) // 2]) if len(q) >= 4 else (q[0] if q else None)
+            late = median(q[-max(1, len(q) // 4):]) if q else None
+            others = {}
+            short_s = self.dur(20, 2)
+            for kind in ("perf", "bpftrace"):
+                others[kind] = self.user_run(kind, hz, short_s)
+            pcpu, ppeak, psamples = others["perf"][:3]
+            bcpu, bpeak, bsamples = others["bpftrace"][:3]
+            perf_report = self.perf_report_cpu()
+            per_k = 1000 * cpu / samples if samples else None
+            perf_k = 1000 * (pcpu + perf_report) / psamples if psamples else None
+            bt_k = 1000 * bcpu / bsamples if bsamples else None
+            self.res.add("3 user", "CPU per 1000 samples", "ebprof record", per_k * 1e3, "ms",
+                         hz, "perf record+report", perf_k * 1e3 if perf_k else None,
+                         per_k / perf_k if perf_k else None, 1,
+                         "%d samples, %d unique stacks in %.0f s" % (samples, stacks, wall))
+            self.res.add("3 user", "CPU per 1000 samples", "ebprof record", per_k * 1e3, "ms",
+                         hz, "bpftrace", bt_k * 1e3 if bt_k else None,
+                         per_k / bt_k if bt_k else None, 1, "bpftrace: %d samples" % bsamples)
+            self.res.add("3 user", "CPU per drain", "ebprof record", 1e3 * cpu / drains, "ms",
+                         hz, "", None, None, 1, "%d drains" % drains)
+            self.res.add("3 user", "CPU share of one core", "ebprof record",
+                         100 * cpu / wall, "%", hz, "perf record",
+                         100 * pcpu / others["perf"][4], cpu / wall / (pcpu / others["perf"][4]),
+                         1, "perf's report step not included here")
+            self.res.add("3 user", "peak RSS", "ebprof record", peak, "MB", hz, "perf record",
+                         ppeak, peak / ppeak, 1, "goal < 16 MB; seed profiler %.1f MB" %
+                         REFERENCE_PROFILER_RSS_MB)
+            self.res.add("3 user", "peak RSS", "ebprof record", peak, "MB", hz, "bpftrace",
+                         bpeak, peak / bpeak, 1, "")
+            self.res.add("3 user", "RSS growth, 2nd quarter to end", "ebprof record",
+                         (late - early) if early and late else None, "MB", hz, "", None, None,
+                         1, "%.1f -> %.1f MB over %.0f s" % (early or 0, late or 0, wall))
+            self.rss_curve = curve  # plotted, and kept in build/bench/rss.csv
+            with open(os.path.join(self.out, "rss.csv"), "w") as f:
+                f.write("seconds,rss_mb\n")
+                f.writelines("%.1f,%s\n" % (t, fmt(r)) for t, r in curve)
+            self.section_collectd()
+            self.scaling_user(hz)
+        finally:
+            self.bg.stop()
+
+    def perf_report_cpu(self):
+        """CPU s of `perf report` on the last perf record: perf's symbolization."""
+        data = os.path.join(self.tmp, "perf.data")
+        return run_timed(["perf", "report", "-i", data, "--stdio"], self.tmp)[1]
+
+    def collectd_run(self, with_plugin, seconds, hz):
+        d = tempfile.mkdtemp(prefix="collectd.", dir=self.tmp)
+        for sub in ("plugins", "csv", "spool"):
+            os.makedirs(os.path.join(d, sub))
+        shutil.copy("/usr/lib/collectd/csv.so", os.path.join(d, "plugins"))
+        conf = ['Hostname "bench"', "FQDNLookup false", 'BaseDir "%s"' % d,
+                'PIDFile "%s/collectd.pid"' % d, 'PluginDir "%s/plugins"' % d,
+                'TypesDB "/usr/share/collectd/types.db"', "Interval 1",
+                "LoadPlugin csv", '<Plugin csv>\n  DataDir "%s/csv"\n</Plugin>' % d]
+        if with_plugin:
+            shutil.copy(os.path.join(BUILD, "ebprof.so"), os.path.join(d, "plugins"))
+            conf += ["LoadPlugin ebprof",
+                     "<Plugin ebprof>\n  Frequency %d\n  SpoolDir \"%s/spool\"\n"
+                     "  SpoolInterval 10\n</Plugin>" % (hz, d)]
+        with open(os.path.join(d, "collectd.conf"), "w") as f:
+            f.write("\n".join(conf) + "\n")
+        with open(os.path.join(d, "log"), "w") as logf:
+            p = Timed(["collectd", "-f", "-C", os.path.join(d, "collectd.conf")], self.tmp,
+                      stdout=logf, stderr=logf)
+        time.sleep(seconds)
+        p.signal(signal.SIGTERM)
+        rc, _, cpu, peak = p.wait(30)
+        if rc != 0:
+            raise RuntimeError("collectd exited %d: %s" % (rc, read_text(os.path.join(d, "log"))[-500:]))
+        return cpu, peak
+
+    def section_collectd(self):
+        hz = 999
+        seconds = self.dur(12, 3)
+        reps = self.reps if not self.smoke else 1
+        cpus, peaks, base_cpu, base_peak = [], [], [], []
+        for _ in range(reps):
+            order = [True, False]
+            self.rng.shuffle(order)
+            got = {w: self.collectd_run(w, seconds, hz) for w in order}
+            cpus.append(got[True][0] - got[False][0])
+            peaks.append(got[True][1] - got[False][1])
+            base_cpu.append(got[False][0])
+            base_peak.append(got[False][1])
+        self.res.add("3 user", "collectd CPU added by plugin", "collectd+ebprof",
+                     100 * median(cpus) / seconds, "% core", hz, "collectd alone",
+                     100 * median(base_cpu) / seconds, None, reps,
+                     "busy system, %d s runs, spool every 10 s" % seconds)
+        self.res.add("3 user", "collectd RSS added by plugin", "collectd+ebprof",
+                     median(peaks), "MB", hz, "collectd alone", median(base_peak), None, reps,
+                     "peak RSS difference")
+
+    def scaling_user(self, hz):
+        """ebprof's user CPU by unique stacks and by number of processes."""
+        seconds = self.dur(8, 2)
+        for levels in ([3] if self.smoke else [2, 4, 6]):
+            self.bg.stop()
+            for _ in range(NCPU):
+                self.bg.start([os.path.join(TOOLS, "manystacks"), "100000", str(levels)])
+            cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
+            stacks = sum(1 for _ in open(os.path.join(self.tmp, "ebprof.folded"), "rb"))
+            self.res.add("6 scaling", "user CPU by unique stacks", "ebprof record",
+                         1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
+                         None, None, 1, "stacks=%d peak=%.1fMB" % (stacks, peak))
+        for nproc in ([4] if self.smoke else [2, 16, 64]):
+            self.bg.stop()
+            for _ in range(nproc):
+                self.bg.start([os.path.join(EX, "split7030"), "100000"])
+            cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
+            self.res.add("6 scaling", "user CPU by processes", "ebprof record",
+                         1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
+                         None, None, 1, "processes=%d peak=%.1fMB" % (nproc, peak))
+        self.bg.stop()
+
+    # 4 -------------------------------------------------------------------------
+    def section_symbols(self):
+        log("4 symbolization")
+        sym = os.path.join(TOOLS, "symbench")
+        libs = ["/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1",
+                "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"]
+        for lib in libs:
+            if not os.path.exists(lib):
+                continue
+            out = subprocess.run([sym, "load", lib, str(max(self.reps, 3)),
+                                  str(self.dur(2000000, 100000))],
+                                 capture_output=True, text=True, check=True).stdout
+            kv = dict(x.split("=") for x in out.split())
+            name = os.path.basename(lib)
+            self.res.add("4 symbols", "cold load " + name, "ebprof elfsym", float(kv["load_ms"]),
+                         "ms", "", "", None, None, max(self.reps, 3),
+                         "%s function symbols" % kv["symbols"])
+            self.res.add("4 symbols", "steady lookups " + name, "ebprof elfsym",
+                         float(kv["lookups_per_s"]) / 1e6, "M/s", "", "", None, None, 1,
+                         "random addresses in its code")
+        # Same addresses through perf and through us: leaf IPs that perf
+        # recorded from a clang compile (libLLVM, libclang-cpp, libstdc++).
+        data = os.path.join(self.tmp, "clang.data")
+        srcs = sorted(os.path.join(ROOT, d, f) for d in ("symbolizer", "render")
+                      for f in os.listdir(os.path.join(ROOT, d)) if f.endswith(".c"))
+        if self.smoke:
+            srcs = srcs[:1]
+        objs = tempfile.mkdtemp(dir=self.tmp)
+        subprocess.run(["perf", "record", "-q", "-e", "cpu-clock:u", "-F", "4999", "-o", data,
+                        "--", "clang-14", "-O2", "-g", "-std=c11", "-D_GNU_SOURCE",
+                        "-I" + ROOT, "-I" + BUILD, "-c"] + srcs, cwd=objs, check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "pid,ip,sym,dso",
+                                 "--show-mmap-events"], capture_output=True, text=True).stdout
+        addrs = os.path.join(self.tmp, "addrs.txt")
+        perf_names = []
+        maps = {}  # pid -> [(start, end, pgoff, path)]
+        mmap = re.compile(r"\s*(\d+) PERF_RECORD_MMAP2 \d+/\d+: \[0x([0-9a-f]+)\(0x([0-9a-f]+)\) "
+                          r"@ (0x[0-9a-f]+|0) .*\]: \S*x\S* (/\S+)$")
+        sample = re.compile(r"\s*(\d+)\s+([0-9a-f]+) (.*) \((/\S+\.so[.0-9]*)\)$")
+        with open(addrs, "w") as f:
+            for line in script.splitlines():
+                m = mmap.match(line)
+                if m:
+                    start, size = int(m.group(2), 16), int(m.group(3), 16)
+                    maps.setdefault(m.group(1), []).append(
+                        (start, start + size, int(m.group(4), 16), m.group(5)))
+                    continue
+                # A sample in a shared object: its file offset, through the mapping.
+                m = sample.match(line)
+                if not m:
+                    continue
+                ip = int(m.group(2), 16)
+                for start, end, pgoff, path in maps.get(m.group(1), []):
+                    if start <= ip < end and path == m.group(4):
+                        f.write("%x %s\n" % (ip - start + pgoff, path))
+                        perf_names.append(m.group(3))
+                        break
+        perf_t, ours_t, ratios, perf_rss, ours_rss = [], [], [], [], []
+        names = os.path.join(self.tmp, "names.txt")
+        out = os.path.join(self.tmp, "symbench.out")
+        for _ in range(self.reps):
+            pt, _, prss = run_timed(["perf", "report", "-i", data, "--stdio", "--sort",
+                                     "dso,sym"], self.tmp)
+            with open(out, "w") as f:
+                ot, _, orss = run_timed([sym, "resolve", addrs, "3", names], self.tmp, stdout=f)
+            perf_t.append(pt)
+            ours_t.append(ot)
+            ratios.append(ot / pt)
+            perf_rss.append(prss)
+            ours_rss.append(orss)
+        out = read_text(out)
+        kv = dict(x.split("=") for x in out.split())
+        ours = read_text(names).splitlines()
+        both = [(a, b) for a, b in zip(perf_names, ours)
+                if a != "[unknown]" and b != "[unknown]"]
+        agree = 100.0 * sum(a == b for a, b in both) / len(both) if both else 0
+        self.res.add("4 symbols", "cold: name N sampled addresses", "symbench resolve",
+                     median(ours_t) * 1e3, "ms", "", "perf report", median(perf_t) * 1e3,
+                     median(ratios), self.reps,
+                     "N=%s leaf IPs in %s files; both named %d, same name %.1f%%; "
+                     "perf also sorts and prints" % (kv["addresses"], kv["files"], len(both),
+                                                    agree))
+        self.res.add("4 symbols", "cold: peak RSS", "symbench resolve", median(ours_rss), "MB",
+                     "", "perf report", median(perf_rss), median(ours_rss) / median(perf_rss),
+                     self.reps, "the same run as the row above")
+        self.res.add("4 symbols", "warm resolves", "symbench resolve",
+                     float(kv["warm_per_s"]) / 1e6, "M/s", "", "", None, None, 1,
+                     "the same addresses, tables loaded, names demangled (cached)")
+        unnamed_perf = sum(n == "[unknown]" for n in perf_names)
+        unnamed_ours = sum(n == "[unknown]" for n in ours)
+        self.res.add("4 symbols", "addresses left unnamed", "symbench resolve",
+                     100.0 * unnamed_ours / max(1, len(ours)), "%", "", "perf report",
+                     100.0 * unnamed_perf / max(1, len(perf_names)), None, 1,
+                     "stripped libraries: .dynsym only")
+
+    # 5 -------------------------------------------------------------------------
+    def section_render(self):
+        log("5 rendering")
+        sizes = [2000, 10000] if self.smoke else [10000, 100000, 500000]
+        for n in sizes:
+            folded = os.path.join(self.tmp, "stacks-%d.folded" % n)
+            subprocess.run([sys.executable, os.path.join(ROOT, "tests/bench/gen_folded.py"),
+                            str(n), folded], check=True)
+            svg = os.path.join(self.tmp, "out.svg")
+            times, peaks = [], []
+            for _ in range(self.reps):
+                wall, cpu, peak = run_timed([EBPROF, "render", folded, "-o", svg], self.tmp)
+                times.append(wall)
+                peaks.append(peak)
+            t, peak = median(times), median(peaks)
+            size = os.path.getsize(svg) / 1e6
+            with open(svg, "rb") as f:
+                drawn = f.read().count(b"<g data-n=")
+            # flamegraph.pl's published time, scaled to n stacks linearly.
+            fg_t = FLAMEGRAPH_PL["seconds"] * n / FLAMEGRAPH_PL["stacks"]
+            note = "%d stacks, %.1f MB folded" % (n, os.path.getsize(folded) / 1e6)
+            self.res.add("5 render", "render time", "ebprof render", t, "s", "",
+                         "flamegraph.pl (published, x n/76k)", fg_t, fg_t / t, self.reps,
+                         note + "; ratio = speed-up")
+            self.res.add("5 render", "render peak RSS", "ebprof render", peak, "MB", "",
+                         "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["rss_mb"],
+                         peak / FLAMEGRAPH_PL["rss_mb"], self.reps, note)
+            self.res.add("5 render", "SVG size", "ebprof render", size, "MB", "",
+                         "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["svg_mb"],
+                         size / FLAMEGRAPH_PL["svg_mb"], 1,
+                         note + "; minwidth 0.1 px both; %d frames drawn, %.0f bytes each"
+                         % (drawn, 1e6 * size / max(1, drawn)))
+            os.remove(folded)
+
+    # 6 -------------------------------------------------------------------------
+    def plot(self):
+        """scaling.svg from the CSV, through gnuplot."""
+        if not shutil.which("gnuplot"):
+            raise RuntimeError("gnuplot is not installed: run make deps")
+        series = {
+            "kernel_hz": lambda r: r["row"] == "ns/sample shallow",
+            "kernel_depth": lambda r: r["row"] == "ns/sample by depth",
+            "slowdown": lambda r: r["row"] == "slowdown above floor",
+            "render": lambda r: r["row"] == "render time",
+            "stacks": lambda r: r["row"] == "user CPU by unique stacks",
+        }
+        for name, want in series.items():
+            with open(os.path.join(self.out, name + ".dat"), "w") as f:
+                for r in self.res.rows:
+                    if not want(r):
+                        continue
+                    x = re.search(r"(?:depth|stacks)=([0-9.]+)", r["note"])
+                    x = x.group(1) if x else r["hz"]
+                    if name == "render":
+                        x = re.match(r"(\d+) stacks", r["note"]).group(1)
+                    if name == "slowdown":
+                        f.write("%s %s %s\n" % (x, r["variant"], r["value"]))
+                    else:
+                        f.write("%s %s %s\n" % (x, r["value"] or "nan", r["anchor_value"] or "nan"))
+        with open(os.path.join(self.out, "rss.dat"), "w") as f:
+            f.writelines("%.1f %s\n" % (t, r) for t, r in self.rss_curve if r is not None)
+        gp = os.path.join(self.out, "scaling.gp")
+        with open(gp, "w") as f:
+            f.write(GNUPLOT_HEAD % {"dir": self.out})
+            for name, title, xlabel, logx, plot in PANELS:
+                f.write('set title "%s"\nset xlabel "%s"\n%s\n' %
+                        (title, xlabel, "set logscale x" if logx else "unset logscale x"))
+                dat = os.path.join(self.out, name + ".dat")
+                if os.path.getsize(dat):
+                    f.write("set autoscale\nplot " + plot.replace("DAT", '"%s"' % dat) + "\n")
+                else:  # a section left out of this run: an empty panel says so
+                    f.write('set xrange [1:10]\nset yrange [0:1]\n'
+                            'plot -1 t "not measured in this run"\nset autoscale\n')
+            f.write("unset multiplot\n")
+        subprocess.run(["gnuplot", gp], check=True, cwd=self.out)
+
+    def run(self):
+        sections = self.args.sections.split(",")
+        steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
+                 ("user", self.section_user), ("symbols", self.section_symbols),
+                 ("render", self.section_render)]
+        t0 = time.time()
+        for name, fn in steps:
+            if "all" in sections or name in sections:
+                fn()
+        self.plot()
+        print(self.res.table())
+        print("\nwritten: %s, %s (%.0f s)" % (self.res.path, os.path.join(self.out,
+                                                                        "scaling.svg"),
+                                              time.time() - t0))
+
+
+GNUPLOT_HEAD = """set terminal svg size 1200,800 dynamic font "sans,11"
+set output "%(dir)s/scaling.svg"
+set multiplot layout 2,3 title "ebprof: how costs grow (make bench)"
+set key top left
+set grid
+"""
+
+# (data file, title, x label, log x, plot command with DAT for the file)
+PANELS = [
+    ("kernel_hz", "kernel ns per sample by frequency (shallow)", "Hz", True,
+     'DAT u 1:2 w lp t "ebprof", DAT u 1:3 w lp t "bpftrace"'),
+    ("kernel_depth", "kernel ns per sample by stack depth (999 Hz)", "frames", False,
+     'DAT u 1:2 w lp t "ebprof", DAT u 1:3 w lp t "bpftrace"'),
+    ("slowdown", "slowdown above the floor (points) by frequency", "Hz", True,
+     'for [p in "perf bpftrace ebprof"] DAT u 1:(strcol(2) eq p ? $3 : 1/0) w lp t p'),
+    ("render", "render seconds by unique stacks", "stacks", True,
+     'DAT u 1:2 w lp t "ebprof render", DAT u 1:3 w l dt 2 t "flamegraph.pl (published, linear)"'),
+    ("stacks", "ebprof CPU ms per 1000 samples by unique stacks", "stacks in the profile", True,
+     'DAT u 1:2 w lp t "ebprof record"'),
+    ("rss", "ebprof RSS (MB) over a busy run", "seconds", False,
+     'DAT u 1:2 w lp t "VmRSS"'),
+]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
+    ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
+    ap.add_argument("--sections", default="all",
+                    help="comma list of kernel,slowdown,user,symbols,render (default all)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("bench: needs root (BPF programs and system-wide perf events)")
+    for path in (EBPROF, os.path.join(TOOLS, "floor"), os.path.join(TOOLS, "symbench")):
+        if not os.access(path, os.X_OK):
+            sys.exit("bench: %s is not built: run make bench-tools" % path)
+    bench = Bench(args)
+    try:
+        bench.run()
+    finally:
+        bench.cleanup()
+
+
+if __name__ == "__main__":
+    main()

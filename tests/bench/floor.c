@@ -1,0 +1,99 @@
+/*
+ * floor: loads floor.bpf.o (an empty perf_event program) and attaches it to
+ * a CPU-clock perf event on every online CPU, configured as bpf/sampler.c
+ * configures ebprof's: software CPU clock, frequency mode, all tasks. It
+ * then waits for SIGINT or SIGTERM. bench.py runs it as the floor that every
+ * profiler's overhead is measured above.
+ *
+ * Usage: floor FLOOR.BPF.O HZ
+ */
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#define FLOOR_MAX_CPUS 1024
+
+static int floor_event_open(int cpu, unsigned int frequency)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_freq = frequency,
+		.freq = 1,
+	};
+	long fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int main(int argc, char **argv)
+{
+	struct bpf_link *links[FLOOR_MAX_CPUS];
+	struct bpf_program *prog;
+	struct bpf_object *obj;
+	int n_links = 0, n_cpus, ret = 1;
+	unsigned int frequency;
+	sigset_t stop;
+	int sig;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: floor FLOOR.BPF.O HZ\n");
+		return 2;
+	}
+	frequency = (unsigned int)strtoul(argv[2], NULL, 10);
+	/* Block the stop signals first, so that one sent early is not lost. */
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, NULL);
+
+	obj = bpf_object__open_file(argv[1], NULL);
+	if (!obj) {
+		fprintf(stderr, "floor: opening %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	if (bpf_object__load(obj)) {
+		fprintf(stderr, "floor: loading %s: %s\n", argv[1], strerror(errno));
+		goto close_obj;
+	}
+	prog = bpf_object__find_program_by_name(obj, "bench_floor");
+	n_cpus = libbpf_num_possible_cpus();
+	if (!prog || n_cpus <= 0 || n_cpus > FLOOR_MAX_CPUS)
+		goto close_obj;
+	for (int cpu = 0; cpu < n_cpus; cpu++) {
+		int fd = floor_event_open(cpu, frequency);
+
+		if (fd == -ENODEV)
+			continue; /* offline */
+		if (fd < 0) {
+			fprintf(stderr, "floor: perf_event_open on CPU %d: %s\n", cpu,
+				strerror(-fd));
+			goto detach;
+		}
+		links[n_links] = bpf_program__attach_perf_event(prog, fd);
+		if (!links[n_links]) {
+			fprintf(stderr, "floor: attaching on CPU %d: %s\n", cpu, strerror(errno));
+			close(fd);
+			goto detach;
+		}
+		n_links++;
+	}
+	printf("floor: attached on %d CPUs at %u Hz\n", n_links, frequency);
+	fflush(stdout);
+	sigwait(&stop, &sig);
+	ret = 0;
+detach:
+	while (n_links > 0)
+		bpf_link__destroy(links[--n_links]);
+close_obj:
+	bpf_object__close(obj);
+	return ret;
+}

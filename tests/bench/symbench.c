@@ -1,0 +1,262 @@
+/*
+ * symbench: times ebprof's symbol path on its own, for the symbolization
+ * rows of the benchmark. It links build/libebprof.a and calls the very
+ * modules the profiler uses (elfsym for the symbol tables, demangle for
+ * C++ names), without BPF, so the figures are the symbolizer's alone.
+ *
+ *   symbench load LIB REPS LOOKUPS
+ *       Loads LIB's function symbols REPS times from a warm page cache
+ *       (the cold start of a profiler meeting LIB for the first time) and
+ *       prints the median load time; then resolves LOOKUPS random
+ *       addresses of LIB's executable segments (the steady state, table
+ *       loaded) and prints lookups per second.
+ *   symbench resolve ADDRS REPS [NAMES]
+ *       ADDRS holds "OFFSET PATH" lines: file offsets of sampled frames
+ *       (bench.py takes them from `perf script`, so perf and we resolve
+ *       the same addresses). The first pass starts cold: it loads each
+ *       file's table when an address first needs it, and names every
+ *       address, demangled. Then REPS warm passes give addresses per
+ *       second. NAMES, if given, gets one name per address, for checking
+ *       that we and perf agree.
+ *
+ * Output is one line of KEY=VALUE pairs for bench.py.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "symbolizer/demangle.h"
+#include "symbolizer/elfsym.h"
+
+#define SYMBENCH_MAX_FILES 256
+#define SYMBENCH_PATH_MAX 4096
+
+struct symbench_addr {
+	uint64_t offset;
+	int file; /* index into the file table */
+};
+
+struct symbench_files {
+	char *paths[SYMBENCH_MAX_FILES];
+	struct elfsym *tables[SYMBENCH_MAX_FILES];
+	int n;
+};
+
+static double symbench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int symbench_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* xorshift64: reproducible addresses without libc's rand() state. */
+static uint64_t symbench_random(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
+static int symbench_load(const char *lib, int reps, long lookups)
+{
+	double *times = calloc((size_t)reps, sizeof(*times));
+	uint64_t state = 0x2545f4914f6cdd1dULL, found = 0;
+	struct elfsym *elf = NULL;
+	double start, elapsed;
+	int err;
+
+	if (!times)
+		return -ENOMEM;
+	for (int i = 0; i < reps; i++) {
+		elfsym_free(elf);
+		start = symbench_now();
+		err = elfsym_open(lib, &elf);
+		times[i] = symbench_now() - start;
+		if (err) {
+			fprintf(stderr, "symbench: %s: %s\n", lib, strerror(-err));
+			free(times);
+			return err;
+		}
+	}
+	qsort(times, (size_t)reps, sizeof(*times), symbench_cmp_double);
+
+	/* Random addresses inside the executable segments, as samples land. */
+	size_t n_exec = 0;
+	const struct elfsym_segment *exec[16];
+
+	for (size_t i = 0; i < elfsym_segment_count(elf) && n_exec < 16; i++) {
+		const struct elfsym_segment *seg = elfsym_segment_at(elf, i);
+
+		if ((seg->flags & 1) && seg->memsz) /* PF_X */
+			exec[n_exec++] = seg;
+	}
+	start = symbench_now();
+	for (long i = 0; i < lookups && n_exec; i++) {
+		const struct elfsym_segment *seg = exec[i % (long)n_exec];
+		uint64_t vaddr = seg->vaddr + symbench_random(&state) % seg->memsz;
+
+		found += elfsym_lookup(elf, vaddr, NULL) != NULL;
+	}
+	elapsed = symbench_now() - start;
+	printf("symbols=%zu load_ms=%.3f lookups=%ld found=%" PRIu64 " lookups_per_s=%.0f\n",
+	       elfsym_count(elf), times[reps / 2] * 1e3, lookups, found,
+	       elapsed > 0 ? (double)lookups / elapsed : 0.0);
+	elfsym_free(elf);
+	free(times);
+	return 0;
+}
+
+static int symbench_file(struct symbench_files *files, const char *path)
+{
+	for (int i = 0; i < files->n; i++)
+		if (!strcmp(files->paths[i], path))
+			return i;
+	if (files->n == SYMBENCH_MAX_FILES)
+		return -E2BIG;
+	files->paths[files->n] = strdup(path);
+	if (!files->paths[files->n])
+		return -ENOMEM;
+	return files->n++;
+}
+
+static int symbench_read_addrs(const char *name, struct symbench_files *files,
+			       struct symbench_addr **out, size_t *n_out)
+{
+	char path[SYMBENCH_PATH_MAX], line[SYMBENCH_PATH_MAX + 64];
+	struct symbench_addr *addrs = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t offset;
+	FILE *f = fopen(name, "r");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%" SCNx64 " %4095s", &offset, path) != 2)
+			continue;
+		if (n == cap) {
+			struct symbench_addr *grown;
+
+			cap = cap ? 2 * cap : 4096;
+			grown = realloc(addrs, cap * sizeof(*addrs));
+			if (!grown) {
+				err = -ENOMEM;
+				break;
+			}
+			addrs = grown;
+		}
+		addrs[n].offset = offset;
+		addrs[n].file = symbench_file(files, path);
+		if (addrs[n].file < 0) {
+			err = addrs[n].file;
+			break;
+		}
+		n++;
+	}
+	fclose(f);
+	if (err) {
+		free(addrs);
+		return err;
+	}
+	*out = addrs;
+	*n_out = n;
+	return 0;
+}
+
+/* Names one address as the symbolizer would; NULL when no function holds it. */
+static const char *symbench_name(struct symbench_files *files, struct demangle_cache *names,
+				 const struct symbench_addr *addr)
+{
+	const struct elfsym *elf;
+	const struct elfsym_symbol *sym;
+	uint64_t vaddr;
+
+	if (!files->tables[addr->file] && elfsym_open(files->paths[addr->file],
+						      &files->tables[addr->file]))
+		return NULL;
+	elf = files->tables[addr->file];
+	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
+		return NULL;
+	sym = elfsym_lookup(elf, vaddr, NULL);
+	return sym ? demangle_cache_get(names, sym->name) : NULL;
+}
+
+static int symbench_resolve(const char *addrs_name, int reps, const char *names_out)
+{
+	struct symbench_files files = { 0 };
+	struct demangle_cache *names = demangle_cache_new(0);
+	struct symbench_addr *addrs = NULL;
+	double start, cold, warm = 0;
+	size_t n = 0, named = 0;
+	FILE *out = NULL;
+	int err;
+
+	if (!names)
+		return -ENOMEM;
+	err = symbench_read_addrs(addrs_name, &files, &addrs, &n);
+	if (err)
+		goto free_names;
+	if (names_out && !(out = fopen(names_out, "w"))) {
+		err = -errno;
+		goto free_addrs;
+	}
+	start = symbench_now();
+	for (size_t i = 0; i < n; i++) {
+		const char *name = symbench_name(&files, names, &addrs[i]);
+
+		named += name != NULL;
+		if (out)
+			fprintf(out, "%s\n", name ? name : "[unknown]");
+	}
+	cold = symbench_now() - start;
+	for (int r = 0; r < reps; r++) {
+		start = symbench_now();
+		for (size_t i = 0; i < n; i++)
+			named += symbench_name(&files, names, &addrs[i]) != NULL;
+		warm += symbench_now() - start;
+	}
+	printf("addresses=%zu files=%d named=%zu cold_ms=%.3f warm_per_s=%.0f\n", n, files.n,
+	       named / (size_t)(reps + 1), cold * 1e3,
+	       warm > 0 ? (double)n * reps / warm : 0.0);
+	if (out)
+		fclose(out);
+free_addrs:
+	for (int i = 0; i < files.n; i++) {
+		elfsym_free(files.tables[i]);
+		free(files.paths[i]);
+	}
+	free(addrs);
+free_names:
+	demangle_cache_free(names);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	int err;
+
+	if (argc == 5 && !strcmp(argv[1], "load"))
+		err = symbench_load(argv[2], atoi(argv[3]), atol(argv[4]));
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "resolve"))
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	else {
+		fprintf(stderr, "usage: symbench load LIB REPS LOOKUPS\n"
+				"       symbench resolve ADDRS REPS [NAMES]\n");
+		return 2;
+	}
+	if (err)
+		fprintf(stderr, "symbench: %s\n", strerror(-err));
+	return err ? 1 : 0;
+}

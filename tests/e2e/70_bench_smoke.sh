@@ -1,0 +1,71 @@
+# `make bench-smoke`: every benchmark row for a second or two, so that the
+# benchmark cannot rot between the (long) real runs. It checks that each
+# row the README's Performance table shows was measured and holds a
+# number, that the CSV and the plot were written, and that the BPF stats
+# sysctl was put back as it was. The figures themselves are not judged:
+# a smoke run on a busy machine measures noise.
+source "$(dirname "$0")/lib.bash"
+
+CSV=$ROOT/build/bench/bench.csv
+SVG=$ROOT/build/bench/scaling.svg
+rm -f "$CSV" "$SVG"
+stats_before=$(cat /proc/sys/kernel/bpf_stats_enabled)
+make -s -C "$ROOT" bench-smoke >"$T/out" 2>&1 || { tail -40 "$T/out" >&2; fail "make bench-smoke exited $?"; }
+[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] ||
+	fail "kernel.bpf_stats_enabled was left at $(cat /proc/sys/kernel/bpf_stats_enabled)"
+[ -s "$CSV" ] || fail "no $CSV"
+head -1 "$CSV" | grep -q '^section,row,variant,hz,value,unit,anchor,anchor_value,ratio,runs,note$' ||
+	fail "CSV header changed: $(head -1 "$CSV")"
+
+# row_value SECTION ROW VARIANT: the value column of the first such row.
+row_value() {
+	python3 - "$CSV" "$1" "$2" "$3" <<'PY'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    if r["section"] == sys.argv[2] and r["row"] == sys.argv[3] and r["variant"] == sys.argv[4]:
+        print(r["value"] + " " + r["anchor_value"])
+        break
+PY
+}
+
+check() { # SECTION ROW VARIANT [anchor]: value (and anchor value) are numbers
+	local v
+	v=$(row_value "$1" "$2" "$3")
+	[ -n "$v" ] || fail "no row '$1 / $2 / $3' in the CSV"
+	read -r value anchor <<<"$v"
+	[[ $value =~ ^-?[0-9.e+-]+$ ]] || fail "'$2' ($3) has no number: '$value'"
+	if [ "${4:-}" = anchor ]; then
+		[[ $anchor =~ ^-?[0-9.e+-]+$ ]] || fail "'$2' ($3) has no anchor figure: '$anchor'"
+	fi
+	ok "$1 / $2 / $3: $value ${anchor:+(anchor $anchor)}"
+}
+
+check "1 kernel" "ns/sample shallow" ebprof anchor
+check "1 kernel" "ns/sample deep" ebprof anchor
+check "2 slowdown" "slowdown" floor anchor
+for p in perf bpftrace ebprof; do check "2 slowdown" "slowdown above floor" "$p" anchor; done
+check "3 user" "CPU per 1000 samples" "ebprof record" anchor
+check "3 user" "CPU per drain" "ebprof record"
+check "3 user" "peak RSS" "ebprof record" anchor
+check "3 user" "RSS growth, 2nd quarter to end" "ebprof record"
+check "3 user" "collectd CPU added by plugin" "collectd+ebprof" anchor
+check "3 user" "collectd RSS added by plugin" "collectd+ebprof" anchor
+check "4 symbols" "cold load libstdc++.so.6" "ebprof elfsym"
+check "4 symbols" "cold: name N sampled addresses" "symbench resolve" anchor
+check "4 symbols" "warm resolves" "symbench resolve"
+check "5 render" "render time" "ebprof render" anchor
+check "5 render" "render peak RSS" "ebprof render" anchor
+check "5 render" "SVG size" "ebprof render" anchor
+check "6 scaling" "ns/sample by depth" ebprof anchor
+check "6 scaling" "user CPU by unique stacks" "ebprof record"
+
+# Symbolization must really have named the sampled addresses.
+named=$(grep '^4 symbols,cold: name N' "$CSV" | grep -o 'both named [0-9]*' | grep -o '[0-9]*$')
+at_least "${named:-0}" 10 || fail "symbench and perf named only ${named:-0} common addresses"
+
+# The plot: an SVG an XML parser accepts, with its six panels.
+[ -s "$SVG" ] || fail "no $SVG"
+xmllint --noout "$SVG" || fail "$SVG is not well-formed XML"
+grep -q "render seconds by unique stacks" "$SVG" || fail "$SVG lacks the render panel"
+grep -q '^section  *row' "$T/out" || fail "make bench-smoke printed no table"
+ok "table printed, CSV and plot written"
