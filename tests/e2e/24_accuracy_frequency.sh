@@ -2,7 +2,7 @@
 # of a process are within 5% of frequency x the CPU time the process used.
 #
 # Four recordings run at once, one per frequency, each watching the command
-# name "spin". Only when all four have their perf events open do two spin
+# name of a private copy of spin. Only when all four have their perf events open do two spin
 # processes start; each burns SPIN_CPU seconds of CPU and prints the CPU
 # time it used (getrusage), then exits, and the recordings are stopped. So
 # every recording sees the whole life of the targets, and the expected
@@ -18,10 +18,14 @@ SPIN_CPU=${SPIN_CPU:-18}
 FREQS=(49 99 499 999)
 ncpu=$(nproc)
 have_symbols "$EX/spin" spin_burn main
+# A command name of our own: the recordings select by name, and another
+# test run on the same machine must not add its spin processes to ours.
+NAME=spin-$$
+cp "$EX/spin" "$T/$NAME"
 
 eb=()
 for f in "${FREQS[@]}"; do
-	"$EBPROF" record -c spin -F "$f" -d 600 --format folded -o "$T/f$f.folded" \
+	"$EBPROF" record -c "$NAME" -F "$f" -d 600 --format folded -o "$T/f$f.folded" \
 		2>"$T/f$f.log" &
 	eb+=($!)
 	BG_PIDS+=($!)
@@ -45,9 +49,9 @@ for i in "${!eb[@]}"; do
 done
 sleep 0.5 # the events are open; give the attach that follows a moment
 
-"$EX/spin" "$SPIN_CPU" 300 >"$T/spin1.out" &
+"$T/$NAME" "$SPIN_CPU" 300 >"$T/spin1.out" &
 s1=$!
-"$EX/spin" "$SPIN_CPU" 300 >"$T/spin2.out" &
+"$T/$NAME" "$SPIN_CPU" 300 >"$T/spin2.out" &
 s2=$!
 wait "$s1" "$s2"
 sleep 0.2
@@ -60,7 +64,7 @@ echo "spin: $cpu CPU-seconds in two processes"
 
 rc=0
 for f in "${FREQS[@]}"; do
-	got=$($FOLDED_PY "$T/f$f.folded" total spin)
+	got=$($FOLDED_PY "$T/f$f.folded" total "$NAME")
 	want=$(awk -v f="$f" -v c="$cpu" 'BEGIN { printf "%.0f", f * c }')
 	dev=$(awk -v g="$got" -v w="$want" 'BEGIN { printf "%+.1f", 100 * (g - w) / w }')
 	if within "$got" "$want" "$(awk -v w="$want" 'BEGIN { print 0.05 * w }')"; then
