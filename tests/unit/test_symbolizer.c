@@ -352,6 +352,64 @@ static void test_unresolved_frames_are_named_and_counted(void **state)
 	world_free(&w);
 }
 
+/*
+ * /proc reads that fail: a maps "file" that cannot be read (a directory:
+ * open works, read fails), a stat line without its fields, a status that
+ * cannot be read, a mapped file that is gone, and no kallsyms at all. The
+ * stack still comes out, named as far as it can be, and nothing crashes.
+ */
+static void test_failing_proc_reads_give_unknown_frames(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	struct frame out[MAX_FRAMES];
+	char path[256], name[64];
+	uint64_t uip = 0x7f0000000100, kip = 0xffffffff81000100;
+	size_t n;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	/* The mapped file does not exist: its frames are named by file and offset. */
+	fake_process(&w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /gone/libx.so\n");
+	snprintf(name, sizeof(name), "%d/status", FAKE_PID);
+	world_path(&w, path, sizeof(path), name);
+	assert_int_equal(mkdir(path, 0755), 0);
+	unlink(w.kallsyms);
+	assert_int_equal(mkdir(w.kallsyms, 0755), 0);
+	sym = symbolizer_new(&w.config);
+	assert_non_null(sym);
+	n = stack(sym, &uip, 1, &kip, 1, out);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[0].name, "worker");
+	assert_string_equal(out[1].name, "[libx.so+0x100]");
+	assert_string_equal(out[2].name, "[unknown]");
+	symbolizer_free(sym);
+	rmdir(path);
+	rmdir(w.kallsyms);
+	write_file(w.kallsyms, KALLSYMS);
+
+	/* maps unreadable, stat without fields: "[unknown]", counted. */
+	snprintf(name, sizeof(name), "%d/maps", FAKE_PID);
+	world_path(&w, path, sizeof(path), name);
+	unlink(path);
+	assert_int_equal(mkdir(path, 0755), 0);
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, uip, NULL), "[unknown]");
+	symbolizer_end_drain(sym);
+	snprintf(name, sizeof(name), "%d/stat", FAKE_PID);
+	world_path(&w, path, sizeof(path), name);
+	write_file(path, "4242 (worker\n");
+	assert_string_equal(leaf_name(sym, uip, NULL), "[unknown]");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.unresolved, 2);
+	symbolizer_free(sym);
+	snprintf(name, sizeof(name), "%d/maps", FAKE_PID);
+	world_path(&w, path, sizeof(path), name);
+	rmdir(path);
+	world_free(&w);
+}
+
 static void test_hidden_kernel_gives_one_kernel_frame(void **state)
 {
 	struct world w;
@@ -973,6 +1031,7 @@ int main(void)
 	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
 	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
 	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
+	    cmocka_unit_test(test_failing_proc_reads_give_unknown_frames),
 	    cmocka_unit_test(test_perf_map_of_another_user_is_refused_and_counted),
 	    cmocka_unit_test(test_elf_cache_bound_and_counters),
 	    cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
