@@ -5,8 +5,9 @@
  * colleague's mail), so every byte of them is outside input. The input
  * is read into a profile, drawn as an SVG, written back as folded text
  * and read again. What must hold:
- * - the SVG has at most the one <script> element of its template and no
- *   control character (names cannot inject markup or break the XML);
+ * - the SVG has at most the one <script> element of its template, no
+ *   control character and only valid UTF-8 (names cannot inject markup
+ *   or break the XML);
  * - the folded output is one line per stack, and reading it back gives
  *   the same sample total and, written again, the very same text.
  */
@@ -29,6 +30,35 @@ static size_t count_of(const char *hay, size_t len, const char *needle)
 	return n;
 }
 
+/* Length of the valid UTF-8 sequence at s (at most len bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t len)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (n > len)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 static void check_svg(const struct profile *p)
 {
 	char *svg = NULL;
@@ -45,11 +75,15 @@ static void check_svg(const struct profile *p)
 	fclose(out);
 	if (count_of(svg, len, "<script") > 1) /* none when there are no samples */
 		abort();
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)svg[i];
+	for (size_t i = 0; i < len;) {
+		const unsigned char *c = (const unsigned char *)svg + i;
+		size_t n = utf8_len(c, len - i);
 
-		if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f)
+		if (!n)
+			abort(); /* an XML parser refuses the whole file */
+		if ((c[0] < 0x20 && c[0] != '\n' && c[0] != '\t') || c[0] == 0x7f)
 			abort();
+		i += n;
 	}
 	free(svg);
 }
