@@ -196,9 +196,12 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 static void ebprof_warn_once(const struct symbolizer_stats *sym)
 {
 	if (sym->kernel_hidden && !ebprof.warned_kernel_hidden) {
-		WARNING(EBPROF_LOG "kernel addresses are hidden by kernel.kptr_restrict: kernel "
-				   "time shows as one [kernel] frame; set kernel.kptr_restrict to 0, "
-				   "or to 1 and give collectd CAP_SYSLOG, to name kernel functions");
+		/* kallsyms shows addresses to CAP_SYSLOG when kptr_restrict is 0 or 1,
+		 * and to anyone when it is 0 and perf_event_paranoid <= 1. */
+		WARNING(EBPROF_LOG "kernel addresses are hidden in /proc/kallsyms (kernel."
+				   "kptr_restrict, or collectd lacks CAP_SYSLOG): kernel time "
+				   "shows as one [kernel] frame; to name kernel functions give "
+				   "collectd CAP_SYSLOG and keep kernel.kptr_restrict at 0 or 1");
 		ebprof.warned_kernel_hidden = true;
 	}
 	if (sym->perfmaps_refused && !ebprof.warned_perfmaps) {
