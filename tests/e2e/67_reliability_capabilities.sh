@@ -1,0 +1,64 @@
+# The systemd drop-in (contrib/systemd/ebprof.conf) grants collectd only
+# the capabilities its CapabilityBoundingSet line lists. collectd runs
+# here with exactly that bounding set (read from the file, so the test
+# follows it) and profiles a process of another user (nobody):
+# - the plugin starts and names that process's functions;
+# - kernel frames are named (CAP_SYSLOG reads kallsyms addresses; without
+#   it they are one [kernel] frame, checked by dropping it);
+# - the file grants nothing beyond the list the README explains.
+source "$(dirname "$0")/collectd.bash"
+command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
+
+DROPIN=$ROOT/contrib/systemd/ebprof.conf
+line=$(grep '^CapabilityBoundingSet=' "$DROPIN") || fail "no CapabilityBoundingSet= in $DROPIN"
+caps=$(echo "${line#*=}" | tr ' ' '\n' | sed -n 's/^CAP_//p' | tr 'A-Z' 'a-z')
+for c in $caps; do
+	case $c in
+	bpf | perfmon | sys_ptrace | checkpoint_restore | dac_read_search | syslog) ;;
+	*) fail "the drop-in grants CAP_${c^^}, which the README does not explain" ;;
+	esac
+done
+bounding="-all$(printf ',+%s' $caps)"
+
+cp "$EX/split7030" "$T/split7030"
+chmod 755 "$T" "$T/split7030"
+setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/split7030" 60 >/dev/null 2>&1 &
+BG_PIDS+=("$!")
+for _ in $(seq 20); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
+[ -n "$W" ] || fail "the workload did not start as nobody"
+
+# run NAME BOUNDING: collectd with that bounding set, kernel and user stacks.
+run() {
+	D=$(collectd_dir "$1" csv)
+	{
+		collectd_conf "$D" e2ehost 1
+		cat <<EOF2
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$D/csv"
+</Plugin>
+LoadPlugin ebprof
+<Plugin ebprof>
+  Frequency 499
+  PID $W
+  TopFunctions 50
+</Plugin>
+EOF2
+	} >"$D/collectd.conf"
+	collectd_start "$D" setpriv --bounding-set="$2" --inh-caps=-all
+	wait_for 20 has_rows 3 "$D/csv/e2ehost/ebprof-self/gauge-burn_seventy-*" ||
+		{ show_log "$D"; fail "$1: nobody's burn_seventy is not named"; }
+	sleep 3
+	collectd_stop "$COLLECTD"
+	grep -q 'ebprof plugin: .*\(error\|failed\|cannot\)' "$D/log" && { show_log "$D"; fail "$1: the plugin logged an error"; }
+	return 0
+}
+
+run dropin "$bounding"
+ls "$D/csv/e2ehost/ebprof-total" | grep -q '_\[k\]-' ||
+	{ ls "$D/csv/e2ehost/ebprof-total" >&2; fail "with the drop-in's set, no kernel function is named"; }
+ok "drop-in set ($(echo $caps)): nobody's functions named, kernel functions named"
+
+run nosyslog "$(echo "$bounding" | sed 's/,+syslog//')"
+grep -q 'kptr_restrict' "$D/log" || { show_log "$D"; fail "without CAP_SYSLOG: no warning about hidden kernel addresses"; }
+ok "without CAP_SYSLOG: $(grep -o 'kernel addresses are hidden[^:]*' "$D/log")"
