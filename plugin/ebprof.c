@@ -13,9 +13,13 @@
  *
  * All state lives in one static struct. collectd never runs one read
  * callback twice at once, and shutdown runs after the read threads have
- * stopped, so the struct needs no lock.
+ * stopped, so the struct needs no lock, but for the symbolizer: the
+ * sampler's watch thread has it snapshot each new process the moment the
+ * process is first sampled (a short-lived one is gone by the next read),
+ * so every use of the symbolizer holds ebprof_symbolizer_lock.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -40,6 +44,7 @@
 static struct {
 	struct pconf conf;
 	struct sampler *sampler;
+	struct sampler_watch *watch; /* snapshots new processes; NULL when stopped */
 	struct symbolizer *symbolizer;
 	struct profile *interval; /* this read's samples */
 	struct profile *window;	  /* the spool window being filled */
@@ -63,6 +68,8 @@ static struct {
 	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
 	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
 } ebprof;
+
+static pthread_mutex_t ebprof_symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* --- the plugin's own CPU time -------------------------------------------- */
 
@@ -156,12 +163,25 @@ static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
 	struct profile *into = ctx;
 	size_t n;
 
+	/* Per sample, so that the watch thread never waits a whole drain. */
+	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	n = symbolizer_stack(ebprof.symbolizer, sample->tgid, sample->comm, sample->uips,
 			     sample->n_uips, sample->kips, sample->n_kips, ebprof.frames,
 			     EBPROF_MAX_FRAMES);
 	/* Out of memory loses this stack, not the drain: count it and go on. */
 	if (profile_add(into, ebprof.frames, n, sample->count) < 0)
 		ebprof.lost_memory += sample->count;
+	pthread_mutex_unlock(&ebprof_symbolizer_lock);
+	return 0;
+}
+
+/* On the sampler's watch thread, within milliseconds of the first sample. */
+static int ebprof_track(const struct sampler_process *process, void *ctx)
+{
+	(void)ctx;
+	pthread_mutex_lock(&ebprof_symbolizer_lock);
+	symbolizer_track(ebprof.symbolizer, process->tgid);
+	pthread_mutex_unlock(&ebprof_symbolizer_lock);
 	return 0;
 }
 
@@ -181,7 +201,9 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 	profile_clear(ebprof.interval);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	rc = sampler_drain(ebprof.sampler, ebprof_on_sample, ebprof.interval, window);
+	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	symbolizer_end_drain(ebprof.symbolizer);
+	pthread_mutex_unlock(&ebprof_symbolizer_lock);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -226,7 +248,9 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	};
 	int rc;
 
+	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	symbolizer_stats(ebprof.symbolizer, &sym);
+	pthread_mutex_unlock(&ebprof_symbolizer_lock);
 	ebprof_warn_once(&sym);
 	health.frames = sym.frames - ebprof.last_frames;
 	health.unresolved = sym.unresolved - ebprof.last_unresolved;
@@ -295,6 +319,8 @@ static int ebprof_read(user_data_t *ud)
 
 static void ebprof_free_all(void)
 {
+	sampler_watch_stop(ebprof.watch);
+	ebprof.watch = NULL;
 	spool_free(ebprof.spool);
 	ebprof.spool = NULL;
 	profile_free(ebprof.window);
@@ -325,6 +351,7 @@ static int ebprof_open_sampler(void)
 	sc.include_idle = ebprof.conf.include_idle;
 	sc.include_self = ebprof.conf.include_self;
 	sc.max_stacks = ebprof.conf.max_stacks;
+	sc.report_processes = true;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start sampling: %s",
@@ -365,6 +392,7 @@ static int ebprof_init(void)
 {
 	struct symbolizer_config symc;
 	struct rusage cpu;
+	char why[128];
 	int rc;
 
 	ebprof_cpu_mark(&cpu);
@@ -381,6 +409,12 @@ static int ebprof_init(void)
 	ebprof.window = profile_new();
 	if (!ebprof.symbolizer || !ebprof.interval || !ebprof.window) {
 		ERROR(EBPROF_LOG "out of memory at start-up");
+		goto free_all;
+	}
+	rc = sampler_watch_start(ebprof.sampler, ebprof_track, NULL, &ebprof.watch);
+	if (rc) {
+		ERROR(EBPROF_LOG "cannot start the thread that snapshots new processes: %s",
+		      strerror_r(-rc, why, sizeof(why)));
 		goto free_all;
 	}
 	if (ebprof.conf.spool_dir && ebprof_open_spool()) {
@@ -430,6 +464,8 @@ static int ebprof_shutdown(void)
 		if (ebprof_drain(&window, &seconds, &drain_seconds) == 0 &&
 		    profile_merge(ebprof.window, ebprof.interval) == 0)
 			ebprof.window_reads++;
+		sampler_watch_stop(ebprof.watch);
+		ebprof.watch = NULL;
 		sampler_free(ebprof.sampler);
 		ebprof.sampler = NULL;
 		if (profile_total(ebprof.window) > 0)

@@ -260,6 +260,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-counts_full", h->total.counts_full },
 		{ "lost-missing_stack", h->total.missing_stacks },
 		{ "lost-memory", h->lost_memory },
+		/* Not samples: reports of new processes the ring buffer had no room for. */
+		{ "lost-process_event", h->total.process_events_lost },
 	};
 	value_list_t *vl;
 	int err = 0;

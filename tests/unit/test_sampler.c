@@ -759,6 +759,291 @@ static void test_perf_event_advice_names_the_fix(void **state)
 	assert_non_null(strstr(err, "5.8"));
 }
 
+/* --- new-process reports ---------------------------------------------------- */
+
+/* Burns CPU in burn_user() until the process has used ms of CPU time. */
+static void burn_cpu_ms(long ms)
+{
+	struct timespec ts;
+
+	do {
+		burn_user(200000);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000L + ts.tv_nsec / 1000000L < ms);
+}
+
+/* Field 22 of /proc/PID/stat: the start time in clock ticks after boot. */
+static uint64_t proc_start_ticks(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long ticks = 0;
+	const char *p;
+	size_t len;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	assert_non_null(f);
+	len = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[len] = '\0';
+	p = strrchr(buf, ')');
+	assert_non_null(p);
+	for (int field = 3; field <= 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	assert_non_null(p);
+	assert_int_equal(sscanf(p, " %llu", &ticks), 1);
+	return ticks;
+}
+
+/* What the process callback saw; filled on the watch thread or the test's. */
+struct reports {
+	pthread_mutex_t lock;
+	size_t n;
+	struct {
+		uint32_t tgid;
+		uint64_t start_time;
+		char comm[SAMPLER_COMM_LEN];
+		bool maps; /* /proc/PID/maps still readable and not empty */
+	} r[256];
+};
+
+static int record_report(const struct sampler_process *p, void *ctx)
+{
+	struct reports *r = ctx;
+	char path[64], line[64];
+	bool maps = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->tgid);
+	f = fopen(path, "re");
+	if (f) {
+		maps = fgets(line, sizeof(line), f) != NULL;
+		fclose(f);
+	}
+	pthread_mutex_lock(&r->lock);
+	if (r->n < sizeof(r->r) / sizeof(r->r[0])) {
+		r->r[r->n].tgid = p->tgid;
+		r->r[r->n].start_time = p->start_time;
+		memcpy(r->r[r->n].comm, p->comm, sizeof(p->comm));
+		r->r[r->n].maps = maps;
+		r->n++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return 0;
+}
+
+/* Start times the drained samples carry, per tgid. */
+struct sample_starts {
+	uint32_t tgid[256];
+	uint64_t start_time[256];
+	size_t n;
+	uint64_t samples;
+};
+
+static int record_sample_start(const struct sampler_sample *sample, void *ctx)
+{
+	struct sample_starts *st = ctx;
+	size_t i;
+
+	st->samples += sample->count;
+	for (i = 0; i < st->n; i++)
+		if (st->tgid[i] == sample->tgid)
+			break;
+	if (i == st->n && st->n < sizeof(st->tgid) / sizeof(st->tgid[0])) {
+		st->tgid[st->n] = sample->tgid;
+		st->start_time[st->n++] = sample->start_time;
+	}
+	return 0;
+}
+
+/*
+ * Sampled hundreds of times, a process is reported once, with the start
+ * time /proc shows for it (in clock ticks) and its name; its samples
+ * carry the same start time.
+ */
+static void test_reports_a_process_once(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { .name = "ebprof-report" };
+	const char *comms[] = { "ebprof-report" };
+	struct reports r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sample_starts st = { 0 };
+	struct sampler_config config;
+	struct sampler_stats total;
+	struct sampler *s;
+	uint64_t ticks;
+	pid_t child;
+	double until;
+
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.comms = comms;
+	config.n_comms = 1;
+	config.report_processes = true;
+	s = open_or_fail(f, &config);
+	assert_true(sampler_process_fd(s) >= 0);
+	child = workload_start(f, &w);
+	until = now_s() + 1.0;
+	while (now_s() < until)
+		assert_true(sampler_poll_processes(s, record_report, &r, 100) >= 0);
+	assert_int_equal(sampler_drain(s, record_sample_start, &st, NULL), 0);
+	sampler_totals(s, &total);
+	ticks = proc_start_ticks(child);
+	workload_stop(f, child);
+
+	print_message("%zu reports for %llu samples\n", r.n, (unsigned long long)st.samples);
+	assert_true(st.samples > 100);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.r[0].tgid, (uint32_t)child);
+	assert_string_equal(r.r[0].comm, "ebprof-report");
+	assert_true(r.r[0].maps);
+	/* /proc's start time is the kernel's in USER_HZ ticks. */
+	assert_int_equal(r.r[0].start_time / (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK)),
+			 ticks);
+	assert_int_equal(st.n, 1);
+	assert_int_equal(st.start_time[0], r.r[0].start_time);
+	assert_int_equal(total.process_events, 1);
+	assert_int_equal(total.process_events_lost, 0);
+}
+
+/*
+ * After an exec the process has new mappings: it is reported again, with
+ * its new name and the same start time (same process, same PID).
+ */
+static void test_reports_again_after_exec(void **state)
+{
+	struct fixture *f = *state;
+	struct reports r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sampler_config config;
+	struct sampler *s;
+	int go[2], status = 0;
+	uint32_t tgid;
+	bool exited = false;
+	pid_t child;
+	double until;
+
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		char byte;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_NAME, "ebprof-preexec");
+		close(go[1]);
+		/* Burn before and after the sampler is open, then become sh. */
+		fcntl(go[0], F_SETFL, O_NONBLOCK);
+		while (read(go[0], &byte, 1) != 1)
+			burn_user(200000);
+		burn_cpu_ms(200);
+		execl("/bin/sh", "sh", "-c", "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done",
+		      (char *)NULL);
+		_exit(127);
+	}
+	f->pids[0] = child;
+	close(go[0]);
+	tgid = (uint32_t)child;
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = &tgid;
+	config.n_tgids = 1;
+	config.report_processes = true;
+	s = open_or_fail(f, &config);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	close(go[1]);
+	until = now_s() + 10.0;
+	while (now_s() < until && !exited) {
+		assert_true(sampler_poll_processes(s, record_report, &r, 50) >= 0);
+		exited = waitpid(child, &status, WNOHANG) == child;
+	}
+	if (exited)
+		f->pids[0] = 0;
+	sampler_poll_processes(s, record_report, &r, 0);
+
+	assert_true(exited);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	for (size_t i = 0; i < r.n; i++)
+		print_message("report %zu: %u %s\n", i, r.r[i].tgid, r.r[i].comm);
+	assert_true(r.n >= 2);
+	assert_string_equal(r.r[0].comm, "ebprof-preexec");
+	assert_string_equal(r.r[r.n - 1].comm, "sh");
+	assert_int_equal(r.r[r.n - 1].tgid, tgid);
+	assert_int_equal(r.r[r.n - 1].start_time, r.r[0].start_time);
+}
+
+/*
+ * The reason for reports: 30 ms processes, one after the other, are each
+ * reported by the watch thread while they still run, so their mappings
+ * can be read; every process that has samples was reported.
+ */
+static void test_watch_reports_short_lived_processes_while_alive(void **state)
+{
+	struct fixture *f = *state;
+	const char *comms[] = { "ebprof-short" };
+	struct reports r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sample_starts st = { 0 };
+	struct sampler_config config;
+	struct sampler_watch *watch;
+	struct sampler *s;
+	size_t alive = 0, unreported = 0;
+	enum { CHILDREN = 20 };
+
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.comms = comms;
+	config.n_comms = 1;
+	config.report_processes = true;
+	s = open_or_fail(f, &config);
+	assert_int_equal(sampler_watch_start(s, record_report, &r, &watch), 0);
+	for (int i = 0; i < CHILDREN; i++) {
+		pid_t child = fork();
+
+		assert_true(child >= 0);
+		if (child == 0) {
+			prctl(PR_SET_NAME, "ebprof-short");
+			burn_cpu_ms(30);
+			_exit(0);
+		}
+		assert_int_equal(waitpid(child, NULL, 0), child);
+		/* A drain now and then, as a profiler does: reports go on meanwhile. */
+		if (i % 5 == 4)
+			assert_int_equal(sampler_drain(s, record_sample_start, &st, NULL), 0);
+	}
+	assert_int_equal(sampler_drain(s, record_sample_start, &st, NULL), 0);
+	sampler_watch_stop(watch);
+
+	for (size_t i = 0; i < r.n; i++)
+		alive += r.r[i].maps;
+	for (size_t i = 0; i < st.n; i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < r.n && !found; j++)
+			found = r.r[j].tgid == st.tgid[i] && r.r[j].start_time == st.start_time[i];
+		unreported += !found;
+	}
+	print_message("%zu of %d children sampled, %zu reported, %zu with their maps\n", st.n,
+		      CHILDREN, r.n, alive);
+	assert_true(st.n >= CHILDREN * 9 / 10);
+	assert_int_equal(unreported, 0);
+	assert_true(alive >= r.n * 9 / 10);
+}
+
+/* A sampler opened without reports says so rather than waiting forever. */
+static void test_reports_need_report_processes(void **state)
+{
+	struct fixture *f = *state;
+	struct reports r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sampler_watch *watch = (struct sampler_watch *)&r;
+	struct sampler *s = open_or_fail(f, NULL);
+
+	assert_int_equal(sampler_poll_processes(s, record_report, &r, 1000), -EINVAL);
+	assert_int_equal(sampler_process_fd(s), -EINVAL);
+	assert_int_equal(sampler_watch_start(s, record_report, &r, &watch), -EINVAL);
+	assert_null(watch);
+	sampler_watch_stop(NULL);
+}
+
 #define TEST(fn) cmocka_unit_test_setup_teardown(fn, fixture_setup, fixture_teardown)
 
 int main(void)
@@ -780,6 +1065,10 @@ int main(void)
 		TEST(test_filters_by_process_name),
 		TEST(test_set_tgids_moves_filter),
 		TEST(test_set_tgids_needs_a_pid_filter),
+		TEST(test_reports_a_process_once),
+		TEST(test_reports_again_after_exec),
+		TEST(test_watch_reports_short_lived_processes_while_alive),
+		TEST(test_reports_need_report_processes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

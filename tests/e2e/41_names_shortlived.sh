@@ -1,0 +1,29 @@
+# Short-lived processes are named: 200 processes, one after the other, each
+# burning 30 ms of CPU in its own burn_NNN and exiting long before the
+# next drain (examples/shortlived). ebprof records system-wide at 99 Hz, as
+# the bpftrace one-liner of tests/bench/shortlived_bpftrace.sh does (which
+# names none of them: it resolves stacks at exit, when they are gone).
+# The sampler reports each process at its first sample and the symbolizer
+# snapshots it then. Judged on the samples recorded, not on wall time: on
+# a loaded machine the loop runs longer and nothing else changes.
+source "$(dirname "$0")/lib.bash"
+
+"$EBPROF" record -F 99 -d 600 --format folded -o "$T/short.folded" 2>"$T/summary" &
+REC=$!; BG_PIDS+=("$REC")
+sleep 1 # the program is loaded and attached
+"$EX/shortlived" 200 30 || fail "the shortlived loop failed"
+kill -INT "$REC"
+wait "$REC" || fail "ebprof record exited $?: $(cat "$T/summary")"
+cat "$T/summary"
+
+total=$($FOLDED_PY "$T/short.folded" total shortlived)
+at_least "$total" 200 || fail "only $total samples of the children (want ~600: 6 s of CPU at 99 Hz)"
+pct=$($FOLDED_PY "$T/short.folded" has shortlived '^burn_[0-9]{3}$')
+at_least "$pct" 95 || {
+	grep '^shortlived;' "$T/short.folded" | grep -v 'burn_[0-9]' | sort -t' ' -k2 -n -r | head
+	fail "burn_NNN named in only $pct% of the children's $total samples (want >= 95%)"
+}
+# Each child has its own function: nearly all 200 names appear.
+names=$(grep -o ';burn_[0-9]\{3\}' "$T/short.folded" | sort -u | wc -l)
+at_least "$names" 150 || fail "only $names distinct burn_NNN names among the children"
+ok "short-lived processes: burn_NNN named in $pct% of $total samples, $names distinct names"
