@@ -5,7 +5,8 @@
 # entries of each of its BPF maps are sampled. It must show:
 # - RSS flat: the median of the last quarter within 5% of the median of
 #   the second quarter (the first quarter is warm-up: caches filling);
-# - fds bounded: the last quarter's maximum no higher than the second's;
+# - fds bounded: the last quarter's maximum at most 3 above the second's
+#   (a spool file or an ELF file may be open for a moment at a sample);
 # - every BPF map within its max_entries, hash maps not growing either;
 # - metrics every interval to the end, and collectd still running;
 # then a shorter run of the same load with the plugin built under ASan
@@ -129,7 +130,8 @@ for name, v in sorted(maps.items()):
           (name, max(v), max(v[k:2 * k] or [0]), max(v[len(v) - k:] or [0])))
 assert maps, 'no BPF map of the daemon found'
 assert abs(drift) <= 5.0, 'RSS drifted %+.2f%%' % drift
-assert fd4 <= fd2, 'open fds grew: %d -> %d' % (fd2, fd4)
+# A sample may catch a spool file or an ELF file open for a moment.
+assert fd4 <= fd2 + 3, 'open fds grew: %d -> %d' % (fd2, fd4)
 PY
 ok "soak ${SECS}s at 999 Hz system-wide with churn: flat, bounded ($rows_after reads)"
 
