@@ -5,7 +5,8 @@
  * C++ names), without BPF, so the figures are the symbolizer's alone.
  *
  *   symbench load LIB REPS LOOKUPS
- *       Loads LIB's function symbols REPS times from a warm page cache
+ *       Loads LIB's function symbols (with its separate debug file, if
+ *       any, as the symbolizer does) REPS times from a warm page cache
  *       (the cold start of a profiler meeting LIB for the first time) and
  *       prints the median load time; then resolves LOOKUPS random
  *       addresses of LIB's executable segments (the steady state, table
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfsym.h"
 
@@ -69,6 +71,14 @@ static uint64_t symbench_random(uint64_t *state)
 	return *state;
 }
 
+/* Separate debug files where the symbolizer looks by default (libc6-dbg...). */
+static int symbench_open(const char *path, struct elfsym **out)
+{
+	struct debuginfo_paths paths = { .debug_root = "/usr/lib/debug", .path = path };
+
+	return elfsym_open_debug(path, &paths, out);
+}
+
 static int symbench_load(const char *lib, int reps, long lookups)
 {
 	double *times = calloc((size_t)reps, sizeof(*times));
@@ -82,7 +92,7 @@ static int symbench_load(const char *lib, int reps, long lookups)
 	for (int i = 0; i < reps; i++) {
 		elfsym_free(elf);
 		start = symbench_now();
-		err = elfsym_open(lib, &elf);
+		err = symbench_open(lib, &elf);
 		times[i] = symbench_now() - start;
 		if (err) {
 			fprintf(stderr, "symbench: %s: %s\n", lib, strerror(-err));
@@ -183,8 +193,8 @@ static const char *symbench_name(struct symbench_files *files, struct demangle_c
 	const struct elfsym_symbol *sym;
 	uint64_t vaddr;
 
-	if (!files->tables[addr->file] && elfsym_open(files->paths[addr->file],
-						      &files->tables[addr->file]))
+	if (!files->tables[addr->file] && symbench_open(files->paths[addr->file],
+							&files->tables[addr->file]))
 		return NULL;
 	elf = files->tables[addr->file];
 	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
