@@ -96,6 +96,16 @@ class Results:
             w.writeheader()
             w.writerows(self.rows)
 
+    def markdown(self, path):
+        """The same table in Markdown, for the README's Performance section."""
+        cols = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
+                "ratio", "runs", "note"]
+        with open(path, "w") as f:
+            f.write("| " + " | ".join(cols) + " |\n")
+            f.write("|" + "---|" * len(cols) + "\n")
+            for r in self.rows:
+                f.write("| " + " | ".join(str(r[c]).replace("|", "/") for c in cols) + " |\n")
+
     def table(self):
         cols = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
                 "ratio", "runs"]
@@ -251,6 +261,7 @@ class Profiler:
         self.ebprof_args = list(ebprof_args)
         self.proc = None
         self.prog_ids = []
+        self.lost = 0
         self.out = os.path.join(tmp, "%s-%d.out" % (kind, hz))
         self.err = os.path.join(tmp, "%s-%d.err" % (kind, hz))
 
@@ -333,7 +344,11 @@ class Profiler:
             m = re.search(r"\((\d+) samples\)", read_text(self.err))
             return int(m.group(1)) if m else None
         if self.kind == "bpftrace":
-            counts = re.findall(r"^\]: (\d+)$", read_text(self.out), re.M)
+            # "]: N" ends a key with stacks; "@[, ]: N" one whose stack ids
+            # were lost (bpf_get_stackid's table collided: -EEXIST).
+            text = read_text(self.out)
+            counts = re.findall(r"\]: (\d+)$", text, re.M)
+            self.lost = sum(int(c) for c in re.findall(r"^@\[, \]: (\d+)$", text, re.M))
             return sum(int(c) for c in counts)
         return None
 
@@ -352,6 +367,7 @@ class Bench:
         self.bg = Background()
         self.rng = random.Random(1)
         self.rss_curve = []
+        self.lost = {}
 
     def dur(self, full, smoke):
         return smoke if self.smoke else full
@@ -491,7 +507,9 @@ class Bench:
             curve.append((time.time() - t0, rss_mb(prof.proc.pid() or 0)))
             time.sleep(min(1.0, seconds / 10))
         cpu, peak, wall = prof.stop()
-        return cpu, peak, prof.samples(), curve, wall
+        samples = prof.samples()
+        self.lost[kind] = (prof.lost, samples)
+        return cpu, peak, samples, curve, wall
 
     def section_user(self):
         log("3 user-space cost on a busy system")
@@ -522,7 +540,9 @@ class Bench:
                          "%d samples, %d unique stacks in %.0f s" % (samples, stacks, wall))
             self.res.add("3 user", "CPU per 1000 samples", "ebprof record", per_k * 1e3, "ms",
                          hz, "bpftrace", bt_k * 1e3 if bt_k else None,
-                         per_k / bt_k if bt_k else None, 1, "bpftrace: %d samples" % bsamples)
+                         per_k / bt_k if bt_k else None, 1,
+                         "bpftrace: %d samples, %d of them with both stacks lost to "
+                         "stack-id collisions (-EEXIST)" % (bsamples, self.lost["bpftrace"][0]))
             self.res.add("3 user", "CPU per drain", "ebprof record", 1e3 * cpu / drains, "ms",
                          hz, "", None, None, 1, "%d drains" % drains)
             self.res.add("3 user", "CPU share of one core", "ebprof record",
@@ -534,6 +554,8 @@ class Bench:
                          REFERENCE_PROFILER_RSS_MB)
             self.res.add("3 user", "peak RSS", "ebprof record", peak, "MB", hz, "bpftrace",
                          bpeak, peak / bpeak, 1, "")
+            self.res.add("3 user", "steady RSS (end of run)", "ebprof record", late, "MB", hz,
+                         "", None, None, 1, "median VmRSS of the last quarter; goal < 16 MB")
             self.res.add("3 user", "RSS growth, 2nd quarter to end", "ebprof record",
                          (late - early) if early and late else None, "MB", hz, "", None, None,
                          1, "%.1f -> %.1f MB over %.0f s" % (early or 0, late or 0, wall))
@@ -571,17 +593,18 @@ class Bench:
             p = Timed(["collectd", "-f", "-C", os.path.join(d, "collectd.conf")], self.tmp,
                       stdout=logf, stderr=logf)
         time.sleep(seconds)
+        steady = rss_mb(p.pid() or 0)
         p.signal(signal.SIGTERM)
         rc, _, cpu, peak = p.wait(30)
         if rc != 0:
             raise RuntimeError("collectd exited %d: %s" % (rc, read_text(os.path.join(d, "log"))[-500:]))
-        return cpu, peak
+        return cpu, peak, steady
 
     def section_collectd(self):
         hz = 999
         seconds = self.dur(8, 3)
         reps = self.reps if not self.smoke else 1
-        cpus, peaks, base_cpu, base_peak = [], [], [], []
+        cpus, peaks, base_cpu, base_peak, steadies, base_steady = [], [], [], [], [], []
         for _ in range(reps):
             order = [True, False]
             self.rng.shuffle(order)
@@ -590,13 +613,18 @@ class Bench:
             peaks.append(got[True][1] - got[False][1])
             base_cpu.append(got[False][0])
             base_peak.append(got[False][1])
+            steadies.append(got[True][2] - got[False][2])
+            base_steady.append(got[False][2])
         self.res.add("3 user", "collectd CPU added by plugin", "collectd+ebprof",
                      100 * median(cpus) / seconds, "% core", hz, "collectd alone",
                      100 * median(base_cpu) / seconds, None, reps,
                      "busy system, %d s runs, an SVG every 5 s" % seconds)
         self.res.add("3 user", "collectd RSS added by plugin", "collectd+ebprof",
                      median(peaks), "MB", hz, "collectd alone", median(base_peak), None, reps,
-                     "peak RSS difference")
+                     "peak RSS (VmHWM) difference")
+        self.res.add("3 user", "collectd steady RSS added", "collectd+ebprof",
+                     median(steadies), "MB", hz, "collectd alone", median(base_steady), None, reps,
+                     "VmRSS at the end of the run; the peak is BTF parsing at load")
 
     def scaling_user(self, hz):
         """ebprof's user CPU by unique stacks and by number of processes."""
@@ -805,6 +833,7 @@ class Bench:
             if "all" in sections or name in sections:
                 fn()
         self.plot()
+        self.res.markdown(os.path.join(self.out, "bench.md"))
         print(self.res.table())
         print("\nwritten: %s, %s (%.0f s)" % (self.res.path, os.path.join(self.out,
                                                                         "scaling.svg"),
