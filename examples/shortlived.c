@@ -39,7 +39,9 @@ static long cpu_ms(void)
  * sampled instruction is in burn_NNN, not in a helper it calls. The
  * index's own constant makes every body different, so that GCC's
  * identical-code folding cannot merge them under one name. The clock is
- * read once per ~1 ms of work, so its own share of samples is tiny.
+ * read once per ~2 ms of work, so its own share of samples is tiny (and
+ * those samples miss burn_NNN: libc's clock_gettime sets up no frame, so
+ * a frame-pointer walk skips its caller).
  */
 #define BURN_FN(n)                                                              \
 	__attribute__((noinline)) static uint64_t burn_##n(long ms)             \
@@ -47,7 +49,7 @@ static long cpu_ms(void)
 		long end = cpu_ms() + ms;                                       \
 		uint64_t x = 1##n;                                              \
 		do {                                                            \
-			for (int i = 0; i < 200000; i++) {                      \
+			for (int i = 0; i < 1000000; i++) {                     \
 				x = x * 6364136223846793005ULL + 1##n##ULL;     \
 				__asm__ volatile("" : "+r"(x));                 \
 			}                                                       \

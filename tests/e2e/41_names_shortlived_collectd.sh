@@ -1,0 +1,35 @@
+# The collectd plugin names short-lived processes too: between two reads
+# (1 s apart here, 10 s by default) 30 ms processes start and exit, and the
+# sampler's watch thread snapshots each at its first sample. The folded
+# files of the spool hold the children's samples, >= 95% named burn_NNN.
+source "$(dirname "$0")/collectd.bash"
+
+D=$(collectd_dir short)
+{
+	collectd_conf "$D" e2ehost 1
+	cat <<EOF
+LoadPlugin ebprof
+<Plugin ebprof>
+  Frequency 99
+  Process "shortlived"
+  SpoolDir "$D/spool"
+  SpoolInterval 1
+  SpoolFormat folded
+  SpoolRetention 100000
+</Plugin>
+EOF
+} >"$D/collectd.conf"
+collectd_start "$D"
+wait_for 10 grep -q 'ebprof plugin: sampling at' "$D/log" || { show_log "$D"; fail "no start-up line"; }
+"$EX/shortlived" 200 30 || fail "the shortlived loop failed"
+collectd_stop "$COLLECTD"
+
+cat "$D"/spool/ebprof-*.folded >"$T/all.folded" 2>/dev/null || { show_log "$D"; fail "no folded files in the spool"; }
+total=$($FOLDED_PY "$T/all.folded" total shortlived)
+at_least "$total" 200 || { show_log "$D"; fail "only $total samples of the children in the spool"; }
+pct=$($FOLDED_PY "$T/all.folded" has shortlived '^burn_[0-9]{3}$')
+at_least "$pct" 95 || {
+	grep '^shortlived;' "$T/all.folded" | grep -v 'burn_[0-9]' | sort -t' ' -k2 -n -r | head
+	fail "burn_NNN named in only $pct% of the children's $total samples in the spool (want >= 95%)"
+}
+ok "collectd plugin: burn_NNN named in $pct% of $total samples of 200 short-lived processes"
