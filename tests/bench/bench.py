@@ -277,7 +277,21 @@ class Profiler:
         return [EBPROF, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
                 "-o", os.path.join(self.tmp, "ebprof.folded")] + self.ebprof_args
 
+    RATE_PATH = "/proc/sys/kernel/perf_event_max_sample_rate"
+    max_rate = None  # as found at the start of the benchmark
+
     def start(self):
+        # The kernel lowers this limit when sampling interrupts run long
+        # ("perf: interrupt took too long"); one profiler's run must not
+        # change what the next one may ask for.
+        if Profiler.max_rate:
+            with open(self.RATE_PATH) as f:
+                now = int(f.read())
+            if now < Profiler.max_rate:
+                log("perf_event_max_sample_rate fell to %d; putting back %d"
+                    % (now, Profiler.max_rate))
+                with open(self.RATE_PATH, "w") as f:
+                    f.write(str(Profiler.max_rate))
         before = set(bpf_progs()) if self.kind != "perf" else set()
         self.started = time.time()
         with open(self.out, "w") as out, open(self.err, "w") as err:
@@ -368,6 +382,8 @@ class Bench:
         self.rng = random.Random(1)
         self.rss_curve = []
         self.lost = {}
+        with open(Profiler.RATE_PATH) as f:
+            Profiler.max_rate = int(f.read())
 
     def dur(self, full, smoke):
         return smoke if self.smoke else full
