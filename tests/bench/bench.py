@@ -390,6 +390,8 @@ class Bench:
 
     def cleanup(self):
         self.bg.stop()
+        with open(Profiler.RATE_PATH, "w") as f:
+            f.write(str(Profiler.max_rate))
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # 1 -------------------------------------------------------------------------
