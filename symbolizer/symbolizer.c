@@ -845,12 +845,13 @@ void symbolizer_end_drain(struct symbolizer *sym)
 			}
 			proc->gone = !start_time;
 			/*
-			 * An exited process's samples come in the drain after
-			 * it was tracked at the latest; once a drain has used
-			 * its record, or that drain has passed, let it go.
+			 * An exited process's samples can straddle a drain: some
+			 * in the drain that saw it, the rest in the next one. So
+			 * keep its record until a whole drain has passed without
+			 * using it (or since it was tracked), then let it go.
 			 */
-			if (proc->gone &&
-			    (proc->used_drain == sym->drain || proc->seen_drain < sym->drain))
+			if (proc->gone && proc->used_drain != sym->drain &&
+			    proc->seen_drain != sym->drain)
 				proc_unlink(sym, proc);
 		}
 	}

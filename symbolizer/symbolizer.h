@@ -65,9 +65,9 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
  * samples are drained (compilers in a build, shell pipelines): reads its
  * start time and mappings, and loads the symbol table of every mapped
  * file while /proc/PID/map_files/ still reaches it. Frames of that
- * process then resolve after it has exited, until the end of the first
- * drain after it exited that resolved them (or of the drain after the
- * one it was tracked in, if none did). Calling it again for a live
+ * process then resolve after it has exited, until a whole drain has
+ * passed without any of them (samples of one process can straddle a
+ * drain, so one drain is not enough). Calling it again for a live
  * process re-reads its mappings (call it after an exec); for a reused PID
  * (another start time) it replaces the old record, so the new process
  * never gets the old one's symbols.
