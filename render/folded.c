@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "render/folded.h"
+#include "render/stacks.h"
 
 /* The stream's error as a negative errno: what the failing call left in
  * errno when it says something, -EIO otherwise. */
@@ -59,59 +60,29 @@ static void folded_put_name(const char *name, FILE *out)
 	fputs_unlocked(run, out);
 }
 
-static void folded_put_stack(const struct profile_node *const *path, size_t depth,
-			     uint64_t count, FILE *out)
+static int folded_put_stack(const struct frame *frames, size_t n, uint64_t count, void *ctx)
 {
-	for (size_t i = 0; i < depth; i++) {
+	FILE *out = ctx;
+
+	for (size_t i = 0; i < n; i++) {
 		if (i)
 			putc_unlocked(';', out);
-		folded_put_name(profile_node_name(path[i]), out);
-		fputs_unlocked(frame_kind_suffix(profile_node_kind(path[i])), out);
+		folded_put_name(frames[i].name, out);
+		fputs_unlocked(frame_kind_suffix(frames[i].kind), out);
 	}
 	fprintf(out, " %llu\n", (unsigned long long)count);
+	return 0;
 }
 
-struct folded_walk {
-	const struct profile_node *node;
-	size_t next;
-};
-
+/* One line per node with self samples, in the profile's stable order: a
+ * node's own line comes before its children's. */
 int folded_write(const struct profile *p, FILE *out)
 {
-	size_t cap = profile_max_depth(p) + 1, top = 0;
-	struct folded_walk *stack = malloc(cap * sizeof(*stack));
-	const struct profile_node **path = malloc(cap * sizeof(*path));
-	int err = -ENOMEM;
+	int err;
 
-	if (!stack || !path)
-		goto out_free;
 	errno = 0;
-	stack[0] = (struct folded_walk){ profile_root(p), 0 };
-	/* Depth first, children in the profile's stable order; a node's own
-	 * line comes before its children's. path[i] is the node at depth i+1. */
-	while (true) {
-		struct folded_walk *w = &stack[top];
-		const struct profile_node *kid;
-
-		if (w->next == profile_node_child_count(w->node)) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = profile_node_child(w->node, w->next++);
-		if (!profile_node_total(kid, 0))
-			continue;
-		path[top] = kid;
-		if (profile_node_self(kid, 0))
-			folded_put_stack(path, top + 1, profile_node_self(kid, 0), out);
-		stack[++top] = (struct folded_walk){ kid, 0 };
-	}
-	err = stream_error(out);
-out_free:
-	free(stack);
-	free(path);
-	return err;
+	err = stacks_for_each(p, 0, folded_put_stack, out);
+	return err ? err : stream_error(out);
 }
 
 /* --- reader ------------------------------------------------------------------ */
