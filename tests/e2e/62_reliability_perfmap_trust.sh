@@ -4,8 +4,9 @@
 # - its own map (nobody's, mode 0644) names hotJitFunction as a JIT frame;
 # - the same map replaced by one owned by another uid, or made
 #   world-writable, or swapped for a symlink, is refused: none of the
-#   planted names reach the graph, and nothing is read through the link.
-source "$(dirname "$0")/lib.bash"
+#   planted names reach the graph, and nothing is read through the link;
+# - inside collectd the refusal is logged once, however many reads see it.
+source "$(dirname "$0")/collectd.bash"
 command -v node >/dev/null || fail "node is not installed (make deps installs nodejs)"
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
 
@@ -72,3 +73,29 @@ record fixed
 grep -q 'PLANTED_by_another_user_\[j\]' "$T/fixed.folded" ||
 	fail "a map of the process's own user, 0644, was not used"
 ok "the process's own map, 0644: used"
+
+# 6. Inside collectd: the planted map again, a warning once, values flow.
+plant 4343 644
+D=$(collectd_dir perfmap csv)
+{
+	collectd_conf "$D" e2ehost 1
+	cat <<EOF2
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$D/csv"
+</Plugin>
+LoadPlugin ebprof
+<Plugin ebprof>
+  Frequency 499
+  PID $A
+</Plugin>
+EOF2
+} >"$D/collectd.conf"
+collectd_start "$D"
+wait_for 20 has_rows 4 "$D/csv/e2ehost/ebprof-health/frequency-samples-*" ||
+	{ show_log "$D"; fail "collectd: no values"; }
+collectd_stop "$COLLECTD"
+n=$(grep -c 'ebprof plugin: ignored a JIT perf map' "$D/log")
+[ "$n" -eq 1 ] || { show_log "$D"; fail "collectd: $n warnings about the planted map, want 1"; }
+ls "$D/csv/e2ehost/ebprof-self" | grep -q PLANTED && fail "collectd: a planted name became a metric"
+ok "collectd: $(grep 'ignored a JIT perf map' "$D/log" | sed 's/.*ebprof plugin: //')"
