@@ -3,8 +3,10 @@
  *
  * A batch is a growing array of value_list_t whose values live in a second
  * array the batch owns; when that array moves, every list is re-pointed.
- * Function names become identifiers here: the kind suffix, '/' and control
- * characters replaced, long names cut with a hash so they stay apart, and
+ * Function names become identifiers here: the kind suffix, '/', control
+ * characters and bytes of invalid UTF-8 replaced (write_prometheus passes
+ * them through, and one invalid label makes Prometheus drop the host's
+ * whole scrape), long names cut with a hash so they stay apart, and
  * a final pass that makes the batch's identifiers unique even when two
  * different names sanitize to one ("a/b" and "a_b").
  */
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,6 +113,34 @@ static uint32_t metrics_hash(const char *name, const char *suffix, unsigned int 
 	return h;
 }
 
+/* Length of the valid UTF-8 sequence at s: 1 to 4, or 0 for none. */
+static size_t metrics_utf8_len(const unsigned char *s)
+{
+	size_t n;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Overlong forms, surrogates, beyond U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 /*
  * The identifier, optionally forced into the hashed form (salt > 0) when
  * the plain one collided with another in the batch.
@@ -120,10 +151,19 @@ static void metrics_name_salted(const char *name, enum frame_kind kind, unsigned
 	const char *suffix = frame_kind_suffix(kind);
 	size_t len = 0, keep;
 
-	for (const char *s = name; *s && len < METRICS_NAME_MAX; s++) {
+	for (const char *s = name; *s && len < METRICS_NAME_MAX;) {
 		unsigned char ch = (unsigned char)*s;
+		size_t n = metrics_utf8_len((const unsigned char *)s);
 
-		out[len++] = (ch == '/' || ch < 0x20 || ch == 0x7f) ? '_' : (char)ch;
+		if (n > 1) {
+			/* One character; a cut inside it is backed off below. */
+			for (size_t i = 0; i < n && len < METRICS_NAME_MAX; i++)
+				out[len++] = s[i];
+			s += n;
+			continue;
+		}
+		out[len++] = (n == 0 || ch == '/' || ch < 0x20 || ch == 0x7f) ? '_' : (char)ch;
+		s++;
 	}
 	for (const char *s = suffix; *s && len < METRICS_NAME_MAX; s++)
 		out[len++] = *s;

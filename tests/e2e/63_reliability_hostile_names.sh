@@ -11,7 +11,9 @@
 #   exactly its 9 frames after the process name (';' inside a name does
 #   not split it);
 # - collectd's identifiers are legal: no '/', at most 127 bytes, no
-#   control character, and the CSV files are written.
+#   control character, valid UTF-8, and the CSV files are written;
+# - write_prometheus serves valid UTF-8 (Prometheus drops a whole scrape
+#   for one invalid label value: every metric of the host would be lost).
 source "$(dirname "$0")/collectd.bash"
 KEEP=${KEEP:-}
 command -v xmllint >/dev/null || fail "xmllint is not installed (make deps)"
@@ -79,10 +81,15 @@ PY
 ok "folded: one line per stack, hostile frames kept whole"
 
 # --- collectd ---
-D=$(collectd_dir hostile csv)
+D=$(collectd_dir hostile csv write_prometheus)
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 {
 	collectd_conf "$D" e2ehost 1
 	cat <<EOF2
+LoadPlugin write_prometheus
+<Plugin write_prometheus>
+  Port "$PORT"
+</Plugin>
 LoadPlugin csv
 <Plugin csv>
   DataDir "$D/csv"
@@ -99,6 +106,13 @@ collectd_start "$D"
 wait_for 20 has_rows 3 "$D/csv/e2ehost/ebprof-self/gauge-burn-*" ||
 	{ show_log "$D"; ls "$D/csv/e2ehost/ebprof-self" >&2; fail "no CSV for burn"; }
 kill -0 "$COLLECTD" || { show_log "$D"; fail "collectd died"; }
+python3 - "$PORT" <<'PY' || { show_log "$D"; fail "write_prometheus serves what Prometheus refuses"; }
+import sys, urllib.request
+raw = urllib.request.urlopen('http://127.0.0.1:%s/metrics' % sys.argv[1]).read()
+raw.decode('utf-8')  # raises on invalid UTF-8
+assert b'<script>alert(1)<_script>' in raw, 'the hostile names are not in the scrape'
+print('write_prometheus: %d bytes, valid UTF-8' % len(raw))
+PY
 collectd_stop "$COLLECTD"
 [ -n "$KEEP" ] && cp -r "$D/csv" "$KEEP"
 python3 - "$D/csv/e2ehost" <<'PY' || { show_log "$D"; fail "an identifier is not legal"; }
@@ -116,6 +130,7 @@ for n in names:
     ti = n.split(b'-', 1)[-1]  # "type-instance", or a type alone
     assert len(ti) <= 127, 'type instance of %d bytes' % len(ti)
     assert not re.search(rb'[\x00-\x1f\x7f/]', ti), 'bad byte in %r' % ti[:60]
+    ti.decode('utf-8')  # raises on invalid UTF-8
 assert len(hostile) >= 4, 'only %d hostile names reached the CSV: %r' % (len(hostile), names)
 print('collectd: %d identifiers, %d from hostile names, longest %d bytes' %
       (len(names), len(hostile), max(len(n) for n in names)))

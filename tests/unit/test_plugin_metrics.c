@@ -238,6 +238,27 @@ static void test_long_names_cut_on_utf8_boundaries(void **state)
 		assert_int_equal(out[i], 'a');
 }
 
+/*
+ * Found by tests/e2e/63_reliability_hostile_names.sh: a function named with
+ * invalid UTF-8 reached write_prometheus as is, and Prometheus refuses a
+ * scrape with one invalid label value, so every metric of the host was
+ * lost. Each byte of an invalid sequence becomes '_'; valid characters,
+ * multi-byte ones included, are kept.
+ */
+static void test_invalid_utf8_becomes_underscores(void **state)
+{
+	char out[DATA_MAX_NAME_LEN];
+
+	(void)state;
+	metrics_function_name("utf8\xff\xfe\xc3(\xe2\x82", FRAME_USER, out);
+	assert_string_equal(out, "utf8___(__");
+	metrics_function_name("caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80", FRAME_USER, out);
+	assert_string_equal(out, "caf\xc3\xa9_\xe2\x82\xac_\xf0\x9f\x98\x80");
+	/* Overlong '/', a surrogate, a code point past U+10FFFF. */
+	metrics_function_name("a\xc0\xaf\xed\xa0\x80\xf4\x90\x80\x80z", FRAME_USER, out);
+	assert_string_equal(out, "a_________z");
+}
+
 /* Long C++ names that share a prefix longer than the cut stay apart. */
 static void test_long_names_stay_unique(void **state)
 {
@@ -422,6 +443,7 @@ int main(void)
 		cmocka_unit_test(test_empty_profile_has_only_other),
 		cmocka_unit_test(test_names_follow_collectd_rules),
 		cmocka_unit_test(test_long_names_cut_on_utf8_boundaries),
+		cmocka_unit_test(test_invalid_utf8_becomes_underscores),
 		cmocka_unit_test(test_long_names_stay_unique),
 		cmocka_unit_test(test_sanitized_clashes_stay_unique),
 		cmocka_unit_test(test_health_values),
