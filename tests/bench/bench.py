@@ -335,14 +335,21 @@ class Profiler:
         """Stops it as a user would (Ctrl-C); returns (CPU s, peak RSS MB, wall s)."""
         wall = time.time() - self.started
         # bpftrace 0.17 now and then misses a SIGINT (seen here once in
-        # dozens of runs): ask again before giving up on a clean exit.
-        for _ in range(3):
-            self.proc.signal(signal.SIGINT)
+        # dozens of runs): ask again, but only once its output has stopped
+        # growing, for after a SIGINT it symbolizes and prints every stack
+        # (over 20 s for thousands of stacks), and a second one cuts that short.
+        self.proc.signal(signal.SIGINT)
+        size = -1
+        for _ in range(60):
             try:
-                self.proc.proc.wait(20)
+                self.proc.proc.wait(10)
                 break
             except subprocess.TimeoutExpired:
-                log("%s did not stop on SIGINT within 20 s; sending it again" % self.kind)
+                now = os.path.getsize(self.out) + os.path.getsize(self.err)
+                if now == size:
+                    log("%s did not stop on SIGINT; sending it again" % self.kind)
+                    self.proc.signal(signal.SIGINT)
+                size = now
         rc, _, cpu, rss = self.proc.wait(60)
         if rc not in (0, -signal.SIGINT):
             raise RuntimeError("%s exited %d: %s" % (self.kind, rc,
@@ -460,7 +467,7 @@ class Bench:
                 if depth not in depth_rows:
                     depth_rows[depth] = self.kernel_pair(argv, 999, secs, reps)[:3] + (reps,)
                 o, t, r, reps = depth_rows[depth]
-                self.res.add("6 scaling", "ns/sample by depth", "ebprof", o, "ns", 999,
+                self.res.add("6 scaling", "ns/sample by depth, %d" % depth, "ebprof", o, "ns", 999,
                              "bpftrace", t, r, reps,
                              "depth=%d (recursion; ~%d user frames)" % (depth, depth + 3))
         finally:
@@ -653,7 +660,7 @@ class Bench:
                 self.bg.start([os.path.join(TOOLS, "manystacks"), "100000", str(levels)])
             cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
             stacks = sum(1 for _ in open(os.path.join(self.tmp, "ebprof.folded"), "rb"))
-            self.res.add("6 scaling", "user CPU by unique stacks", "ebprof record",
+            self.res.add("6 scaling", "user CPU by unique stacks, %d" % stacks, "ebprof record",
                          1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
                          None, None, 1, "stacks=%d peak=%.1fMB" % (stacks, peak))
         for nproc in ([4] if self.smoke else [2, 16, 64]):
@@ -661,7 +668,7 @@ class Bench:
             for _ in range(nproc):
                 self.bg.start([os.path.join(EX, "split7030"), "100000"])
             cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
-            self.res.add("6 scaling", "user CPU by processes", "ebprof record",
+            self.res.add("6 scaling", "user CPU by processes, %d" % nproc, "ebprof record",
                          1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
                          None, None, 1, "processes=%d peak=%.1fMB" % (nproc, peak))
         self.bg.stop()
@@ -786,13 +793,14 @@ class Bench:
             # flamegraph.pl's published time, scaled to n stacks linearly.
             fg_t = FLAMEGRAPH_PL["seconds"] * n / FLAMEGRAPH_PL["stacks"]
             note = "%d stacks, %.1f MB folded" % (n, os.path.getsize(folded) / 1e6)
-            self.res.add("5 render", "render time", "ebprof render", t, "s", "",
+            self.res.add("5 render", "render time, %dk stacks" % (n // 1000), "ebprof render", t, "s", "",
                          "flamegraph.pl (published, x n/76k)", fg_t, fg_t / t, self.reps,
                          note + "; ratio = speed-up")
-            self.res.add("5 render", "render peak RSS", "ebprof render", peak, "MB", "",
+            self.res.add("5 render", "render peak RSS, %dk stacks" % (n // 1000), "ebprof render", peak,
+                         "MB", "",
                          "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["rss_mb"],
                          peak / FLAMEGRAPH_PL["rss_mb"], self.reps, note)
-            self.res.add("5 render", "SVG size", "ebprof render", size, "MB", "",
+            self.res.add("5 render", "SVG size, %dk stacks" % (n // 1000), "ebprof render", size, "MB", "",
                          "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["svg_mb"],
                          size / FLAMEGRAPH_PL["svg_mb"], 1,
                          note + "; minwidth 0.1 px both; %d frames drawn, %.0f bytes each"
@@ -806,10 +814,10 @@ class Bench:
             raise RuntimeError("gnuplot is not installed: run make deps")
         series = {
             "kernel_hz": lambda r: r["row"] == "ns/sample shallow",
-            "kernel_depth": lambda r: r["row"] == "ns/sample by depth",
+            "kernel_depth": lambda r: r["row"].startswith("ns/sample by depth"),
             "slowdown": lambda r: r["row"] == "slowdown above floor",
-            "render": lambda r: r["row"] == "render time",
-            "stacks": lambda r: r["row"] == "user CPU by unique stacks",
+            "render": lambda r: r["row"].startswith("render time"),
+            "stacks": lambda r: r["row"].startswith("user CPU by unique stacks"),
         }
         for name, want in series.items():
             with open(os.path.join(self.out, name + ".dat"), "w") as f:

@@ -22,7 +22,9 @@ row_value() {
 	python3 - "$CSV" "$1" "$2" "$3" <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
-    if r["section"] == sys.argv[2] and r["row"] == sys.argv[3] and r["variant"] == sys.argv[4]:
+    # A row name may go on with its x value ("render time, 10k stacks").
+    if (r["section"] == sys.argv[2] and r["row"].startswith(sys.argv[3])
+            and r["variant"] == sys.argv[4]):
         print(r["value"] + " " + r["anchor_value"])
         break
 PY
