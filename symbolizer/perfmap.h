@@ -9,9 +9,10 @@
  * The file sits in a world-writable directory, so anyone can write
  * /tmp/perf-PID.map for a PID they do not own and put their names on its
  * frames. As perf does, a file is read only when it is a regular file
- * owned by the process's user or by root and writable by no one else; it
- * is opened without following a final symlink, and inside the process's
- * own root (a container's /tmp) no symlink can lead out of that root.
+ * owned by the process's user or by root and writable by no one else
+ * (and, stricter than perf, with one link); it is opened without
+ * following a final symlink, and inside the process's own root (a
+ * container's /tmp) no symlink can lead out of that root.
  */
 #ifndef EBPROF_SYMBOLIZER_PERFMAP_H
 #define EBPROF_SYMBOLIZER_PERFMAP_H
