@@ -315,7 +315,13 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)t.filtered, (unsigned long long)t.idle,
 		(unsigned long long)ss.unresolved, (unsigned long long)ss.frames,
 		ss.frames ? 100.0 * ss.unresolved / ss.frames : 0.0,
-		ss.kernel_hidden ? "; kernel addresses hidden by kptr_restrict" : "");
+		ss.kernel_hidden ? "; kernel addresses hidden (kptr_restrict, or no CAP_SYSLOG)"
+				 : "");
+	if (ss.perfmaps_refused)
+		fprintf(stderr,
+			"ebprof: refused %llu JIT perf map(s) not owned by their process's user "
+			"or writable by others; those JIT frames are unnamed\n",
+			(unsigned long long)ss.perfmaps_refused);
 	fprintf(stderr,
 		"ebprof: new processes: %llu reported, %llu snapshot, %llu gone before their "
 		"snapshot, %llu reports lost (ring buffer full); %llu process records held\n",
