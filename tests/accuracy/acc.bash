@@ -8,15 +8,6 @@ PERF=${PERF:-/usr/bin/perf}
 
 [ -x "$PERF" ] || fail "$PERF is missing: the accuracy tests compare against perf (apt install linux-perf)"
 
-# cpu_ticks PID: the process's user + system time so far, in clock ticks
-# (fields 14 and 15 of /proc/PID/stat, counted after the comm's ')').
-cpu_ticks() {
-	local stat
-	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
-	stat=${stat##*) }
-	awk '{ print $12 + $13 }' <<<"$stat"
-}
-
 # record_both CPU_SECONDS OUT_PREFIX PID...: ebprof and perf (-g) at 999 Hz on
 # the same PIDs, started together, and stopped together (SIGINT, which both
 # answer by writing what they have) once every PID has used CPU_SECONDS of
@@ -25,25 +16,17 @@ cpu_ticks() {
 # a busy machine as on an idle one, only later (at most ACC_MAX_WALL s).
 # Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded.
 record_both() {
-	local cpu=$1 out=$2 perf_pid eb_pid rc p hz start=$SECONDS
+	local cpu=$1 out=$2 perf_pid eb_pid rc p start=$SECONDS
 	shift 2
-	local pids=("$@") eargs=() base=()
-	hz=$(getconf CLK_TCK)
-	for p in "${pids[@]}"; do eargs+=(-p "$p"); base+=("$(cpu_ticks "$p")"); done
+	local pids=("$@") eargs=()
+	for p in "${pids[@]}"; do eargs+=(-p "$p"); done
 	"$PERF" record -q -F 999 -g -p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" \
 		>"$out.perf.log" 2>&1 &
 	perf_pid=$!
 	"$EBPROF" record "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
 		-o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
-	while [ $((SECONDS - start)) -lt "${ACC_MAX_WALL:-120}" ]; do
-		sleep 0.2
-		local done=1 i
-		for i in "${!pids[@]}"; do
-			[ $(( $(cpu_ticks "${pids[$i]}") - ${base[$i]} )) -ge $((cpu * hz)) ] || done=0
-		done
-		[ "$done" -eq 1 ] && break
-	done
+	wait_cpu "$cpu" "${ACC_MAX_WALL:-120}" "${pids[@]}"
 	kill -INT "$eb_pid" "$perf_pid" 2>/dev/null
 	wait "$eb_pid"
 	rc=$?

@@ -1,6 +1,8 @@
-# The 70/30 workload, recorded at 999 Hz for 8 s (about 8,000 samples, so
-# the binomial error of a share is about 0.6 points and the ±3 bound holds
-# every run). Two builds run side by side under one recording:
+# The 70/30 workload, recorded at 999 Hz until each process has used 7 s of
+# CPU (about 7,000 samples, so the binomial error of a share is about 0.6
+# points and the ±3 bound holds every run; waiting for CPU time rather than
+# wall time keeps that true on a shared machine). Two builds run side by
+# side under one recording:
 #   split7030        -fno-omit-frame-pointer: GCC still gives the leaf
 #                    functions no frame, so a frame-pointer walk skips the
 #                    leaf's caller (run_split) -- perf's walk does the same.
@@ -8,11 +10,15 @@
 #                    main -> run_split -> burn_* comes back.
 source "$(dirname "$0")/lib.bash"
 
-bg "$EX/split7030" 11; A=$BG
-bg "$EX/split7030-leaffp" 11; B=$BG
+bg "$EX/split7030" 120; A=$BG
+bg "$EX/split7030-leaffp" 120; B=$BG
 sleep 0.3
-"$EBPROF" record -p "$A" -p "$B" -F 999 -d 8 --format folded -o "$T/split.folded" \
-	2>"$T/summary" || fail "ebprof record exited $?: $(cat "$T/summary")"
+"$EBPROF" record -p "$A" -p "$B" -F 999 -d 100 --format folded -o "$T/split.folded" \
+	2>"$T/summary" &
+R=$!
+wait_cpu 7 90 "$A" "$B"
+kill -INT "$R"
+wait "$R" || fail "ebprof record exited $?: $(cat "$T/summary")"
 cat "$T/summary"
 
 for proc in split7030 split7030-leaff; do

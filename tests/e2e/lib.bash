@@ -44,3 +44,32 @@ within() {
 at_least() {
 	awk -v v="$1" -v m="$2" 'BEGIN { exit !(v >= m) }'
 }
+
+# cpu_ticks PID: the process's user + system time so far, in clock ticks
+# (fields 14 and 15 of /proc/PID/stat, counted after the comm's ')').
+cpu_ticks() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	stat=${stat##*) }
+	awk '{ print $12 + $13 }' <<<"$stat"
+}
+
+# wait_cpu CPU_SECONDS MAX_WALL PID...: returns once every PID has used
+# CPU_SECONDS of CPU since the call, or after MAX_WALL seconds. A test that
+# needs N samples waits for CPU time, not wall time, so a machine shared
+# with other jobs gives it the same samples, only later.
+wait_cpu() {
+	local cpu=$1 max=$2 start=$SECONDS hz p i done
+	shift 2
+	local pids=("$@") base=()
+	hz=$(getconf CLK_TCK)
+	for p in "${pids[@]}"; do base+=("$(cpu_ticks "$p")"); done
+	while [ $((SECONDS - start)) -lt "$max" ]; do
+		sleep 0.2
+		done=1
+		for i in "${!pids[@]}"; do
+			[ $(( $(cpu_ticks "${pids[$i]}") - ${base[$i]} )) -ge $((cpu * hz)) ] || done=0
+		done
+		[ "$done" -eq 1 ] && return 0
+	done
+}
