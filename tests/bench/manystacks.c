@@ -4,9 +4,9 @@
  * number of distinct stacks, not with the number of samples). Eight
  * functions call one another along a path chosen by the digits, in base 8,
  * of a path number that changes every few microseconds; the path is
- * LEVELS calls long, so the program walks through 8^LEVELS stacks.
+ * LEVELS + 1 calls long, so the program walks through 8^(LEVELS + 1) stacks.
  *
- * Usage: manystacks SECONDS [LEVELS]   (LEVELS default 5: 32768 stacks)
+ * Usage: manystacks SECONDS [LEVELS]   (LEVELS default 5: 262144 stacks)
  */
 #include <stdio.h>
 #include <stdlib.h>
