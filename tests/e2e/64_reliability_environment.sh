@@ -77,7 +77,7 @@ sysctl -qw kernel.perf_event_paranoid="$PARANOID"
 sysctl -qw kernel.kptr_restrict=2
 "$EBPROF" record -p "$W" -F 199 -d 2 --format folded -o "$T/kptr.folded" 2>"$T/kptr.err" ||
 	fail "ebprof record failed under kptr_restrict=2: $(cat "$T/kptr.err")"
-grep -q 'kernel addresses hidden by kptr_restrict' "$T/kptr.err" ||
+grep -q 'kernel addresses hidden' "$T/kptr.err" ||
 	fail "the CLI summary does not mention kptr_restrict: $(cat "$T/kptr.err")"
 grep -q 'burn_seventy' "$T/kptr.folded" || fail "user frames did not resolve under kptr_restrict=2"
 if grep '_\[k\]' "$T/kptr.folded" | grep -qv '\[kernel\]_\[k\]'; then
