@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolizer/utf8.h"
+
 void metrics_batch_init(struct metrics_batch *b)
 {
 	memset(b, 0, sizeof(*b));
@@ -113,34 +115,6 @@ static uint32_t metrics_hash(const char *name, const char *suffix, unsigned int 
 	return h;
 }
 
-/* Length of the valid UTF-8 sequence at s: 1 to 4, or 0 for none. */
-static size_t metrics_utf8_len(const unsigned char *s)
-{
-	size_t n;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80) /* also stops at the NUL */
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates, beyond U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /*
  * The identifier, optionally forced into the hashed form (salt > 0) when
  * the plain one collided with another in the batch.
@@ -153,7 +127,8 @@ static void metrics_name_salted(const char *name, enum frame_kind kind, unsigned
 
 	for (const char *s = name; *s && len < METRICS_NAME_MAX;) {
 		unsigned char ch = (unsigned char)*s;
-		size_t n = metrics_utf8_len((const unsigned char *)s);
+		uint32_t cp;
+		size_t n = utf8_decode((const unsigned char *)s, &cp);
 
 		if (n > 1) {
 			/* One character; a cut inside it is backed off below. */

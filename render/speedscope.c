@@ -19,39 +19,9 @@
 #include "render/intern.h"
 #include "render/speedscope.h"
 #include "render/stacks.h"
+#include "symbolizer/utf8.h"
 
 #define SPEEDSCOPE_SCHEMA "https://www.speedscope.app/file-format-schema.json"
-
-/* Decodes one UTF-8 code point; returns its length, or 0 when malformed
- * (overlong, surrogate, above U+10FFFF, truncated). */
-static size_t speedscope_utf8(const unsigned char *s, uint32_t *cp)
-{
-	size_t len;
-	uint32_t v, min;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		len = 2, v = s[0] & 0x1f, min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		len = 3, v = s[0] & 0x0f, min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		len = 4, v = s[0] & 0x07, min = 0x10000;
-	} else {
-		return 0;
-	}
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0; /* also stops at the terminating NUL */
-		v = v << 6 | (s[i] & 0x3f);
-	}
-	if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
-		return 0;
-	*cp = v;
-	return len;
-}
 
 static void speedscope_put_string(const char *str, FILE *out)
 {
@@ -60,7 +30,7 @@ static void speedscope_put_string(const char *str, FILE *out)
 	putc_unlocked('"', out);
 	while (*s) {
 		uint32_t cp;
-		size_t len = speedscope_utf8(s, &cp);
+		size_t len = utf8_decode(s, &cp);
 
 		if (!len) {
 			fputs_unlocked("\\ufffd", out);

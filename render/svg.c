@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "render/svg.h"
+#include "symbolizer/utf8.h"
 
 #define SVG_PAD 10	     /* left and right margin, pixels */
 #define SVG_GLYPH_WIDTH 0.59 /* average glyph width / font size, Verdana-like */
@@ -45,55 +46,16 @@ void svg_options_init(struct svg_options *opts)
 
 /* --- names ------------------------------------------------------------------ */
 
-/*
- * Decodes one code point at s. Returns the bytes it takes; *cp is U+FFFD
- * for a malformed sequence (which then takes one byte), so decoding always
- * moves on. Rejects overlong forms, surrogates and values above U+10FFFF.
- */
+/* One code point at s; a malformed sequence reads as U+FFFD and takes one
+ * byte, so decoding always moves on. */
 static size_t utf8_next(const unsigned char *s, uint32_t *cp)
 {
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-	uint32_t v;
+	size_t len = utf8_decode(s, cp);
 
-	if (c < 0x80) {
-		*cp = c;
-		return 1;
-	}
-	if (c >= 0xc2 && c <= 0xdf) {
-		len = 2;
-		v = c & 0x1f;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		len = 3;
-		v = c & 0x0f;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		len = 4;
-		v = c & 0x07;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		*cp = 0xfffd;
-		return 1;
-	}
-	for (i = 1; i < len; i++) {
-		/* The string's NUL fails this test, so we never read past it. */
-		if (s[i] < lo || s[i] > hi) {
-			*cp = 0xfffd;
-			return 1;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-		v = (v << 6) | (s[i] & 0x3f);
-	}
-	*cp = v;
-	return len;
+	if (len)
+		return len;
+	*cp = 0xfffd;
+	return 1;
 }
 
 /* What a code point becomes in the SVG: false when it is dropped. */
