@@ -1,10 +1,10 @@
 /*
  * The one header the kernel program and the user-space sampler share.
  *
- * The BPF program keys every sample by (process, thread, kernel stack, user
- * stack) and counts it in a hash map. Stacks are not stored with
- * bpf_get_stackid(): its table is direct-mapped, so two stacks that hash to
- * one bucket collide and one is lost (-EEXIST). Instead the program copies
+ * The BPF program keys every sample by (process, kernel stack, user stack)
+ * and counts it in a hash map. Stacks are not stored with
+ * bpf_get_stackid(): its table is direct-mapped, so two stacks that hash
+ * to one bucket collide and one is lost (-EEXIST). Instead the program copies
  * each stack with bpf_get_stack(), hashes it itself, and stores it once in
  * a hash map keyed by that 64-bit hash. A hash map only refuses a stack when
  * it is full, and that is counted.
@@ -29,12 +29,13 @@
 #define EBPROF_COMM_LEN 16
 
 /*
- * Kept in a hash map: one entry per distinct sampled stack pair. The start
- * time keeps two processes that had one PID within a drain apart.
+ * Kept in a hash map: one entry per process and distinct sampled stack
+ * pair. The start time keeps two processes that had one PID within a drain
+ * apart.
  */
 struct ebprof_key {
 	__u32 tgid;
-	__u32 pid;
+	__u32 pad;
 	__u64 kstack; /* key in the stacks map; 0 = no kernel stack */
 	__u64 ustack; /* key in the stacks map; 0 = no user stack */
 	__u64 start_time; /* the process's start, ns after boot (CLOCK_BOOTTIME) */
@@ -59,7 +60,7 @@ struct ebprof_stack {
 };
 
 /*
- * Per-CPU counters, indexes into the stats array. They only grow; user
+ * Per-CPU counters, indexes into struct ebprof_cpu's stats. They only grow; user
  * space keeps the last totals and reports differences, so reading them
  * never races the program.
  */
@@ -82,6 +83,31 @@ enum ebprof_stat {
 	EBPROF_STAT_PROCESS_EVENTS,	 /* new processes reported */
 	EBPROF_STAT_PROCESS_EVENTS_LOST, /* not reported: ring buffer full */
 	EBPROF_STAT_NR,
+};
+
+/*
+ * The program's per-CPU state, in one slot of a per-CPU array, so that a
+ * sample finds all of it with one lookup and the small, hot fields share
+ * the first cache lines.
+ *
+ * key's tgid, start_time and comm describe the task at task_addr as seen
+ * under generation gen (cache_gen in ebprof.bpf.c), and stay between
+ * samples: the next sample of the same task reuses them, and its filter
+ * verdict, without reading the task again. The stacks are scratch space.
+ * User space only reads stats.
+ */
+struct ebprof_cpu {
+	struct ebprof_key key;
+	__u64 task_addr; /* 0: nothing cached */
+	__u64 pid_tgid;
+	__u64 gen;
+	__u8 wanted;   /* passes the filters */
+	__u8 user;     /* has a user address space (not a kernel thread) */
+	__u8 reported; /* its report is in the ring buffer, or none is due */
+	__u8 pad[5];
+	__u64 stats[EBPROF_STAT_NR];
+	struct ebprof_stack kstack;
+	struct ebprof_stack ustack;
 };
 
 /* Filter flags, set in .rodata before load. */

@@ -83,7 +83,7 @@ struct sampler {
 	struct ebprof_bpf *skel;
 	struct bpf_link **links;
 	int n_links;
-	struct bpf_link *exec_link;    /* NULL without report_processes */
+	struct bpf_link *exec_link;
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
@@ -101,7 +101,7 @@ struct sampler {
 	struct ebprof_key *keys;
 	uint64_t *counts;
 	uint64_t *stack_ids;
-	uint64_t *percpu;
+	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
 	struct sampler_stack kstack;
 	struct sampler_stack ustack;
 	uint64_t kernel_totals[EBPROF_STAT_NR];
@@ -202,7 +202,6 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->kernel_stacks = config->kernel_stacks;
 	skel->rodata->user_stacks = config->user_stacks;
 	skel->rodata->report_processes = config->report_processes;
-	bpf_program__set_autoload(skel->progs.ebprof_exec, config->report_processes);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
 				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
@@ -381,8 +380,11 @@ static int sampler_on_process(void *ctx, void *data, size_t size)
 	return s->process_fn ? s->process_fn(&process, s->process_ctx) : 0;
 }
 
-/* The exec hook and the ring buffer's reader, for report_processes. */
-static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
+/*
+ * The exec hook: it tells the program that a task's name and mappings
+ * changed (see cache_gen in ebprof.bpf.c).
+ */
+static int sampler_attach_exec(struct sampler *s, char *err, size_t errlen)
 {
 	int ret;
 
@@ -393,6 +395,14 @@ static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 			 strerror(-ret));
 		return ret;
 	}
+	return 0;
+}
+
+/* The ring buffer's reader, for report_processes. */
+static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
+{
+	int ret;
+
 	s->processes = ring_buffer__new(bpf_map__fd(s->skel->maps.process_events),
 					sampler_on_process, s, NULL);
 	if (!s->processes) {
@@ -403,9 +413,9 @@ static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
-static int sampler_alloc_buffers(struct sampler *s)
+static int sampler_alloc_buffers(struct sampler *s, uint32_t chunk)
 {
-	s->chunk = SAMPLER_DRAIN_CHUNK;
+	s->chunk = chunk ? chunk : SAMPLER_DRAIN_CHUNK;
 	s->keys = calloc(s->chunk, sizeof(*s->keys));
 	s->counts = calloc(s->chunk, sizeof(*s->counts));
 	s->stack_ids = calloc(s->chunk, sizeof(*s->stack_ids));
@@ -451,7 +461,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		snprintf(err, errlen, "cannot count the possible CPUs: %s", strerror(-ret));
 		goto free_sampler;
 	}
-	ret = sampler_alloc_buffers(s);
+	ret = sampler_alloc_buffers(s, config->drain_chunk);
 	if (ret) {
 		snprintf(err, errlen, "out of memory for the drain buffers");
 		goto free_sampler;
@@ -471,8 +481,11 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		snprintf(err, errlen, "writing the PID and name filters: %s", strerror(-ret));
 		goto free_sampler;
 	}
+	/* Before the samples start, so that no exec and no first sample goes unseen. */
+	ret = sampler_attach_exec(s, err, errlen);
+	if (ret)
+		goto free_sampler;
 	if (config->report_processes) {
-		/* Before the samples start, so that no first sample goes unread. */
 		ret = sampler_open_reports(s, err, errlen);
 		if (ret)
 			goto free_sampler;
@@ -491,16 +504,17 @@ free_sampler:
 /* Sums the per-CPU stats and moves the previous totals forward. */
 static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 {
-	int fd = bpf_map__fd(s->skel->maps.stats);
+	int fd = bpf_map__fd(s->skel->maps.cpus);
 	uint64_t d[EBPROF_STAT_NR];
+	uint32_t zero = 0;
 
+	if (bpf_map_lookup_elem(fd, &zero, s->percpu))
+		return -errno;
 	for (uint32_t i = 0; i < EBPROF_STAT_NR; i++) {
 		uint64_t sum = 0;
 
-		if (bpf_map_lookup_elem(fd, &i, s->percpu))
-			return -errno;
 		for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
-			sum += s->percpu[cpu];
+			sum += s->percpu[cpu].stats[i];
 		d[i] = sum - s->kernel_totals[i];
 		s->kernel_totals[i] = sum;
 	}
@@ -628,7 +642,6 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int old_stacks, int a
 	const struct ebprof_key *key = &s->keys[i];
 	struct sampler_sample sample = {
 		.tgid = key->tgid,
-		.pid = key->pid,
 		.start_time = key->start_time,
 		.count = s->counts[i],
 	};
@@ -705,6 +718,8 @@ int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)
 		if (bpf_map_update_elem(fd, &tgids[i], &yes, BPF_ANY))
 			return -errno;
 	}
+	/* Every CPU's cached verdict is stale now. */
+	__atomic_add_fetch(&s->skel->bss->cache_gen, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 

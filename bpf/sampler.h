@@ -37,6 +37,7 @@ struct sampler_config {
 	bool include_self; /* sample the process that runs the sampler */
 	uint32_t max_stacks; /* entries per stacks map; 0: default */
 	uint32_t max_keys;   /* entries per counts map; 0: default */
+	uint32_t drain_chunk; /* entries read per batch call; 0: default (4096) */
 	/*
 	 * Report new processes to sampler_poll_processes(). The caller must
 	 * then poll: reports that find the ring buffer full are retried at
@@ -57,8 +58,7 @@ void sampler_config_init(struct sampler_config *config);
  * callback that receives them.
  */
 struct sampler_sample {
-	uint32_t tgid;
-	uint32_t pid;
+	uint32_t tgid; /* 0: the idle task */
 	/*
 	 * When the process started, in ns after boot (CLOCK_BOOTTIME, the
 	 * kernel's start_boottime; /proc/PID/stat's field 22 is this in clock
