@@ -31,7 +31,6 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_core_read.h>
 #include "bpf/ebprof.h"
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
@@ -46,6 +45,15 @@ const volatile bool include_idle = false;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile bool report_processes = false;
+/*
+ * Byte offsets in struct task_struct, read by user space from the kernel's
+ * BTF (bpf/kbtf.c) and fixed at load. Not CO-RE relocations: for those
+ * libbpf would load the whole kernel BTF into user space's memory.
+ */
+const volatile __u32 off_group_leader = 0;
+const volatile __u32 off_comm = 0;
+const volatile __u32 off_start_boottime = 0;
+const volatile __u32 off_mm = 0;
 
 /*
  * Bumped whenever a cached task may have changed under the cache: by an
@@ -295,20 +303,30 @@ static __always_inline bool report_process(struct ebprof_cpu *s)
  * thread's own comm may be renamed, "worker-3"), its start time, whether
  * it has user memory, and the filter verdict.
  */
-static __always_inline void task_describe(struct ebprof_cpu *s, struct task_struct *task,
-					  __u64 pid_tgid, __u64 gen)
+static __always_inline __u64 task_word(__u64 task, __u32 offset)
 {
+	__u64 word = 0;
+
+	bpf_probe_read_kernel(&word, sizeof(word), (const void *)(task + offset));
+	return word;
+}
+
+static __always_inline void task_describe(struct ebprof_cpu *s, __u64 task, __u64 pid_tgid,
+					  __u64 gen)
+{
+	__u64 leader = task_word(task, off_group_leader);
 	__u32 tgid = pid_tgid >> 32;
 
-	s->task_addr = (__u64)task;
+	s->task_addr = task;
 	s->pid_tgid = pid_tgid;
 	s->gen = gen;
 	s->key.tgid = tgid;
 	s->key.pad = 0;
 	__builtin_memset(s->key.comm, 0, sizeof(s->key.comm));
-	BPF_CORE_READ_STR_INTO(&s->key.comm, task, group_leader, comm);
-	s->key.start_time = BPF_CORE_READ(task, group_leader, start_boottime);
-	s->user = BPF_CORE_READ(task, mm) != NULL;
+	bpf_probe_read_kernel_str(s->key.comm, sizeof(s->key.comm),
+				  (const void *)(leader + off_comm));
+	s->key.start_time = task_word(leader, off_start_boottime);
+	s->user = task_word(task, off_mm) != 0;
 	s->wanted = task_wanted(tgid, s->key.comm);
 	/* Kernel threads have no mappings to read. */
 	s->reported = !(report_processes && s->wanted && s->user);
@@ -360,7 +378,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	if (s->task_addr != task || s->pid_tgid != pid_tgid || s->gen != gen)
-		task_describe(s, (struct task_struct *)task, pid_tgid, gen);
+		task_describe(s, task, pid_tgid, gen);
 	if (!s->wanted) {
 		stat_add(s, EBPROF_STAT_FILTERED);
 		return 0;

@@ -43,6 +43,7 @@
 
 #include "bpf/ebprof.h"
 #include "bpf/ebprof.skel.h"
+#include "bpf/kbtf.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
 
@@ -185,7 +186,7 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
  * Not preallocating has one catch at start-up: see sampler_prime_stacks().
  */
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
-				       bool prealloc, int *err)
+				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
 	struct ebprof_bpf *skel;
 	uint32_t flags = prealloc ? 0 : BPF_F_NO_PREALLOC;
@@ -202,6 +203,10 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->kernel_stacks = config->kernel_stacks;
 	skel->rodata->user_stacks = config->user_stacks;
 	skel->rodata->report_processes = config->report_processes;
+	skel->rodata->off_group_leader = task_offsets[0];
+	skel->rodata->off_comm = task_offsets[1];
+	skel->rodata->off_start_boottime = task_offsets[2];
+	skel->rodata->off_mm = task_offsets[3];
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
 				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
@@ -447,6 +452,15 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_diag_btf(err, errlen);
 	if (ret)
 		return ret;
+	/* In the order of sampler_load()'s task_offsets. */
+	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
+						   "mm" };
+	uint32_t task_offsets[4];
+
+	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
+				  errlen);
+	if (ret)
+		return ret;
 	libbpf_set_print(sampler_libbpf_print);
 
 	s = calloc(1, sizeof(*s));
@@ -467,10 +481,10 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		goto free_sampler;
 	}
 
-	s->skel = sampler_load(s, config, false, &ret);
+	s->skel = sampler_load(s, config, task_offsets, false, &ret);
 	if (!s->skel && ret == -EINVAL) {
 		s->prealloc = true;
-		s->skel = sampler_load(s, config, true, &ret);
+		s->skel = sampler_load(s, config, task_offsets, true, &ret);
 	}
 	if (!s->skel) {
 		sampler_diag_load(ret, err, errlen);

@@ -1,0 +1,26 @@
+/*
+ * kbtf: member offsets of a kernel struct, read from the kernel's BTF in
+ * bounded memory (see kbtf.c for why not libbpf's CO-RE).
+ */
+#ifndef EBPROF_BPF_KBTF_H
+#define EBPROF_BPF_KBTF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define KBTF_VMLINUX "/sys/kernel/btf/vmlinux"
+#define KBTF_MAX_MEMBERS 8
+#define KBTF_MAX_NAME 63
+
+/*
+ * Sets offsets[i] to the byte offset of members[i] in struct struct_name,
+ * as the BTF file at path describes it, for n (1 to KBTF_MAX_MEMBERS)
+ * members; a member inside an anonymous struct or union counts as the
+ * struct's own. Returns 0, or a negative errno with a message in err:
+ * -ENOENT if the struct or a member is not there, -EPROTO if the file is
+ * not BTF or is malformed, -EINVAL for a bad request.
+ */
+int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
+			uint32_t *offsets, size_t n, char *err, size_t errlen);
+
+#endif
