@@ -56,9 +56,9 @@ const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
 
 /*
- * Bumped whenever a cached task may have changed under the cache: by an
- * exec (new name, new mappings), and by user space when it changes the
- * PID filter. Read without ordering: a sample that misses a bump by a few
+ * Bumped whenever a cached task may have changed under the cache: by a
+ * rename or an exec (new name, new mappings), and by user space when it
+ * changes the PID filter. Read without ordering: a sample that misses a bump by a few
  * ns uses the old name once.
  */
 __u64 cache_gen = 0;
@@ -437,5 +437,16 @@ int ebprof_exec(void *ctx)
 	__sync_fetch_and_add(&cache_gen, 1);
 	if (report_processes)
 		bpf_map_delete_elem(&reported, &tgid);
+	return 0;
+}
+
+/*
+ * A renamed task (prctl(PR_SET_NAME), a write to /proc/PID/comm, an exec)
+ * may be cached on some CPU under its old name: drop every CPU's cache.
+ */
+SEC("raw_tp/task_rename")
+int ebprof_rename(void *ctx)
+{
+	__sync_fetch_and_add(&cache_gen, 1);
 	return 0;
 }

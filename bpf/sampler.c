@@ -85,6 +85,7 @@ struct sampler {
 	struct bpf_link **links;
 	int n_links;
 	struct bpf_link *exec_link;
+	struct bpf_link *rename_link;
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
@@ -386,18 +387,20 @@ static int sampler_on_process(void *ctx, void *data, size_t size)
 }
 
 /*
- * The exec hook: it tells the program that a task's name and mappings
- * changed (see cache_gen in ebprof.bpf.c).
+ * The exec and rename hooks: they tell the program that a task's name or
+ * mappings changed (see cache_gen in ebprof.bpf.c).
  */
-static int sampler_attach_exec(struct sampler *s, char *err, size_t errlen)
+static int sampler_attach_hooks(struct sampler *s, char *err, size_t errlen)
 {
 	int ret;
 
 	s->exec_link = bpf_program__attach(s->skel->progs.ebprof_exec);
-	if (!s->exec_link) {
+	if (s->exec_link)
+		s->rename_link = bpf_program__attach(s->skel->progs.ebprof_rename);
+	if (!s->exec_link || !s->rename_link) {
 		ret = -errno;
-		snprintf(err, errlen, "attaching to the sched_process_exec tracepoint: %s",
-			 strerror(-ret));
+		snprintf(err, errlen, "attaching to the %s tracepoint: %s",
+			 s->exec_link ? "task_rename" : "sched_process_exec", strerror(-ret));
 		return ret;
 	}
 	return 0;
@@ -495,8 +498,8 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		snprintf(err, errlen, "writing the PID and name filters: %s", strerror(-ret));
 		goto free_sampler;
 	}
-	/* Before the samples start, so that no exec and no first sample goes unseen. */
-	ret = sampler_attach_exec(s, err, errlen);
+	/* Before the samples start, so that no exec, rename or first sample goes unseen. */
+	ret = sampler_attach_hooks(s, err, errlen);
 	if (ret)
 		goto free_sampler;
 	if (config->report_processes) {
@@ -863,6 +866,7 @@ void sampler_free(struct sampler *s)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
 	bpf_link__destroy(s->exec_link);
+	bpf_link__destroy(s->rename_link);
 	ring_buffer__free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);
