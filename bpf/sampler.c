@@ -44,6 +44,7 @@
 #include "bpf/ebprof.h"
 #include "bpf/ebprof.skel.h"
 #include "bpf/kbtf.h"
+#include "bpf/stacktab.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
 
@@ -56,8 +57,10 @@
 #define SAMPLER_DEFAULT_MAX_STACKS 16384
 #define SAMPLER_DEFAULT_MAX_KEYS 16384
 #define SAMPLER_MIN_FILTER_ENTRIES 1024
-/* Entries read per batch call while draining: 4096 keys are 192 KiB. */
+/* Entries read per batch call while draining: 4096 keys are 160 KiB. */
 #define SAMPLER_DRAIN_CHUNK 4096
+/* Stacks read per batch call: 64 are 65 KiB. */
+#define SAMPLER_STACK_CHUNK 64
 /*
  * Process reports: 40 bytes each with the ring buffer's header, so 64 KiB
  * hold ~1600, far more than a host starts between two polls. The LRU map
@@ -103,6 +106,8 @@ struct sampler {
 	struct ebprof_key *keys;
 	uint64_t *counts;
 	uint64_t *stack_ids;
+	struct sampler_stack *stack_buf; /* SAMPLER_STACK_CHUNK stacks */
+	struct stacktab table;		 /* the drained stacks, by id */
 	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
 	struct sampler_stack kstack;
 	struct sampler_stack ustack;
@@ -427,8 +432,9 @@ static int sampler_alloc_buffers(struct sampler *s, uint32_t chunk)
 	s->keys = calloc(s->chunk, sizeof(*s->keys));
 	s->counts = calloc(s->chunk, sizeof(*s->counts));
 	s->stack_ids = calloc(s->chunk, sizeof(*s->stack_ids));
+	s->stack_buf = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->stack_buf));
 	s->percpu = calloc((size_t)s->n_possible_cpus, sizeof(*s->percpu));
-	if (!s->keys || !s->counts || !s->stack_ids || !s->percpu)
+	if (!s->keys || !s->counts || !s->stack_ids || !s->stack_buf || !s->percpu)
 		return -ENOMEM;
 	return 0;
 }
@@ -590,7 +596,8 @@ static int sampler_take_counts(struct sampler *s, int fd, uint32_t **batch, uint
 }
 
 /*
- * Empties a stacks map nobody writes any more. A full map may hold a few
+ * Empties a stacks map nobody writes any more, one key at a time: the
+ * fallback when the batch read below fails. A full map may hold a few
  * entries more than max_entries (the kernel checks its size with a per-CPU
  * counter), so this goes on until the map is empty, not to a count.
  */
@@ -611,19 +618,54 @@ static int sampler_clear_stacks(struct sampler *s, int fd)
 }
 
 /*
- * Copies the stack stored under id into *stack, from the drained map or,
- * for samples taken between the two slot updates, from the active one.
+ * Moves every stack of a stacks map nobody writes any more into s->table,
+ * SAMPLER_STACK_CHUNK per system call, emptying the map as it reads. A
+ * stack the table has no memory for is left out, and its samples are
+ * later counted as missing. Returns 0 or -errno; on an error the map is
+ * still emptied.
  */
-static bool sampler_find_stack(int old_fd, int active_fd, uint64_t id,
-			       struct sampler_stack *stack)
+static int sampler_take_stacks(struct sampler *s, int fd)
 {
-	stack->nr = 0;
+	uint32_t position, *batch = NULL, count;
+	int err;
+
+	stacktab_clear(&s->table);
+	do {
+		count = SAMPLER_STACK_CHUNK;
+		err = bpf_map_lookup_and_delete_batch(fd, batch, &position, s->stack_ids,
+						      s->stack_buf, &count, NULL);
+		batch = &position;
+		for (uint32_t i = 0; i < count && (!err || err == -ENOENT); i++) {
+			const struct sampler_stack *stack = &s->stack_buf[i];
+			uint32_t nr = stack->nr > EBPROF_MAX_DEPTH ? EBPROF_MAX_DEPTH
+								   : (uint32_t)stack->nr;
+
+			stacktab_add(&s->table, s->stack_ids[i], stack->ips, nr);
+		}
+	} while (!err);
+	if (err == -ENOENT)
+		return 0; /* the end of the map */
+	sampler_clear_stacks(s, fd);
+	return err;
+}
+
+/*
+ * Finds the stack stored under id: in the drained stacks or, for samples
+ * taken between the two slot updates, in the active map (copied into
+ * *copy). Sets *ips and *nr. Returns false if it is in neither.
+ */
+static bool sampler_find_stack(struct sampler *s, int active_fd, uint64_t id,
+			       struct sampler_stack *copy, const uint64_t **ips, uint32_t *nr)
+{
+	*ips = copy->ips;
+	*nr = 0;
 	if (id == 0)
 		return true;
-	if (bpf_map_lookup_elem(old_fd, &id, stack) && bpf_map_lookup_elem(active_fd, &id, stack))
+	if (stacktab_find(&s->table, id, ips, nr))
+		return true;
+	if (bpf_map_lookup_elem(active_fd, &id, copy))
 		return false;
-	if (stack->nr > EBPROF_MAX_DEPTH)
-		stack->nr = EBPROF_MAX_DEPTH;
+	*nr = copy->nr > EBPROF_MAX_DEPTH ? EBPROF_MAX_DEPTH : (uint32_t)copy->nr;
 	return true;
 }
 
@@ -653,8 +695,8 @@ static int sampler_swap(struct sampler *s)
  * Hands entry i of the current chunk to fn with its stacks. Returns fn's
  * return value, or 0 if the entry was dropped because a stack was missing.
  */
-static int sampler_hand_out(struct sampler *s, uint32_t i, int old_stacks, int active_stacks,
-			    sampler_sample_fn fn, void *ctx, struct sampler_stats *d)
+static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sampler_sample_fn fn,
+			    void *ctx, struct sampler_stats *d)
 {
 	const struct ebprof_key *key = &s->keys[i];
 	struct sampler_sample sample = {
@@ -663,17 +705,15 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int old_stacks, int a
 		.count = s->counts[i],
 	};
 
-	if (!sampler_find_stack(old_stacks, active_stacks, key->kstack, &s->kstack) ||
-	    !sampler_find_stack(old_stacks, active_stacks, key->ustack, &s->ustack)) {
+	if (!sampler_find_stack(s, active_stacks, key->kstack, &s->kstack, &sample.kips,
+				&sample.n_kips) ||
+	    !sampler_find_stack(s, active_stacks, key->ustack, &s->ustack, &sample.uips,
+				&sample.n_uips)) {
 		d->missing_stacks += s->counts[i];
 		return 0;
 	}
 	memcpy(sample.comm, key->comm, sizeof(sample.comm));
 	sample.comm[sizeof(sample.comm) - 1] = '\0';
-	sample.kips = s->kstack.ips;
-	sample.n_kips = (uint32_t)s->kstack.nr;
-	sample.uips = s->ustack.ips;
-	sample.n_uips = (uint32_t)s->ustack.nr;
 	d->unique_stacks++;
 	return fn ? fn(&sample, ctx) : 0;
 }
@@ -682,27 +722,26 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 {
 	struct sampler_stats d = { .drains = 1 };
 	uint32_t position, *batch = NULL;
-	int old, old_stacks, active_stacks, n, ret = 0, err;
+	int old, active_stacks, n, ret = 0, err;
 
 	err = sampler_swap(s);
 	if (err)
 		return err;
 	old = !s->active;
-	old_stacks = bpf_map__fd(s->stacks_maps[old]);
 	active_stacks = bpf_map__fd(s->stacks_maps[s->active]);
 
 	/* After the swap, so that every increment in the old counts is in these stats. */
 	err = sampler_read_stats(s, &d);
+	n = sampler_take_stacks(s, bpf_map__fd(s->stacks_maps[old]));
+	if (n < 0 && !err)
+		err = n;
 
 	/* Read to the end even after fn stops, so the pair is empty for its next turn. */
 	while ((n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]), &batch,
 					&position)) > 0) {
 		for (uint32_t i = 0; i < (uint32_t)n && !ret; i++)
-			ret = sampler_hand_out(s, i, old_stacks, active_stacks, fn, ctx, &d);
+			ret = sampler_hand_out(s, i, active_stacks, fn, ctx, &d);
 	}
-	if (n < 0 && !err)
-		err = n;
-	n = sampler_clear_stacks(s, old_stacks);
 	if (n < 0 && !err)
 		err = n;
 	sampler_stats_add(&s->totals, &d);
@@ -872,6 +911,8 @@ void sampler_free(struct sampler *s)
 	free(s->keys);
 	free(s->counts);
 	free(s->stack_ids);
+	free(s->stack_buf);
+	stacktab_free(&s->table);
 	free(s->percpu);
 	free(s);
 }

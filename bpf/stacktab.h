@@ -1,0 +1,47 @@
+/*
+ * stacktab: the stacks of one drain, held in user space by their 64-bit
+ * ids so that the drain can read the kernel's stacks map in a few batch
+ * calls and then look each sample's stacks up without a system call.
+ *
+ * Frames are packed end to end in one growing array, so a table of 2,000
+ * stacks of 25 frames takes ~400 KiB, not 2,000 fixed 1 KiB slots. The
+ * table is emptied, not freed, between drains; its memory is given back
+ * when one drain used far less than the last ones reserved.
+ */
+#ifndef EBPROF_BPF_STACKTAB_H
+#define EBPROF_BPF_STACKTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct stacktab_slot {
+	uint64_t id; /* 0: empty */
+	uint64_t at; /* index of the stack's frame count in frames[] */
+};
+
+struct stacktab {
+	struct stacktab_slot *slots;
+	size_t n_slots; /* a power of two, or 0 */
+	size_t n;	/* stacks held */
+	uint64_t *frames;
+	size_t n_frames, cap_frames;
+};
+
+/* An empty table holds no memory: a zeroed struct stacktab is one. */
+void stacktab_clear(struct stacktab *t);
+void stacktab_free(struct stacktab *t);
+
+/*
+ * Adds the stack of nr frames under id (not 0). A second add of one id
+ * keeps the first. Returns 0 or -ENOMEM.
+ */
+int stacktab_add(struct stacktab *t, uint64_t id, const uint64_t *ips, uint32_t nr);
+
+/*
+ * Finds the stack under id: sets *ips (into the table, valid until the
+ * next add, clear or free) and *nr. Returns false if it is not there.
+ */
+bool stacktab_find(const struct stacktab *t, uint64_t id, const uint64_t **ips, uint32_t *nr);
+
+#endif
