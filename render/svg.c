@@ -108,6 +108,13 @@ static void svg_put_code_point(uint32_t cp, const unsigned char *raw, size_t len
 	}
 }
 
+/* Printable ASCII that needs no escaping: written in runs, not one by one. */
+static bool svg_plain(unsigned char c)
+{
+	return c >= 0x20 && c < 0x7f && c != '&' && c != '<' && c != '>' && c != '"' &&
+	       c != '\'';
+}
+
 /* Writes at most max visible code points of text, escaped and filtered. */
 static void svg_put_text(const char *text, size_t max, FILE *out)
 {
@@ -115,7 +122,17 @@ static void svg_put_text(const char *text, size_t max, FILE *out)
 	uint32_t cp;
 
 	while (*s && max) {
-		size_t len = utf8_next(s, &cp);
+		size_t len = 0;
+
+		while (len < max && svg_plain(s[len]))
+			len++;
+		if (len) {
+			fwrite_unlocked(s, 1, len, out);
+			s += len;
+			max -= len;
+			continue;
+		}
+		len = utf8_next(s, &cp);
 
 		if (svg_visible(&cp)) {
 			svg_put_code_point(cp, s, len, out);
@@ -123,6 +140,19 @@ static void svg_put_text(const char *text, size_t max, FILE *out)
 		}
 		s += len;
 	}
+}
+
+/* Decimal digits, without printf's format parsing: the SVG has ~8 numbers a frame. */
+static void svg_put_u64(unsigned long long v, FILE *out)
+{
+	char digits[20];
+	size_t n = sizeof(digits);
+
+	do {
+		digits[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(digits + n, 1, sizeof(digits) - n, out);
 }
 
 /* --- colours ---------------------------------------------------------------- */
@@ -161,7 +191,14 @@ static void svg_put_fill(const char *name, enum frame_kind kind, FILE *out)
 	}
 	if (kind == FRAME_PROCESS || kind == FRAME_UNKNOWN)
 		rgb[1] = rgb[2] = rgb[0]; /* stay grey */
-	fprintf(out, "#%02x%02x%02x", rgb[0], rgb[1], rgb[2]);
+	static const char hex[] = "0123456789abcdef";
+	char text[7] = { '#' };
+
+	for (int i = 0; i < 3; i++) {
+		text[1 + 2 * i] = hex[(rgb[i] >> 4) & 0xf];
+		text[2 + 2 * i] = hex[rgb[i] & 0xf];
+	}
+	fwrite_unlocked(text, 1, sizeof(text), out);
 }
 
 /* --- layout ------------------------------------------------------------------ */
@@ -236,7 +273,7 @@ static void svg_put_fixed(double v, unsigned int decimals, FILE *out)
 		scale *= 10;
 	fixed = (unsigned long long)(v < 0 ? 0 : v * (double)scale + 0.5);
 	frac = fixed % scale;
-	fprintf(out, "%llu", fixed / scale);
+	svg_put_u64(fixed / scale, out);
 	while (n && frac % 10 == 0) {
 		frac /= 10;
 		n--;
@@ -247,8 +284,8 @@ static void svg_put_fixed(double v, unsigned int decimals, FILE *out)
 		digits[i - 1] = (char)('0' + frac % 10);
 		frac /= 10;
 	}
-	digits[n] = '\0';
-	fprintf(out, ".%s", digits);
+	putc_unlocked('.', out);
+	fwrite_unlocked(digits, 1, n, out);
 }
 
 static void svg_put_px(double v, FILE *out)
@@ -262,7 +299,11 @@ static void svg_put_percent(uint64_t part, uint64_t whole, FILE *out)
 	unsigned long long hundredths =
 		(unsigned long long)(10000.0 * (double)part / (double)whole + 0.5);
 
-	fprintf(out, "%llu.%02llu%%", hundredths / 100, hundredths % 100);
+	svg_put_u64(hundredths / 100, out);
+	putc_unlocked('.', out);
+	putc_unlocked((int)('0' + hundredths % 100 / 10), out);
+	putc_unlocked((int)('0' + hundredths % 10), out);
+	putc_unlocked('%', out);
 }
 
 static void svg_put_frame(const struct svg_layout *l, const struct profile_node *node,
@@ -276,12 +317,17 @@ static void svg_put_frame(const struct svg_layout *l, const struct profile_node 
 	double y = svg_row_y(l, depth);
 	long fit = (long)((w - 6) / (SVG_GLYPH_WIDTH * l->font));
 
-	fprintf(out, "<g data-n=\"%llu\"", (unsigned long long)samples);
-	if (gap)
-		fprintf(out, " data-g=\"%llu\"", (unsigned long long)gap);
-	fputs_unlocked("><title>", out);
+	fputs_unlocked("<g data-n=\"", out);
+	svg_put_u64(samples, out);
+	if (gap) {
+		fputs_unlocked("\" data-g=\"", out);
+		svg_put_u64(gap, out);
+	}
+	fputs_unlocked("\"><title>", out);
 	svg_put_text(name, SIZE_MAX, out);
-	fprintf(out, " (%llu ", (unsigned long long)samples);
+	fputs_unlocked(" (", out);
+	svg_put_u64(samples, out);
+	putc_unlocked(' ', out);
 	svg_put_text(l->count_name, SIZE_MAX, out);
 	fputs_unlocked(", ", out);
 	svg_put_percent(samples, l->total, out);
