@@ -11,16 +11,20 @@
 #include "symbolizer/procmaps.h"
 
 #include <errno.h>
-#include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
+/* One read() of maps: many lines at once, and more than the longest line. */
+#define READ_SIZE (64 * 1024)
 
 struct procmaps {
 	struct procmaps_mapping *mappings;
 	size_t nr;
 	size_t malformed;
+	bool anon; /* a kept mapping is anonymous (see procmaps_is_anon) */
 	char *pool; /* every kept path, NUL-terminated */
 };
 
@@ -114,77 +118,117 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* Keeps mapping m if it is executable; its path goes into the pool. */
+static int keep(struct procmaps *maps, const struct procmaps_mapping *m, size_t *cap,
+		size_t **path_offs, size_t *pool_len, size_t *pool_cap)
+{
+	if (!m->exec)
+		return 0;
+	if (maps->nr == *cap) {
+		size_t new_cap = *cap ? *cap * 2 : 32;
+		struct procmaps_mapping *mappings;
+		size_t *offs;
+
+		mappings = realloc(maps->mappings, new_cap * sizeof(*mappings));
+		if (!mappings)
+			return -ENOMEM;
+		maps->mappings = mappings;
+		offs = realloc(*path_offs, new_cap * sizeof(*offs));
+		if (!offs)
+			return -ENOMEM;
+		*path_offs = offs;
+		*cap = new_cap;
+	}
+	if (*pool_len + m->path_len + 1 > *pool_cap) {
+		size_t new_cap = *pool_cap ? *pool_cap * 2 : 4096;
+		char *pool;
+
+		while (new_cap < *pool_len + m->path_len + 1)
+			new_cap *= 2;
+		pool = realloc(maps->pool, new_cap);
+		if (!pool)
+			return -ENOMEM;
+		maps->pool = pool;
+		*pool_cap = new_cap;
+	}
+	memcpy(maps->pool + *pool_len, m->path, m->path_len);
+	maps->pool[*pool_len + m->path_len] = '\0';
+	(*path_offs)[maps->nr] = *pool_len;
+	*pool_len += m->path_len + 1;
+	maps->mappings[maps->nr] = *m;
+	if (procmaps_is_anon(m))
+		maps->anon = true;
+	maps->nr++;
+	return 0;
+}
+
 int procmaps_load(const char *path, struct procmaps **out)
 {
 	struct procmaps *maps;
 	size_t cap = 0, pool_len = 0, pool_cap = 0;
 	size_t *path_offs = NULL;
-	char *line = NULL;
-	size_t line_cap = 0;
-	FILE *f;
-	int err = 0;
+	char *buf;
+	size_t len = 0;
+	int fd, err = 0;
+	bool eof = false, skipping = false;
 
 	*out = NULL;
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -errno;
 	maps = calloc(1, sizeof(*maps));
-	if (!maps) {
+	buf = malloc(READ_SIZE);
+	if (!maps || !buf) {
 		err = -ENOMEM;
-		goto err_close;
-	}
-	/* getline: a path may be up to PATH_MAX long, more than a fixed buffer. */
-	while (getline(&line, &line_cap, f) > 0) {
-		struct procmaps_mapping m;
-
-		if (procmaps_parse_line(line, &m)) {
-			maps->malformed++;
-			continue;
-		}
-		if (!m.exec)
-			continue;
-		if (maps->nr == cap) {
-			size_t new_cap = cap ? cap * 2 : 32;
-			struct procmaps_mapping *mappings;
-			size_t *offs;
-
-			mappings = realloc(maps->mappings, new_cap * sizeof(*mappings));
-			if (!mappings) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			maps->mappings = mappings;
-			offs = realloc(path_offs, new_cap * sizeof(*offs));
-			if (!offs) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			path_offs = offs;
-			cap = new_cap;
-		}
-		if (pool_len + m.path_len + 1 > pool_cap) {
-			size_t new_cap = pool_cap ? pool_cap * 2 : 4096;
-			char *pool;
-
-			while (new_cap < pool_len + m.path_len + 1)
-				new_cap *= 2;
-			pool = realloc(maps->pool, new_cap);
-			if (!pool) {
-				err = -ENOMEM;
-				goto err_free;
-			}
-			maps->pool = pool;
-			pool_cap = new_cap;
-		}
-		memcpy(maps->pool + pool_len, m.path, m.path_len);
-		maps->pool[pool_len + m.path_len] = '\0';
-		path_offs[maps->nr] = pool_len;
-		pool_len += m.path_len + 1;
-		maps->mappings[maps->nr++] = m;
-	}
-	if (ferror(f)) {
-		err = -EIO;
 		goto err_free;
+	}
+	/*
+	 * Big read()s straight into our buffer: the kernel fills as much of it
+	 * as it can per call, where stdio would ask a page at a time. A line
+	 * (its path up to PATH_MAX) always fits: READ_SIZE is bigger.
+	 */
+	while (!eof || len) {
+		char *line = buf, *newline;
+		ssize_t got;
+
+		if (!eof) {
+			do
+				got = read(fd, buf + len, READ_SIZE - 1 - len);
+			while (got < 0 && errno == EINTR);
+			if (got < 0) {
+				err = -errno;
+				goto err_free;
+			}
+			eof = !got;
+			len += (size_t)got;
+		}
+		buf[len] = '\0';
+		while ((newline = memchr(line, '\n', len - (size_t)(line - buf))) ||
+		       (eof && line < buf + len)) {
+			struct procmaps_mapping m;
+
+			if (newline)
+				*newline = '\0';
+			if (skipping) {
+				skipping = false;
+			} else if (procmaps_parse_line(line, &m)) {
+				maps->malformed++;
+			} else {
+				err = keep(maps, &m, &cap, &path_offs, &pool_len, &pool_cap);
+				if (err)
+					goto err_free;
+			}
+			line = newline ? newline + 1 : buf + len;
+		}
+		len -= (size_t)(line - buf);
+		memmove(buf, line, len);
+		if (!eof && len == READ_SIZE - 1) {
+			/* A line longer than any the kernel writes: not maps. Skip to its end. */
+			if (!skipping)
+				maps->malformed++;
+			skipping = true;
+			len = 0;
+		}
 	}
 	/* Paths point into the pool only now that it has stopped moving. */
 	for (size_t i = 0; i < maps->nr; i++)
@@ -192,17 +236,16 @@ int procmaps_load(const char *path, struct procmaps **out)
 	if (maps->nr)
 		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
 	free(path_offs);
-	free(line);
-	fclose(f);
+	free(buf);
+	close(fd);
 	*out = maps;
 	return 0;
 
 err_free:
 	free(path_offs);
-	free(line);
+	free(buf);
 	procmaps_free(maps);
-err_close:
-	fclose(f);
+	close(fd);
 	return err;
 }
 
@@ -253,4 +296,32 @@ const struct procmaps_mapping *procmaps_find(const struct procmaps *maps, uint64
 bool procmaps_is_special(const struct procmaps_mapping *m)
 {
 	return m->path_len && m->path[0] == '[';
+}
+
+/*
+ * Memory no file backs with code: where only a JIT runtime can have put
+ * instructions. Anonymous mappings, named ones ("[anon:V8 code]", set
+ * with prctl(PR_SET_VMA_ANON_NAME), and "[anon_shmem:...]"), and the
+ * file-like names of anonymous memory: memfd (double-mapping JITs),
+ * /dev/zero, SysV shared memory and anonymous huge pages.
+ */
+bool procmaps_is_anon(const struct procmaps_mapping *m)
+{
+	static const char *const prefixes[] = {"[anon", "/memfd:", "/dev/zero", "/SYSV",
+					       "/anon_hugepage"};
+
+	if (!m->path_len)
+		return true;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (m->path_len >= n && !memcmp(m->path, prefixes[i], n))
+			return true;
+	}
+	return false;
+}
+
+bool procmaps_has_anon(const struct procmaps *maps)
+{
+	return maps->anon;
 }

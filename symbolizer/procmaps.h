@@ -61,4 +61,18 @@ const struct procmaps_mapping *procmaps_find(const struct procmaps *maps, uint64
 /* True for "[vdso]", "[heap]" and the like: not a file to open. */
 bool procmaps_is_special(const struct procmaps_mapping *m);
 
+/*
+ * True for memory no file backs with code, where only a JIT runtime puts
+ * instructions: anonymous mappings, named anonymous ones ("[anon:...]"),
+ * memfd, /dev/zero, SysV shared memory and anonymous huge pages.
+ */
+bool procmaps_is_anon(const struct procmaps_mapping *m);
+
+/*
+ * True when a kept (so executable) mapping is anonymous in the sense of
+ * procmaps_is_anon(): the process may run JIT code, and only then has a
+ * JIT perf map anything to name.
+ */
+bool procmaps_has_anon(const struct procmaps *maps);
+
 #endif

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -159,6 +160,101 @@ static void test_load_keeps_exec_sorted_and_counts_malformed(void **state)
 	procmaps_free(maps);
 }
 
+/* Writes text to a new temporary file; path gets its name. */
+static void temp_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+	FILE *f;
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A process with thousands of mappings (a JVM, a browser) has maps far
+ * bigger than one read: lines cut by a read's end are joined, and a last
+ * line without its newline still counts.
+ */
+static void test_load_long_maps_and_unterminated_last_line(void **state)
+{
+	char path[] = "/tmp/test_procmaps.XXXXXX", line[256];
+	struct procmaps *maps = NULL;
+	size_t len = 0, cap = 4000 * 160;
+	char *text = malloc(cap);
+
+	(void)state;
+	assert_non_null(text);
+	for (int i = 0; i < 4000; i++) {
+		/* Paths of varying length, so that lines straddle every read boundary. */
+		snprintf(line, sizeof(line), "%x-%x r%cxp 00000000 08:01 %d /lib/lib%0*d.so%s",
+			 0x10000000 + i * 0x2000, 0x10000000 + i * 0x2000 + 0x1000,
+			 i % 2 ? 'w' : '-', 100 + i, 1 + i % 97, i, i == 3999 ? "" : "\n");
+		assert_true(len + strlen(line) < cap);
+		memcpy(text + len, line, strlen(line) + 1);
+		len += strlen(line);
+	}
+	assert_true(len > 2 * 64 * 1024);
+	temp_file(path, text);
+	free(text);
+	assert_int_equal(procmaps_load(path, &maps), 0);
+	unlink(path);
+	assert_int_equal(procmaps_count(maps), 4000);
+	assert_int_equal(procmaps_malformed(maps), 0);
+	assert_int_equal(procmaps_at(maps, 3999)->inode, 100 + 3999);
+	snprintf(line, sizeof(line), "/lib/lib%0*d.so", 1 + 3999 % 97, 3999);
+	assert_string_equal(procmaps_at(maps, 3999)->path, line);
+	assert_false(procmaps_has_anon(maps));
+	procmaps_free(maps);
+}
+
+/*
+ * Only memory no file backs with code can hold JIT code: the symbolizer
+ * looks for a perf map only for a process that has some.
+ */
+static void test_anonymous_exec_memory_is_told_apart(void **state)
+{
+	static const struct {
+		const char *line;
+		bool anon;
+	} cases[] = {
+	    {"3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0\n", true},
+	    {"3ef0b1c00000-3ef0b1c40000 r-xp 00000000 00:00 0 [anon:v8 code]\n", true},
+	    {"7f0000000000-7f0000001000 r-xp 00000000 00:01 2051 /memfd:doublemapper (deleted)\n",
+	     true},
+	    {"7f0000000000-7f0000001000 r-xp 00000000 00:05 3 /dev/zero (deleted)\n", true},
+	    {"7f0000001000-7f0000002000 r-xp 00001000 08:01 7 /lib/libb.so\n", false},
+	    {"7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0 [vdso]\n", false},
+	    {"01000000-01021000 r-xp 00000000 00:00 0 [heap]\n", false},
+	};
+	struct procmaps_mapping m;
+	struct procmaps *maps = NULL;
+	char path[] = "/tmp/test_procmaps.XXXXXX";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(procmaps_parse_line(cases[i].line, &m), 0);
+		assert_int_equal(procmaps_is_anon(&m), cases[i].anon);
+	}
+	/* Anonymous but not executable: nothing runs there. */
+	temp_file(path, "7f0000001000-7f0000002000 r-xp 00001000 08:01 7 /lib/libb.so\n"
+			"01000000-01021000 rw-p 00000000 00:00 0 [heap]\n"
+			"3ef0b1c00000-3ef0b1c40000 rw-p 00000000 00:00 0\n");
+	assert_int_equal(procmaps_load(path, &maps), 0);
+	assert_false(procmaps_has_anon(maps));
+	procmaps_free(maps);
+	unlink(path);
+	strcpy(path, "/tmp/test_procmaps.XXXXXX");
+	temp_file(path, "7f0000001000-7f0000002000 r-xp 00001000 08:01 7 /lib/libb.so\n"
+			"3ef0b1c00000-3ef0b1c40000 rwxp 00000000 00:00 0\n");
+	assert_int_equal(procmaps_load(path, &maps), 0);
+	assert_true(procmaps_has_anon(maps));
+	procmaps_free(maps);
+	unlink(path);
+}
+
 static void test_load_missing_process(void **state)
 {
 	struct procmaps *maps = (struct procmaps *)1;
@@ -195,6 +291,8 @@ int main(void)
 	    cmocka_unit_test(test_parse_special_and_anonymous),
 	    cmocka_unit_test(test_parse_rejects_malformed),
 	    cmocka_unit_test(test_load_keeps_exec_sorted_and_counts_malformed),
+	    cmocka_unit_test(test_load_long_maps_and_unterminated_last_line),
+	    cmocka_unit_test(test_anonymous_exec_memory_is_told_apart),
 	    cmocka_unit_test(test_load_missing_process),
 	    cmocka_unit_test(test_own_maps_find_own_code),
 	};
