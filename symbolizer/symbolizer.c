@@ -14,6 +14,15 @@
  * processes are dropped only at the end of a drain that used them (or the
  * one after they were tracked), so the samples they left still resolve.
  *
+ * /proc reads are most of what this costs on a busy machine (a shell
+ * loop starts hundreds of processes a second), so they are spared where
+ * something cheaper answers. The sampler knows each process's start time
+ * (the _started calls): a sample or report that gives the record's own
+ * needs no /proc/PID/stat, and the end of a drain asks /proc only about
+ * records none confirmed in that drain. The perf map is looked for only
+ * once the maps show anonymous executable memory, the only place JIT
+ * code can run. Small /proc files are read with one read(), not stdio.
+ *
  * Files are opened where the process sees them: /proc/PID/map_files/
  * (deleted files, other mount namespaces), then /proc/PID/root/PATH, and
  * only then our own PATH, accepted only if its device and inode match the
@@ -71,12 +80,13 @@ struct proc {
 	uint64_t start_time;	 /* clock ticks after boot; 0 when unread */
 	struct procmaps *maps;	 /* NULL when they could not be read */
 	struct proc_elf *elfs;	 /* one per mapping of maps */
-	struct perfmap *perfmap; /* NULL until first read */
+	struct perfmap *perfmap; /* NULL: no anonymous executable memory (yet) */
 	bool gone;		 /* seen exited (or its PID taken by another) */
 	uint64_t checked_drain;	 /* drain in which start time and perf map were checked */
 	uint64_t maps_drain;	 /* drain in which maps were last read */
 	uint64_t seen_drain;	 /* drain in which it was made or last tracked */
 	uint64_t used_drain;	 /* last drain whose samples it resolved; NEVER */
+	uint64_t confirmed_drain; /* last drain whose caller gave its start time; NEVER */
 	struct proc *next;
 };
 
@@ -101,6 +111,9 @@ struct symbolizer {
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
 	uint64_t perfmaps_refused;
+	uint64_t perfmaps_opened;
+	uint64_t ns_per_tick; /* /proc/PID/stat's clock tick; 0: start times in ns unusable */
+	int64_t boottime_offset; /* ns our time namespace adds to boot times in /proc */
 };
 
 void symbolizer_config_init(struct symbolizer_config *config)
@@ -117,6 +130,76 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	};
 }
 
+/*
+ * Reads a small /proc file whole into buf (NUL-terminated) with one
+ * open() and read(): no stdio buffer to allocate, and the kernel makes
+ * these files in one go. Returns its length, or -errno.
+ */
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1) {
+		got = read(fd, buf + len, size - 1 - len);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		len += (size_t)got;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/*
+ * The kernel writes a start time into /proc/PID/stat as start_boottime
+ * (ns) divided by NSEC_PER_SEC / USER_HZ (nsec_to_clock_t, exact when
+ * USER_HZ divides a second, as 100 does); _SC_CLK_TCK is USER_HZ.
+ */
+static uint64_t ns_per_tick(void)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+
+	if (hz <= 0 || 1000000000L % hz)
+		return 0;
+	return (uint64_t)(1000000000L / hz);
+}
+
+/*
+ * In a time namespace /proc shows start times shifted by the namespace's
+ * boot time offset (timens_add_boottime_ns); the sampler's are the
+ * kernel's own. "boottime SECS NSECS" in /proc/self/timens_offsets.
+ */
+static int64_t boottime_offset(const char *proc_root)
+{
+	char path[4096], buf[256];
+	const char *line;
+	long long secs, nsecs;
+
+	snprintf(path, sizeof(path), "%s/self/timens_offsets", proc_root);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	line = strstr(buf, "boottime");
+	if (!line || sscanf(line + 8, "%lld %lld", &secs, &nsecs) != 2)
+		return 0;
+	return (int64_t)secs * 1000000000 + nsecs;
+}
+
+/* A caller's start time (ns after boot) as /proc/PID/stat gives it; 0: unknown. */
+static uint64_t start_ticks(const struct symbolizer *sym, uint64_t start_ns)
+{
+	int64_t shifted = (int64_t)start_ns + sym->boottime_offset;
+
+	if (!sym->ns_per_tick || !start_ns || shifted < 0)
+		return 0;
+	return (uint64_t)shifted / sym->ns_per_tick;
+}
+
 struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 {
 	struct symbolizer_config defaults;
@@ -129,6 +212,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	if (!sym)
 		return NULL;
 	sym->addresses = config->addresses;
+	sym->ns_per_tick = ns_per_tick();
 	sym->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
 	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
@@ -136,6 +220,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	sym->debug_root = strdup(config->debug_root ? config->debug_root : "");
 	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs || !sym->debug_root)
 		goto err_free;
+	sym->boottime_offset = boottime_offset(sym->proc_root);
 	if (!config->raw_names) {
 		sym->demangled = demangle_cache_new(0);
 		if (!sym->demangled)
@@ -195,22 +280,16 @@ void symbolizer_free(struct symbolizer *sym)
 	free(sym);
 }
 
-/* Field 22 of /proc/PID/stat, after the comm, which may hold ')' itself. */
+/* Field 22 of /proc/PID/stat, after the comm, which may hold ')' itself; 0: unreadable. */
 static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
 {
 	char path[4096], buf[1024];
-	unsigned long long start = 0;
+	uint64_t start = 0;
 	const char *s;
-	size_t len;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/stat", sym->proc_root, tgid);
-	f = fopen(path, "re");
-	if (!f)
+	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return 0;
-	len = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[len] = '\0';
 	s = strrchr(buf, ')');
 	if (!s)
 		return 0;
@@ -221,8 +300,11 @@ static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
 		if (!s)
 			return 0;
 	}
-	if (sscanf(s, " %llu", &start) != 1)
-		return 0;
+	for (s++; *s >= '0' && *s <= '9'; s++) {
+		if (start > (UINT64_MAX - 9) / 10)
+			return 0;
+		start = start * 10 + (uint64_t)(*s - '0');
+	}
 	return start;
 }
 
@@ -239,32 +321,31 @@ struct proc_status {
  */
 static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
 {
-	char path[4096], *line = NULL;
-	size_t cap = 0;
-	FILE *f;
+	char path[4096], buf[8192];
+	const char *line, *next;
 
 	status->nspid = tgid;
 	status->euid = 0;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", sym->proc_root, tgid);
-	f = fopen(path, "re");
-	if (!f)
+	if (read_small(path, buf, sizeof(buf)) <= 0)
 		return;
-	while (getline(&line, &cap, f) > 0) {
-		const char *last;
+	for (line = buf; line; line = next) {
+		const char *last, *end = strchr(line, '\n');
 		unsigned long v, real, effective;
 
+		next = end ? end + 1 : NULL;
 		if (!strncmp(line, "Uid:", 4)) {
 			if (sscanf(line + 4, "%lu %lu", &real, &effective) == 2 &&
 			    effective < UINT32_MAX)
 				status->euid = (uid_t)effective;
 		} else if (!strncmp(line, "NSpid:", 6)) {
-			last = strrchr(line, '\t');
-			if (last && sscanf(last, "%lu", &v) == 1 && v && v <= UINT32_MAX)
+			/* The last field of this line: strrchr would run into the next. */
+			for (last = end ? end : line + strlen(line); last > line && last[-1] != '\t';)
+				last--;
+			if (last > line && sscanf(last, "%lu", &v) == 1 && v && v <= UINT32_MAX)
 				status->nspid = (uint32_t)v;
 		}
 	}
-	free(line);
-	fclose(f);
 }
 
 /*
@@ -293,48 +374,88 @@ static struct perfmap *proc_perfmap_new(const struct symbolizer *sym, uint32_t t
 /* Reads what the runtime appended; counts a refused (planted) file. */
 static void proc_refresh_perfmap(struct symbolizer *sym, struct proc *proc)
 {
-	size_t before = perfmap_refused(proc->perfmap);
+	size_t before;
 
+	if (!proc->perfmap)
+		return;
+	before = perfmap_refused(proc->perfmap);
 	perfmap_refresh(proc->perfmap);
 	sym->perfmaps_refused += perfmap_refused(proc->perfmap) - before;
 }
 
-static void proc_read_maps(struct symbolizer *sym, struct proc *proc)
+/*
+ * Starts reading the process's perf map, once: only a process with
+ * anonymous executable memory can have JIT code to name, so for every
+ * other one (nearly all) we never look, where looking costs a read of
+ * /proc/PID/status and an open() per drain. Without maps we cannot tell,
+ * and look. Returns 0 or -ENOMEM.
+ */
+static int proc_open_perfmap(struct symbolizer *sym, struct proc *proc)
+{
+	if (proc->perfmap || (proc->maps && !procmaps_has_anon(proc->maps)))
+		return 0;
+	proc->perfmap = proc_perfmap_new(sym, proc->tgid);
+	if (!proc->perfmap)
+		return -ENOMEM;
+	sym->perfmaps_opened++;
+	proc_refresh_perfmap(sym, proc);
+	return 0;
+}
+
+/*
+ * Reads the process's maps (again). When verify, they are kept only if
+ * the PID still names the process of the record (a re-read long after
+ * the record was made). Returns 0 or a negative errno (-ENOENT: the
+ * process is gone).
+ */
+static int proc_read_maps(struct symbolizer *sym, struct proc *proc, bool verify)
 {
 	char path[4096];
 	struct procmaps *maps;
 	struct proc_elf *elfs;
+	int err;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", sym->proc_root, proc->tgid);
 	proc->maps_drain = sym->drain;
 	/* A process gone before its first read keeps no maps; one read before keeps them. */
-	if (procmaps_load(path, &maps))
-		return;
+	err = procmaps_load(path, &maps);
+	if (err)
+		return err;
+	if (verify && read_start_time(sym, proc->tgid) != proc->start_time) {
+		procmaps_free(maps);
+		return -ENOENT;
+	}
 	elfs = calloc(procmaps_count(maps) ? procmaps_count(maps) : 1, sizeof(*elfs));
 	if (!elfs) {
 		procmaps_free(maps);
-		return;
+		return -ENOMEM;
 	}
 	proc_drop_maps(sym, proc);
 	proc->maps = maps;
 	proc->elfs = elfs;
+	return 0;
 }
 
-/* Reads (again) what a record holds: a new process, or a reused PID. */
+/*
+ * Reads (again) what a record holds: a new process, or a reused PID.
+ * Returns what reading its maps returned, or -ENOMEM.
+ */
 static int proc_fill(struct symbolizer *sym, struct proc *proc, uint64_t start_time)
 {
+	int err;
+
 	proc_drop_maps(sym, proc);
 	perfmap_free(proc->perfmap);
-	proc->perfmap = proc_perfmap_new(sym, proc->tgid);
-	if (!proc->perfmap)
-		return -ENOMEM;
+	proc->perfmap = NULL;
 	proc->start_time = start_time;
 	proc->gone = !start_time;
 	proc->checked_drain = sym->drain;
 	proc->seen_drain = sym->drain;
-	proc_refresh_perfmap(sym, proc);
-	proc_read_maps(sym, proc);
-	return 0;
+	err = proc_read_maps(sym, proc, false);
+	/* Gone before its maps could be read: its root and /tmp are gone with it. */
+	if (err != -ENOENT && proc_open_perfmap(sym, proc))
+		return -ENOMEM;
+	return err;
 }
 
 static struct proc *proc_find(struct symbolizer *sym, uint32_t tgid)
@@ -389,7 +510,9 @@ static void proc_make_room(struct symbolizer *sym)
 	}
 }
 
-static struct proc *proc_create(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
+/* A new record; *err gets what reading its maps returned. NULL without memory. */
+static struct proc *proc_create(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+				int *err)
 {
 	struct proc **bucket = &sym->procs[tgid % PROC_BUCKETS];
 	struct proc *proc;
@@ -400,7 +523,9 @@ static struct proc *proc_create(struct symbolizer *sym, uint32_t tgid, uint64_t 
 		return NULL;
 	proc->tgid = tgid;
 	proc->used_drain = NEVER;
-	if (proc_fill(sym, proc, start_time)) {
+	proc->confirmed_drain = NEVER;
+	*err = proc_fill(sym, proc, start_time);
+	if (*err == -ENOMEM) {
 		proc_free(sym, proc);
 		return NULL;
 	}
@@ -410,29 +535,54 @@ static struct proc *proc_create(struct symbolizer *sym, uint32_t tgid, uint64_t 
 	return proc;
 }
 
-/* The record for tgid, created or checked for PID reuse; NULL without memory. */
-static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid)
+/*
+ * The record for tgid, created or checked for PID reuse. start: the
+ * sample's start time in ticks, 0 when unknown. A sample whose start
+ * time is the record's needs nothing from /proc. NULL without memory, or
+ * when the sample's process is gone and nothing read belongs to it.
+ */
+static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid, uint64_t start)
 {
 	struct proc *proc = proc_find(sym, tgid);
 	uint64_t start_time;
+	int err;
 
-	if (proc && proc->checked_drain == sym->drain)
+	if (proc && start && start == proc->start_time) {
+		proc->confirmed_drain = sym->drain;
+		if (proc->checked_drain != sym->drain) {
+			proc->checked_drain = sym->drain;
+			proc_refresh_perfmap(sym, proc);
+		}
+		return proc;
+	}
+	if (proc && proc->checked_drain == sym->drain && (!start || !proc->start_time))
 		return proc;
 	start_time = read_start_time(sym, tgid);
-	if (!proc)
-		return proc_create(sym, tgid, start_time);
+	/* Another process's symbols would be wrong names: none is better. */
+	if (start && start_time && start_time != start)
+		return NULL;
+	if (start && !start_time && proc && proc->start_time && proc->start_time != start)
+		return NULL;
+	if (!proc) {
+		proc = proc_create(sym, tgid, start_time, &err);
+		if (proc && start && start_time)
+			proc->confirmed_drain = sym->drain;
+		return proc;
+	}
 	proc->checked_drain = sym->drain;
 	if (!start_time) {
 		/* Gone: keep what we read while it ran. */
 		proc->gone = true;
 	} else if (start_time != proc->start_time) {
 		/* A new process under an old PID: nothing of the old one carries over. */
-		if (proc_fill(sym, proc, start_time))
+		if (proc_fill(sym, proc, start_time) == -ENOMEM)
 			return NULL;
 		proc->used_drain = NEVER;
 	} else {
 		proc_refresh_perfmap(sym, proc);
 	}
+	if (start && start_time)
+		proc->confirmed_drain = sym->drain;
 	return proc;
 }
 
@@ -441,34 +591,65 @@ static const struct elfsym *proc_elf(struct symbolizer *sym, struct proc *proc, 
 
 int symbolizer_track(struct symbolizer *sym, uint32_t tgid)
 {
-	uint64_t start_time = read_start_time(sym, tgid);
-	struct proc *proc = proc_find(sym, tgid);
+	return symbolizer_track_started(sym, tgid, 0);
+}
 
-	if (!start_time) {
+/*
+ * With the start time from the caller, a new process costs one read of
+ * its maps: no /proc/PID/stat, and no perf map unless it has anonymous
+ * executable memory. The PID cannot have been reused since the sampler
+ * saw it: that takes pid_max new processes, and the report is
+ * milliseconds old.
+ */
+int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
+{
+	uint64_t start = start_ticks(sym, start_time);
+	bool confirmed = start != 0;
+	struct proc *proc = proc_find(sym, tgid);
+	int err;
+
+	if (!start)
+		start = read_start_time(sym, tgid);
+	if (!start) {
 		if (proc)
 			proc->gone = true;
 		return -ESRCH;
 	}
+	if (proc && start < proc->start_time)
+		return -ESRCH; /* a late report: the PID is a newer process's already */
 	if (!proc) {
-		proc = proc_create(sym, tgid, start_time);
+		proc = proc_create(sym, tgid, start, &err);
 		if (!proc)
 			return -ENOMEM;
-	} else if (proc->start_time != start_time) {
+	} else if (proc->start_time != start) {
 		/* A new process under an old PID: nothing of the old one carries over. */
-		if (proc_fill(sym, proc, start_time))
+		err = proc_fill(sym, proc, start);
+		if (err == -ENOMEM)
 			return -ENOMEM;
 		proc->used_drain = NEVER;
+		proc->confirmed_drain = NEVER;
 	} else {
 		/* The same process, perhaps after an exec: its mappings now. */
 		proc->seen_drain = sym->drain;
 		proc->checked_drain = sym->drain;
-		proc_read_maps(sym, proc);
-		proc_refresh_perfmap(sym, proc);
+		err = proc_read_maps(sym, proc, false);
+		if (proc->perfmap)
+			proc_refresh_perfmap(sym, proc);
+		else if (err != -ENOENT && proc_open_perfmap(sym, proc))
+			return -ENOMEM;
 	}
-	if (!proc->maps)
-		return proc->gone ? -ESRCH : 0;
-	for (size_t i = 0; i < procmaps_count(proc->maps); i++)
-		proc_elf(sym, proc, i);
+	if (err == -ENOENT) {
+		/* Exited before we could read it: nothing to keep. */
+		proc->gone = true;
+		if (!proc->maps)
+			proc_unlink(sym, proc);
+		return -ESRCH;
+	}
+	if (confirmed)
+		proc->confirmed_drain = sym->drain;
+	if (proc->maps)
+		for (size_t i = 0; i < procmaps_count(proc->maps); i++)
+			proc_elf(sym, proc, i);
 	return 0;
 }
 
@@ -704,7 +885,11 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	if (proc->maps)
 		m = procmaps_find(proc->maps, addr, &index);
 	if (!m && !proc->gone && proc->maps_drain != sym->drain) {
-		proc_read_maps(sym, proc);
+		/* Verified: the record may be drains old, and its PID another's by now. */
+		if (proc_read_maps(sym, proc, true) == -ENOENT)
+			proc->gone = true;
+		/* It may have started to JIT code since we last looked. */
+		proc_open_perfmap(sym, proc);
 		if (proc->maps)
 			m = procmaps_find(proc->maps, addr, &index);
 	}
@@ -730,7 +915,8 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	if (!m->path_len)
 		/* JIT code the runtime has not (yet) written to its perf map, or none. */
 		emit(sym, out, FRAME_UNKNOWN,
-		     names_add(sym, perfmap_count(proc->perfmap) ? "[jit]" : "[anon]"));
+		     names_add(sym, proc->perfmap && perfmap_count(proc->perfmap) ? "[jit]"
+										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
 	else
@@ -778,6 +964,13 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
 			struct frame *out, size_t cap)
 {
+	return symbolizer_stack_started(sym, tgid, 0, comm, uips, n_uips, kips, n_kips, out, cap);
+}
+
+size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+				const char *comm, const uint64_t *uips, size_t n_uips,
+				const uint64_t *kips, size_t n_kips, struct frame *out, size_t cap)
+{
 	struct stack_out stack = {.frames = out, .cap = cap};
 	size_t comm_len = comm ? comm_length(comm) : 0;
 
@@ -796,7 +989,7 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 		emit(sym, &stack, FRAME_PROCESS, names_add(sym, UNKNOWN_NAME));
 
 	if (n_uips) {
-		struct proc *proc = proc_get(sym, tgid);
+		struct proc *proc = proc_get(sym, tgid, start_ticks(sym, start_time));
 
 		if (proc)
 			proc->used_drain = sym->drain;
@@ -834,9 +1027,17 @@ void symbolizer_end_drain(struct symbolizer *sym)
 		struct proc *proc = sym->procs[i], *next;
 
 		for (; proc; proc = next) {
-			uint64_t start_time = read_start_time(sym, proc->tgid);
+			uint64_t start_time;
 
 			next = proc->next;
+			/*
+			 * Its own samples or report in this drain said it ran, and
+			 * it is kept for one drain more whatever /proc says now:
+			 * check it at the first drain without them.
+			 */
+			if (proc->confirmed_drain == sym->drain)
+				continue;
+			start_time = read_start_time(sym, proc->tgid);
 			if (start_time && start_time != proc->start_time) {
 				/* Its PID is another process's now, which must not get its symbols.
 				 */
@@ -881,5 +1082,6 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .evicted = sym->evicted,
 	    .elf_held = cache.held,
 	    .perfmaps_refused = sym->perfmaps_refused,
+	    .perfmaps_opened = sym->perfmaps_opened,
 	};
 }

@@ -61,6 +61,18 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			struct frame *out, size_t cap);
 
 /*
+ * symbolizer_stack() for a sample that says when its process started:
+ * start_time in ns after boot (CLOCK_BOOTTIME, the kernel's
+ * start_boottime, as struct sampler_sample gives it), 0 when unknown.
+ * A sample of the process a record holds then needs no read of /proc;
+ * one of a process whose PID another has taken since gets "[unknown]"
+ * user frames rather than the other's names.
+ */
+size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+				const char *comm, const uint64_t *uips, size_t n_uips,
+				const uint64_t *kips, size_t n_kips, struct frame *out, size_t cap);
+
+/*
  * Snapshots process tgid now, for a process that may exit before its
  * samples are drained (compilers in a build, shell pipelines): reads its
  * start time and mappings, and loads the symbol table of every mapped
@@ -80,9 +92,19 @@ size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 int symbolizer_track(struct symbolizer *sym, uint32_t tgid);
 
 /*
+ * symbolizer_track() for a process whose start time the caller knows
+ * (start_time as in symbolizer_stack_started(); 0: read it from /proc):
+ * the snapshot is then one read of its maps, and a report older than
+ * the record held for tgid gives -ESRCH.
+ */
+int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time);
+
+/*
  * Marks the end of a drain: forgets processes that have exited and whose
  * samples had their chance (see symbolizer_track), and trims the caches
- * to their bounds.
+ * to their bounds. Only records of processes that neither
+ * symbolizer_stack_started() nor symbolizer_track_started() confirmed in
+ * this drain are checked against /proc.
  */
 void symbolizer_end_drain(struct symbolizer *sym);
 
@@ -99,6 +121,8 @@ struct symbolizer_stats {
 	uint64_t elf_held;   /* ELF tables held by process records now */
 	uint64_t perfmaps_refused; /* perf maps not read, ever: another user's,
 				    * writable by others, or not a regular file */
+	uint64_t perfmaps_opened; /* processes whose perf map was looked for, ever: those
+				   * with anonymous executable memory, or unreadable maps */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

@@ -864,6 +864,176 @@ static void test_track_of_a_reused_pid_drops_the_old_symbols(void **state)
 	world_free(&w);
 }
 
+/* A start time in /proc/PID/stat's clock ticks as the sampler gives it: ns after boot. */
+static uint64_t ticks_to_ns(unsigned long long ticks)
+{
+	return ticks * (1000000000ULL / (unsigned long long)sysconf(_SC_CLK_TCK));
+}
+
+static const char *leaf_name_started(struct symbolizer *sym, uint64_t start_time, uint64_t addr)
+{
+	struct frame out[MAX_FRAMES];
+
+	assert_int_equal(symbolizer_stack_started(sym, FAKE_PID, start_time, "worker", &addr, 1,
+						  NULL, 0, out, MAX_FRAMES),
+			 2);
+	return out[1].name;
+}
+
+/*
+ * Two processes hold one PID within a drain (the first exits, the PID is
+ * reused): with the sampler's start times each sample gets its own
+ * process's names, never the other's, whatever /proc shows by then.
+ */
+static void test_start_times_keep_processes_of_one_pid_apart(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], lib[4096], maps[8192];
+	uint64_t alpha, beta;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	beta = mapped_addr(lib, 0x401000, "fixture_beta");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+
+	/* It exits; a new process takes its PID before the drain. */
+	maps_line(maps, sizeof(maps), lib, 0x401000);
+	fake_process(&w, 200, maps);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha), "fixture_alpha");
+	symbolizer_end_drain(sym);
+	/* Its samples left for the next drain still resolve... */
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha + 1), "fixture_alpha");
+	/* ...and the new process's are read from /proc: its own names. */
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(200), beta), "fixture_beta");
+	/* The first one's, once its record is the second's, get none. */
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), beta), "[unknown]");
+	/* A late report of the first process leaves the second's record alone. */
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(200), beta + 1), "fixture_beta");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+
+	/* Gone before its report was handled: nothing to snapshot, nothing kept. */
+	fake_process_exit(&w);
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+/*
+ * A sample whose start time is the record's needs nothing from /proc:
+ * a process whose /proc/PID/stat cannot be read is still named, and kept
+ * while its samples come.
+ */
+static void test_sample_start_time_spares_proc_stat(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192], path[256], name[64];
+	uint64_t alpha;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	snprintf(name, sizeof(name), "%d/stat", FAKE_PID);
+	world_path(&w, path, sizeof(path), name);
+	/* Its stat unreadable, its maps readable: only a start time given can name it. */
+	unlink(path);
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID), -ESRCH);
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	for (int drain = 0; drain < 3; drain++) {
+		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha + drain),
+				    "fixture_alpha");
+		symbolizer_end_drain(sym);
+		symbolizer_stats(sym, &stats);
+		assert_int_equal(stats.processes, 1);
+	}
+	/* Without samples, the end of a drain asks /proc, finds it gone, and lets it go. */
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+/*
+ * Nearly no process runs JIT code, and looking for a perf map costs a
+ * read of /proc/PID/status and an open() each drain: a process is looked
+ * at only once it has anonymous executable memory. A perf map planted
+ * for one that has none names nothing. One that starts to JIT code later
+ * is looked at from then on.
+ */
+static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192], path[256];
+	uint64_t alpha;
+	enum frame_kind kind;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	world_path(&w, path, sizeof(path), "perf-4242.map");
+	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	for (int drain = 0; drain < 2; drain++) {
+		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha),
+				    "fixture_alpha");
+		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), 0x7f0000000120),
+				    "[unknown]");
+		symbolizer_end_drain(sym);
+	}
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.perfmaps_opened, 0);
+
+	/* It starts a JIT: anonymous executable memory, and its perf map, now count. */
+	strcat(maps, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
+	fake_process(&w, 100, maps);
+	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind),
+			    "LazyCompile:~handler server.js:10");
+	assert_int_equal(kind, FRAME_JIT);
+	symbolizer_end_drain(sym);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), 0x7f0000000130),
+			    "LazyCompile:~handler server.js:10");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.perfmaps_opened, 1);
+	symbolizer_free(sym);
+
+	/* Known from its first snapshot, too. */
+	sym = symbolizer_new(&w.config);
+	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), 0x7f0000000120),
+			    "LazyCompile:~handler server.js:10");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.perfmaps_opened, 1);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 static void test_process_records_are_bounded(void **state)
 {
 	struct world w;
@@ -1061,6 +1231,9 @@ int main(void)
 	    cmocka_unit_test(test_tracked_process_resolves_after_exit_and_deletion),
 	    cmocka_unit_test(test_tracked_exited_process_waits_one_drain_for_its_samples),
 	    cmocka_unit_test(test_track_of_a_reused_pid_drops_the_old_symbols),
+	    cmocka_unit_test(test_start_times_keep_processes_of_one_pid_apart),
+	    cmocka_unit_test(test_sample_start_time_spares_proc_stat),
+	    cmocka_unit_test(test_perf_map_is_read_only_with_anonymous_exec_memory),
 	    cmocka_unit_test(test_process_records_are_bounded),
 	    cmocka_unit_test(test_special_mappings_are_named),
 	    cmocka_unit_test(test_vdso_frames_are_named),
