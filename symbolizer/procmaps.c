@@ -139,7 +139,7 @@ static int keep(struct procmaps *maps, const struct procmaps_mapping *m, size_t 
 		*path_offs = offs;
 		*cap = new_cap;
 	}
-	if (*pool_len + m->path_len + 1 > *pool_cap) {
+	if (!maps->pool || *pool_len + m->path_len + 1 > *pool_cap) {
 		size_t new_cap = *pool_cap ? *pool_cap * 2 : 4096;
 		char *pool;
 
