@@ -35,8 +35,11 @@ int procmaps_parse_line(const char *line, struct procmaps_mapping *m);
 
 /*
  * Reads a maps file ("/proc/PID/maps" or a test's copy) into *out, keeping
- * executable mappings. Returns 0 or a negative errno (-ENOENT when the
- * process is gone). The caller frees the result with procmaps_free().
+ * executable mappings: on /proc through the PROCMAP_QUERY ioctl when the
+ * kernel has it (then the gate page, "[vsyscall]", is not listed; no
+ * sample lands there), else its text. Returns 0 or a negative errno
+ * (-ENOENT when the process is gone). The caller frees the result with
+ * procmaps_free().
  */
 int procmaps_load(const char *path, struct procmaps **out);
 

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -255,6 +257,89 @@ static void test_anonymous_exec_memory_is_told_apart(void **state)
 	unlink(path);
 }
 
+/* True for the gate page, which only the text of maps lists. */
+static bool is_vsyscall(const struct procmaps_mapping *m)
+{
+	return !strcmp(m->path, "[vsyscall]");
+}
+
+/*
+ * /proc's own maps are asked with the PROCMAP_QUERY ioctl where the
+ * kernel has it (6.11+); a copy of the same text is parsed. Both give the
+ * same mappings, a path with a newline (shown "\012" in the text) and a
+ * deleted file included.
+ */
+static void test_proc_maps_match_their_text(void **state)
+{
+	char dir[4096], odd[4200], gone[4200], copy[] = "/tmp/test_procmaps.XXXXXX";
+	char buf[65536];
+	struct procmaps *live = NULL, *text = NULL;
+	void *odd_map, *gone_map;
+	ssize_t len, n;
+	size_t i, j;
+	int fd, out;
+
+	(void)state;
+	/* Next to the test binary: a file system where files may be mapped executable. */
+	len = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	assert_true(len > 0);
+	dir[len] = '\0';
+	*strrchr(dir, '/') = '\0';
+	snprintf(odd, sizeof(odd), "%s/test_procmaps odd\nname.so", dir);
+	snprintf(gone, sizeof(gone), "%s/test_procmaps_gone.so", dir);
+	for (int k = 0; k < 2; k++) {
+		fd = open(k ? gone : odd, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, 8192), 0);
+		*(k ? &gone_map : &odd_map) =
+		    mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096 * k);
+		assert_true((k ? gone_map : odd_map) != MAP_FAILED);
+		close(fd);
+	}
+	unlink(gone);
+
+	fd = open("/proc/self/maps", O_RDONLY);
+	assert_true(fd >= 0);
+	out = mkstemp(copy);
+	assert_true(out >= 0);
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(fd);
+	close(out);
+	assert_int_equal(procmaps_load("/proc/self/maps", &live), 0);
+	assert_int_equal(procmaps_load(copy, &text), 0);
+	unlink(copy);
+
+	for (i = 0, j = 0; i < procmaps_count(text); i++) {
+		const struct procmaps_mapping *want = procmaps_at(text, i), *got;
+
+		if (is_vsyscall(want))
+			continue;
+		got = procmaps_at(live, j++);
+		assert_non_null(got);
+		assert_int_equal(got->start, want->start);
+		assert_int_equal(got->end, want->end);
+		assert_int_equal(got->pgoff, want->pgoff);
+		assert_int_equal(got->dev_major, want->dev_major);
+		assert_int_equal(got->dev_minor, want->dev_minor);
+		assert_int_equal(got->inode, want->inode);
+		assert_int_equal(got->deleted, want->deleted);
+		assert_string_equal(got->path, want->path);
+		assert_int_equal(got->path_len, want->path_len);
+	}
+	/* One more only when the text was read: then the gate page is listed too. */
+	assert_true(procmaps_count(live) == j || procmaps_count(live) == j + 1);
+	assert_string_equal(procmaps_find(live, (uintptr_t)odd_map, NULL)->path + strlen(dir),
+			    "/test_procmaps odd\\012name.so");
+	assert_true(procmaps_find(live, (uintptr_t)gone_map, NULL)->deleted);
+	assert_int_equal(procmaps_find(live, (uintptr_t)gone_map, NULL)->pgoff, 4096);
+	procmaps_free(live);
+	procmaps_free(text);
+	munmap(odd_map, 8192);
+	munmap(gone_map, 8192);
+	unlink(odd);
+}
+
 static void test_load_missing_process(void **state)
 {
 	struct procmaps *maps = (struct procmaps *)1;
@@ -293,6 +378,7 @@ int main(void)
 	    cmocka_unit_test(test_load_keeps_exec_sorted_and_counts_malformed),
 	    cmocka_unit_test(test_load_long_maps_and_unterminated_last_line),
 	    cmocka_unit_test(test_anonymous_exec_memory_is_told_apart),
+	    cmocka_unit_test(test_proc_maps_match_their_text),
 	    cmocka_unit_test(test_load_missing_process),
 	    cmocka_unit_test(test_own_maps_find_own_code),
 	};
