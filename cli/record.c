@@ -227,8 +227,8 @@ static int add_sample(const struct sampler_sample *s, void *ctx)
 
 	/* Per sample, so the watch thread never waits for a whole drain. */
 	pthread_mutex_lock(&run->lock);
-	n = symbolizer_stack(run->sym, s->tgid, s->comm, s->uips, s->n_uips, s->kips, s->n_kips,
-			     run->frames, MAX_FRAMES);
+	n = symbolizer_stack_started(run->sym, s->tgid, s->start_time, s->comm, s->uips, s->n_uips,
+				     s->kips, s->n_kips, run->frames, MAX_FRAMES);
 	err = profile_add(run->profile, run->frames, n, s->count);
 	pthread_mutex_unlock(&run->lock);
 	if (err)
@@ -265,7 +265,7 @@ static int track_process(const struct sampler_process *p, void *ctx)
 	int err;
 
 	pthread_mutex_lock(&run->lock);
-	err = symbolizer_track(run->sym, p->tgid);
+	err = symbolizer_track_started(run->sym, p->tgid, p->start_time);
 	if (err == -ESRCH)
 		run->gone++;
 	else if (!err)

@@ -165,9 +165,9 @@ static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
 
 	/* Per sample, so that the watch thread never waits a whole drain. */
 	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	n = symbolizer_stack(ebprof.symbolizer, sample->tgid, sample->comm, sample->uips,
-			     sample->n_uips, sample->kips, sample->n_kips, ebprof.frames,
-			     EBPROF_MAX_FRAMES);
+	n = symbolizer_stack_started(ebprof.symbolizer, sample->tgid, sample->start_time,
+				     sample->comm, sample->uips, sample->n_uips, sample->kips,
+				     sample->n_kips, ebprof.frames, EBPROF_MAX_FRAMES);
 	/* Out of memory loses this stack, not the drain: count it and go on. */
 	if (profile_add(into, ebprof.frames, n, sample->count) < 0)
 		ebprof.lost_memory += sample->count;
@@ -180,7 +180,7 @@ static int ebprof_track(const struct sampler_process *process, void *ctx)
 {
 	(void)ctx;
 	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	symbolizer_track(ebprof.symbolizer, process->tgid);
+	symbolizer_track_started(ebprof.symbolizer, process->tgid, process->start_time);
 	pthread_mutex_unlock(&ebprof_symbolizer_lock);
 	return 0;
 }
