@@ -19,6 +19,9 @@
 #include "render/speedscope.h"
 #include "render/svg.h"
 
+/* stdio buffer for output files (its default is the 4 KiB block size). */
+#define OUTPUT_BUFFER (256 * 1024)
+
 int cli_parse_format(const char *s)
 {
 	if (!strcmp(s, "svg"))
@@ -117,6 +120,8 @@ int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *
 		close(fd);
 		goto unlink_tmp;
 	}
+	/* A flame graph is megabytes: write it in big pieces, not 4 KiB ones. */
+	setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
 	err = write_stream(p, fmt, out, title, subtitle, min_width, frequency);
 	if (fflush(out) && !err)
 		err = -errno;

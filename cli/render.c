@@ -22,6 +22,7 @@
 #include "render/stacks.h"
 
 #define RENDER_HEAD 65536 /* bytes looked at to tell perf script from folded */
+#define RENDER_READ_BUFFER (256 * 1024)
 
 static void render_usage(FILE *out)
 {
@@ -181,6 +182,8 @@ static int read_one(struct profile *p, const char *path, enum render_input input
 				strerror(errno));
 			return -1;
 		}
+		/* Big reads, not 4 KiB ones: inputs run to hundreds of megabytes. */
+		setvbuf(h.rest, NULL, _IOFBF, RENDER_READ_BUFFER);
 	}
 	h.head = malloc(RENDER_HEAD);
 	if (root != ROOT_NONE)
