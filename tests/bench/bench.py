@@ -240,6 +240,16 @@ def bpf_progs():
     return progs
 
 
+def cpu_ticks(pid):
+    """utime + stime of pid in clock ticks, or None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def rss_mb(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -335,21 +345,24 @@ class Profiler:
         """Stops it as a user would (Ctrl-C); returns (CPU s, peak RSS MB, wall s)."""
         wall = time.time() - self.started
         # bpftrace 0.17 now and then misses a SIGINT (seen here once in
-        # dozens of runs): ask again, but only once its output has stopped
-        # growing, for after a SIGINT it symbolizes and prints every stack
-        # (over 20 s for thousands of stacks), and a second one cuts that short.
+        # dozens of runs): ask again, but only once it has stopped working,
+        # for after a SIGINT it symbolizes and prints every stack (over 20 s
+        # of CPU, with no output yet, for thousands of stacks), and a second
+        # one cuts that short and loses its whole output.
+        pid = self.proc.pid()
         self.proc.signal(signal.SIGINT)
-        size = -1
+        progress = None
         for _ in range(60):
             try:
                 self.proc.proc.wait(10)
                 break
             except subprocess.TimeoutExpired:
-                now = os.path.getsize(self.out) + os.path.getsize(self.err)
-                if now == size:
+                now = (os.path.getsize(self.out) + os.path.getsize(self.err),
+                       cpu_ticks(pid) if pid else None)
+                if now == progress:
                     log("%s did not stop on SIGINT; sending it again" % self.kind)
                     self.proc.signal(signal.SIGINT)
-                size = now
+                progress = now
         rc, _, cpu, rss = self.proc.wait(60)
         if rc not in (0, -signal.SIGINT):
             raise RuntimeError("%s exited %d: %s" % (self.kind, rc,
@@ -649,7 +662,7 @@ class Bench:
                      "peak RSS (VmHWM) difference")
         self.res.add("3 user", "collectd steady RSS added", "collectd+ebprof",
                      median(steadies), "MB", hz, "collectd alone", median(base_steady), None, reps,
-                     "VmRSS at the end of the run; the peak is BTF parsing at load")
+                     "VmRSS at the end of the run")
 
     def scaling_user(self, hz):
         """ebprof's user CPU by unique stacks and by number of processes."""
