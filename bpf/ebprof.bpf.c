@@ -242,13 +242,14 @@ static __always_inline bool in_user_mode(const struct bpf_perf_event_data *ctx)
 #if defined(__TARGET_ARCH_x86)
 	/*
 	 * The CPL is the low two bits of cs, the 18th word of x86-64's user
-	 * ABI struct pt_regs (asm/ptrace.h), which is what the context holds.
-	 * The kernel's own pt_regs declares cs as 16 bits, and the verifier
-	 * only allows whole words of the context: read the word.
+	 * ABI struct pt_regs (asm/ptrace.h), which is what the context holds;
+	 * any CPL above 0 is user mode, as the kernel's user_mode() says. The
+	 * kernel's own pt_regs declares cs as 16 bits, and the verifier only
+	 * allows whole words of the context: read the word.
 	 */
 	const __u64 *regs = (const __u64 *)ctx;
 
-	return (regs[17] & 3) == 3;
+	return (regs[17] & 3) != 0;
 #else
 	return false;
 #endif
