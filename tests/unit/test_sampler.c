@@ -63,7 +63,16 @@ struct workload {
 	int distinct;	   /* > 1: spread over this many distinct stacks */
 	bool syscalls;	   /* spend some time in the kernel too */
 	bool threads;	   /* burn in short-lived threads: a new pid every ~0.3 ms */
+	const char *rename_to; /* take this name on SIGUSR1 */
 };
+
+static const char *workload_new_name;
+
+static void workload_rename(int sig)
+{
+	(void)sig;
+	prctl(PR_SET_NAME, workload_new_name);
+}
 
 static void *burn_thread(void *arg)
 {
@@ -79,6 +88,10 @@ static void workload_run(const struct workload *w)
 
 	if (w->name)
 		prctl(PR_SET_NAME, w->name);
+	if (w->rename_to) {
+		workload_new_name = w->rename_to;
+		signal(SIGUSR1, workload_rename);
+	}
 	for (unsigned int i = 0;; i++) {
 		if (w->threads) {
 			pthread_t thread;
@@ -637,6 +650,46 @@ static void test_filters_by_process_name(void **state)
 	assert_int_equal(t.wrong_tgid, 0);
 }
 
+/*
+ * A process that renames itself while it keeps its CPU: the program keeps
+ * each CPU's last task described, and the rename must reach that cache,
+ * or the process stays filtered out under its old name.
+ */
+static void test_rename_reaches_the_name_filter(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { .name = "ebprof-before", .rename_to = "ebprof-after" };
+	const char *comms[] = { "ebprof-after" };
+	struct sampler_config config;
+	struct tally t = { 0 };
+	struct sampler *s;
+	double cpu;
+	pid_t a;
+
+	a = workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.comms = comms;
+	config.n_comms = 1;
+	strcpy(t.want_comm, "ebprof-after");
+	t.want[0] = (uint32_t)a;
+	sleep_ms(50);
+	s = open_or_fail(f, &config);
+	/* Sampled, and filtered out, under its first name for a while. */
+	sleep_ms(300);
+	drain_or_fail(s, &t, NULL);
+	assert_int_equal(t.samples, 0);
+	cpu = cpu_seconds(a);
+	assert_int_equal(kill(a, SIGUSR1), 0);
+	sleep_ms(500);
+	cpu = cpu_seconds(a) - cpu;
+	workload_stop(f, a);
+	drain_or_fail(s, &t, NULL);
+	assert_samples_match(t.samples, cpu, 999);
+	assert_int_equal(t.wrong_comm, 0);
+	assert_int_equal(t.wrong_tgid, 0);
+}
+
 /* sampler_set_tgids() moves the filter while sampling. */
 static void test_set_tgids_moves_filter(void **state)
 {
@@ -1065,6 +1118,7 @@ int main(void)
 		TEST(test_full_counts_map_recovers),
 		TEST(test_full_stacks_map_counts_loss),
 		TEST(test_filters_by_process_name),
+		TEST(test_rename_reaches_the_name_filter),
 		TEST(test_set_tgids_moves_filter),
 		TEST(test_set_tgids_needs_a_pid_filter),
 		TEST(test_reports_a_process_once),
