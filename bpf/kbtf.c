@@ -125,6 +125,30 @@ static void kbtf_reader_init(struct kbtf_reader *r, int fd, unsigned char *buf, 
 	r->buf = buf;
 }
 
+/*
+ * Makes sure the buffer holds at least one unread byte of the section.
+ * Returns 0 or -errno (-EPROTO past the section's end).
+ */
+static int kbtf_fill(struct kbtf_reader *r)
+{
+	off_t left = r->end - (r->pos + (off_t)r->len);
+	ssize_t got;
+
+	if (r->at < r->len)
+		return 0;
+	if (left <= 0)
+		return -EPROTO; /* the section ends mid-record */
+	r->pos += (off_t)r->len;
+	got = pread(r->fd, r->buf, left < KBTF_CHUNK ? (size_t)left : KBTF_CHUNK, r->pos);
+	if (got < 0)
+		return -errno;
+	if (got == 0)
+		return -EPROTO; /* the file is shorter than its header says */
+	r->len = (size_t)got;
+	r->at = 0;
+	return 0;
+}
+
 /* Copies the next n bytes of the section into out. Returns 0 or -errno. */
 static int kbtf_read(struct kbtf_reader *r, void *out, size_t n)
 {
@@ -132,23 +156,10 @@ static int kbtf_read(struct kbtf_reader *r, void *out, size_t n)
 
 	while (n) {
 		size_t take;
+		int err = kbtf_fill(r);
 
-		if (r->at == r->len) {
-			off_t left = r->end - (r->pos + (off_t)r->len);
-			ssize_t got;
-
-			if (left <= 0)
-				return -EPROTO; /* the section ends mid-record */
-			r->pos += (off_t)r->len;
-			got = pread(r->fd, r->buf, left < KBTF_CHUNK ? (size_t)left : KBTF_CHUNK,
-				    r->pos);
-			if (got < 0)
-				return -errno;
-			if (got == 0)
-				return -EPROTO; /* the file is shorter than its header says */
-			r->len = (size_t)got;
-			r->at = 0;
-		}
+		if (err)
+			return err;
 		take = r->len - r->at < n ? r->len - r->at : n;
 		memcpy(dst, r->buf + r->at, take);
 		r->at += take;
@@ -183,7 +194,9 @@ static bool kbtf_is_name(const uint32_t *offs, uint32_t off)
 
 /*
  * One pass over the strings: notes where the struct's and the members'
- * names start. A string longer than any wanted name is skipped whole.
+ * names start. The buffer is scanned a string at a time (memchr for the
+ * NUL); a string cut by the end of a chunk is carried over in name[], and
+ * one longer than any wanted name is skipped whole.
  */
 static int kbtf_scan_strings(struct kbtf_reader *r, struct kbtf_search *q,
 			     const char *struct_name)
@@ -195,20 +208,27 @@ static int kbtf_scan_strings(struct kbtf_reader *r, struct kbtf_search *q,
 	int err;
 
 	while (!kbtf_at_end(r)) {
-		char c;
+		const unsigned char *p, *nul;
+		size_t n;
 
-		err = kbtf_read(r, &c, 1);
+		err = kbtf_fill(r);
 		if (err)
 			return err;
-		off++;
-		if (c != '\0') {
-			if (len < KBTF_MAX_NAME)
-				name[len++] = c;
-			else
-				too_long = true;
+		p = r->buf + r->at;
+		nul = memchr(p, '\0', r->len - r->at);
+		n = (size_t)((nul ? nul : r->buf + r->len) - p);
+		if (!too_long && len + n <= KBTF_MAX_NAME)
+			memcpy(name + len, p, n);
+		else
+			too_long = true;
+		len += n;
+		r->at += n;
+		off += (uint32_t)n;
+		if (!nul)
 			continue;
-		}
-		name[len] = '\0';
+		r->at++;
+		off++;
+		name[too_long ? 0 : len] = '\0';
 		/* Offset 0 is the empty name of every anonymous type. */
 		if (!too_long && start != 0) {
 			if (strcmp(name, struct_name) == 0)
