@@ -15,10 +15,7 @@ LoadPlugin network
 <Plugin network>
   Listen "127.0.0.1" "$PORT"
 </Plugin>
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$C/csv"
-</Plugin>
+$(collectd_csv "$C")
 EOF2
 } >"$C/collectd.conf"
 rm "$C/plugins/ebprof.so" # the central daemon does not need the plugin

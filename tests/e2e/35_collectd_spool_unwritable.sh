@@ -13,10 +13,7 @@ bg "$EX/split7030" 30; W=$BG
 {
 	collectd_conf "$D" e2ehost 1
 	cat <<EOF2
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$D/csv"
-</Plugin>
+$(collectd_csv "$D")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 499

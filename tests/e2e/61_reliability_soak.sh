@@ -38,10 +38,7 @@ while time.time() < e: pass"
 conf() { # DIR
 	collectd_conf "$1" soakhost 1
 	cat <<EOF2
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$1/csv"
-</Plugin>
+$(collectd_csv "$1")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 999

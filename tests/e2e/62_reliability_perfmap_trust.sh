@@ -80,10 +80,7 @@ D=$(collectd_dir perfmap csv)
 {
 	collectd_conf "$D" e2ehost 1
 	cat <<EOF2
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$D/csv"
-</Plugin>
+$(collectd_csv "$D")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 499

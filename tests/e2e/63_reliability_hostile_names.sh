@@ -90,10 +90,7 @@ LoadPlugin write_prometheus
 <Plugin write_prometheus>
   Port "$PORT"
 </Plugin>
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$D/csv"
-</Plugin>
+$(collectd_csv "$D")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 499

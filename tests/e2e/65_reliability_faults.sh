@@ -96,10 +96,7 @@ D=$(collectd_dir full csv)
 {
 	collectd_conf "$D" e2ehost 1
 	cat <<EOF2
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$D/csv"
-</Plugin>
+$(collectd_csv "$D")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 999

@@ -15,10 +15,7 @@ command -v xmllint >/dev/null || fail "xmllint is not installed (make deps)"
 spool_conf() { # DIR [EXTRA LINES]
 	collectd_conf "$1" e2ehost 1
 	cat <<EOF2
-LoadPlugin csv
-<Plugin csv>
-  DataDir "$1/csv"
-</Plugin>
+$(collectd_csv "$1")
 LoadPlugin ebprof
 <Plugin ebprof>
   Frequency 999

@@ -37,6 +37,16 @@ Interval $3
 EOF
 }
 
+# collectd_csv DIR: the csv plugin's block, writing under DIR/csv, on stdout.
+collectd_csv() {
+	cat <<EOF
+LoadPlugin csv
+<Plugin csv>
+  DataDir "$1/csv"
+</Plugin>
+EOF
+}
+
 # collectd_start DIR [WRAPPER...]: runs collectd -f on DIR/collectd.conf
 # in the background (optionally under a wrapper command such as setpriv);
 # its PID is in $COLLECTD.
