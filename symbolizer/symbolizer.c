@@ -1102,3 +1102,8 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	};
 	target_stats(sym->gate, stats->refused);
 }
+
+uint64_t symbolizer_progress(const struct symbolizer *sym)
+{
+	return target_progress(sym->gate);
+}

@@ -139,4 +139,12 @@ struct symbolizer_stats {
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
 
+/*
+ * A counter that moves while sym works on a process's files (every open,
+ * every chunk of a long read: target_progress()). The one call that is
+ * safe from another thread while sym is in use: a watchdog tells a slow
+ * symbolizer from a stuck one by it.
+ */
+uint64_t symbolizer_progress(const struct symbolizer *sym);
+
 #endif
