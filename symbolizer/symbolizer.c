@@ -171,6 +171,25 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 }
 
 /*
+ * Out of descriptors is the one failure of a /proc read that is ours, not
+ * the process's: counted with the gate's refusals, so the user hears of it.
+ */
+static void count_fds(struct symbolizer *sym, long err)
+{
+	if (err == -EMFILE || err == -ENFILE)
+		target_count(sym->gate, TARGET_NO_FDS);
+}
+
+/* read_small() of a process's /proc file. */
+static ssize_t proc_read(struct symbolizer *sym, const char *path, char *buf, size_t size)
+{
+	ssize_t n = read_small(path, buf, size);
+
+	count_fds(sym, n);
+	return n;
+}
+
+/*
  * The kernel writes a start time into /proc/PID/stat as start_boottime
  * (ns) divided by NSEC_PER_SEC / USER_HZ (nsec_to_clock_t, exact when
  * USER_HZ divides a second, as 100 does); _SC_CLK_TCK is USER_HZ.
@@ -218,6 +237,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 {
 	struct symbolizer_config defaults;
 	struct symbolizer *sym;
+	int err;
 
 	symbolizer_config_init(&defaults);
 	if (!config)
@@ -245,9 +265,10 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 			goto err_free;
 	}
 	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
-	if (ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms) ==
-	    -ENOMEM)
+	err = ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms);
+	if (err == -ENOMEM)
 		goto err_free;
+	count_fds(sym, err);
 	return sym;
 
 err_free:
@@ -300,14 +321,14 @@ void symbolizer_free(struct symbolizer *sym)
 }
 
 /* Field 22 of /proc/PID/stat, after the comm, which may hold ')' itself; 0: unreadable. */
-static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
+static uint64_t read_start_time(struct symbolizer *sym, uint32_t tgid)
 {
 	char path[4096], buf[1024];
 	uint64_t start = 0;
 	const char *s;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/stat", sym->proc_root, tgid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (proc_read(sym, path, buf, sizeof(buf)) <= 0)
 		return 0;
 	s = strrchr(buf, ')');
 	if (!s)
@@ -338,7 +359,7 @@ struct proc_status {
  * (the second Uid field), who must own that map. When unreadable: tgid,
  * and root, so that only root's files are trusted then.
  */
-static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
+static void read_status(struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
 {
 	char path[4096], buf[8192];
 	const char *line, *next;
@@ -346,7 +367,7 @@ static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc
 	status->nspid = tgid;
 	status->euid = 0;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", sym->proc_root, tgid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (proc_read(sym, path, buf, sizeof(buf)) <= 0)
 		return;
 	for (line = buf; line; line = next) {
 		const char *last, *end = strchr(line, '\n');
@@ -373,7 +394,7 @@ static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc
  * perfmap_dir under the host PID (a test's fake /proc has no root). Only
  * a file of the process's user or root is read (perfmap.h says why).
  */
-static struct perfmap *proc_perfmap_new(const struct symbolizer *sym, uint32_t tgid)
+static struct perfmap *proc_perfmap_new(struct symbolizer *sym, uint32_t tgid)
 {
 	char root[4096], path[4096 + 64];
 	struct proc_status status;
@@ -446,6 +467,7 @@ static int proc_read_maps(struct symbolizer *sym, struct proc *proc, bool verify
 	proc->maps_drain = sym->drain;
 	/* A process gone before its first read keeps no maps; one read before keeps them. */
 	err = procmaps_load(path, &maps);
+	count_fds(sym, err);
 	if (err)
 		return err;
 	if (verify && read_start_time(sym, proc->tgid) != proc->start_time) {
