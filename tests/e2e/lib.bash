@@ -73,3 +73,14 @@ wait_cpu() {
 		[ "$done" -eq 1 ] && return 0
 	done
 }
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
+wait_for() {
+	local tries=$(( $1 * 5 ))
+	shift
+	for _ in $(seq "$tries"); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
+}
