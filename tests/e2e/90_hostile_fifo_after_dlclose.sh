@@ -15,27 +15,8 @@
 # as refused (not a regular file).
 source "$(dirname "$0")/hostile.bash"
 
-mkdir -p "$T/libs"
-
-# rounds KIND COUNT: one process after another, each swapping its own
-# copy (and mapping its own copy of the slow library: the symbolizer
-# caches a table by file, and a cached one is quick).
-# A slow round's process lives long enough for its snapshot to end while
-# it runs, and the next one waits for that.
-rounds() {
-	local slow=- hot_ms=2 life=0.25 pause=0 i
-	[ "$1" = slow ] && hot_ms=30 life=0.8 pause=0.3
-	for i in $(seq "$2"); do
-		[ "$1" = slow ] && slow=$(slow_lib "$T/libs/slow-$i")
-		cp "$HOSTILE_LIB" "$T/libs/libhot-$1-$i.so"
-		"$HOSTILE_BIN" fifo "$T/libs/libhot-$1-$i.so" "$slow" "$hot_ms" "$life" >/dev/null ||
-			echo "round $1 $i failed" >>"$T/rounds.err"
-		sleep "$pause"
-	done
-}
-
 # The workload starts once the sampler is up; record filters on its name.
-(sleep 1; rounds race 10; rounds slow 6) &
+(sleep 1; fifo_rounds race 10; fifo_rounds slow 6) &
 BG_PIDS+=("$!")
 record_hostile fifo 11 -c hostile_work -F 999
 wait

@@ -39,6 +39,37 @@ slow_lib() {
 	echo "$dir/libslow.so"
 }
 
+# fifo_rounds race|slow COUNT: processes that swap a dlclosed library
+# for a FIFO (90_hostile_fifo_after_dlclose.sh), one after another. Each
+# swaps its own copy, and maps its own copy of the slow library (the
+# symbolizer caches a table by file, and a cached one is quick). A slow
+# round's process lives long enough for its snapshot to end while it
+# runs, and the next one waits for that.
+fifo_rounds() {
+	local slow=- hot_ms=2 life=0.25 pause=0 i
+	[ "$1" = slow ] && hot_ms=30 life=0.8 pause=0.3
+	mkdir -p "$T/libs"
+	for i in $(seq "$2"); do
+		[ "$1" = slow ] && slow=$(slow_lib "$T/libs/slow-$i")
+		cp "$HOSTILE_LIB" "$T/libs/libhot-$1-$i.so"
+		"$HOSTILE_BIN" fifo "$T/libs/libhot-$1-$i.so" "$slow" "$hot_ms" "$life" >/dev/null ||
+			echo "round $1 $i failed" >>"$T/rounds.err"
+		sleep "$pause"
+	done
+}
+
+# release_fifos: wakes anything still blocked opening one of our FIFOs (a
+# profiler without the gate, sampling system-wide while the test ran):
+# opening a FIFO read-write never blocks, and counts as its writer.
+release_fifos() {
+	local f
+	for f in "$T"/libs/*.so; do
+		[ -p "$f" ] && { exec 3<>"$f"; exec 3>&-; }
+	done
+	return 0
+}
+trap 'release_fifos; cleanup' EXIT
+
 # record_hostile NAME SECONDS ARGS...: `ebprof record -d SECONDS ARGS
 # --format folded -o $T/NAME.folded`, its stderr in $T/NAME.err; fails
 # the test unless it exits 0 within SECONDS + MARGIN_S with a peak RSS

@@ -1,6 +1,9 @@
 # Shared by the end-to-end tests: paths, a scratch directory, background
 # workloads that are always reaped, and assertions that say what failed.
-# Sourced, not run. Every test runs the real sampler on real eBPF.
+# Sourced, not run (once: helpers that source it may be combined). Every
+# test runs the real sampler on real eBPF.
+[ -n "${EBPROF_E2E_LIB:-}" ] && return 0
+EBPROF_E2E_LIB=1
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EBPROF=$ROOT/build/ebprof
