@@ -14,7 +14,7 @@
  * between the check and the read.
  *
  * Reading is bounded, with pread() into a buffer of its own: a line
- * longer than PERFMAP_MAX_LINE is skipped to its newline (in later
+ * longer than max_line (PERFMAP_MAX_LINE) is skipped to its newline (in later
  * refreshes if need be) and counted; each refresh reads at most
  * PERFMAP_MAX_READ bytes and leaves the rest for the next; a file is read
  * up to max_bytes in all, then no further until it is replaced.
@@ -44,6 +44,7 @@ struct perfmap {
 	uid_t owner;
 	struct target *gate;
 	uint64_t max_bytes;
+	size_t max_line;
 	struct pentry *entries;
 	size_t nr, cap;
 	char *pool;
@@ -74,6 +75,8 @@ struct perfmap *perfmap_new_with(const struct perfmap_config *config)
 	map->owner = config->owner;
 	map->gate = config->gate;
 	map->max_bytes = config->max_bytes ? config->max_bytes : PERFMAP_DEFAULT_MAX_BYTES;
+	map->max_line = config->max_line && config->max_line < PERFMAP_MAX_LINE ? config->max_line
+										: PERFMAP_MAX_LINE;
 	map->path = strdup(config->path);
 	if (config->root)
 		map->root = strdup(config->root);
@@ -231,6 +234,9 @@ static ssize_t add_lines(struct perfmap *map, const char *buf, size_t len)
 
 		if (map->skipping) {
 			map->skipping = false; /* the end of a line too long to keep */
+		} else if (line > map->max_line) {
+			map->too_long++;
+			map->malformed++;
 		} else {
 			err = add_line(map, buf + used, line);
 			if (err)
@@ -255,7 +261,7 @@ static void read_no_further(struct perfmap *map)
  */
 static int read_from(struct perfmap *map, int fd)
 {
-	const size_t cap = PERFMAP_MAX_LINE + PERFMAP_CHUNK;
+	const size_t cap = map->max_line + PERFMAP_CHUNK;
 	uint64_t budget = PERFMAP_MAX_READ;
 	size_t len = 0;
 	ssize_t got, used;
@@ -295,7 +301,7 @@ static int read_from(struct perfmap *map, int fd)
 			err = (int)used;
 			break;
 		}
-		if (!used && len > PERFMAP_MAX_LINE) {
+		if (!used && len > map->max_line) {
 			/* No newline in a whole line's worth: skip to the next one. */
 			if (!map->skipping) {
 				map->too_long++;

@@ -41,6 +41,7 @@ struct perfmap_config {
 	uid_t owner;
 	struct target *gate; /* the gate (target.h) counts refusals by cause; NULL: none */
 	uint64_t max_bytes;  /* 0: PERFMAP_DEFAULT_MAX_BYTES */
+	size_t max_line;     /* bytes of one line; 0: PERFMAP_MAX_LINE, and at most that */
 };
 
 struct perfmap_symbol {
@@ -88,7 +89,7 @@ size_t perfmap_count(const struct perfmap *map);
 /* Lines skipped because they did not parse, since the map was created. */
 size_t perfmap_malformed(const struct perfmap *map);
 
-/* Of those, lines longer than PERFMAP_MAX_LINE. */
+/* Of those, lines longer than max_line (PERFMAP_MAX_LINE). */
 size_t perfmap_too_long(const struct perfmap *map);
 
 /* Files read up to max_bytes and no further (counted once per file). */

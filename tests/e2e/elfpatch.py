@@ -5,6 +5,9 @@
       Section NAME's header claims SIZE bytes at the end of FILE, which is
       made that long (sparse: nothing is written). A .symtab claiming
       3 GiB made the profiler read 3 GiB (issue 20, finding 4).
+  elfpatch.py claim-size FILE NAME SIZE
+      Section NAME's header claims SIZE bytes where it is; the file is
+      left as it is (a fuzz seed must stay small).
   elfpatch.py claim-sections FILE COUNT
       The header announces COUNT sections (extended numbering: e_shnum 0,
       the count in section 0), which libelf allocates up front.
@@ -27,7 +30,7 @@ def section_headers(data):
     return shoff, shentsize, heads, heads[shstrndx]
 
 
-def claim_section(path, name, size):
+def claim_section(path, name, size, extend=True):
     with open(path, 'rb') as f:
         data = bytearray(f.read())
     shoff, shentsize, heads, names = section_headers(data)
@@ -35,11 +38,12 @@ def claim_section(path, name, size):
         start = names[4] + h[0]
         if data[start:data.index(b'\0', start)].decode() != name:
             continue
-        offset = (len(data) + 4095) // 4096 * 4096
+        offset = (len(data) + 4095) // 4096 * 4096 if extend else h[4]
         struct.pack_into('<QQ', data, shoff + i * shentsize + 0x18, offset, size)
         with open(path, 'wb') as f:
             f.write(data)
-        os.truncate(path, offset + size)
+        if extend:
+            os.truncate(path, offset + size)
         return
     sys.exit('elfpatch: no section %s in %s' % (name, path))
 
@@ -62,6 +66,8 @@ def slow_asm(count):
 def main(argv):
     if len(argv) == 5 and argv[1] == 'claim-section':
         claim_section(argv[2], argv[3], int(argv[4], 0))
+    elif len(argv) == 5 and argv[1] == 'claim-size':
+        claim_section(argv[2], argv[3], int(argv[4], 0), extend=False)
     elif len(argv) == 4 and argv[1] == 'claim-sections':
         claim_sections(argv[2], int(argv[3], 0))
     elif len(argv) == 3 and argv[1] == 'slow-asm':
