@@ -367,7 +367,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		"snapshot, %llu reports lost (ring buffer full); %llu process records held\n",
 		(unsigned long long)t.process_events, (unsigned long long)cs->tracked,
 		(unsigned long long)cs->gone,
-		(unsigned long long)(t.process_events_lost + cs->track_dropped),
+		(unsigned long long)t.process_events_lost + cs->track_dropped,
 		(unsigned long long)ss->processes);
 }
 
