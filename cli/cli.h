@@ -30,8 +30,9 @@ const char *cli_format_ext(enum cli_format fmt);
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
 /*
- * Parses a size in bytes, "4096" or with a unit ("64M", "64MiB"; K, M, G,
- * T are powers of 1024), in [min, max]; -1 on anything else.
+ * Parses a size in bytes, "4096" or with a unit ("64M", "64MiB", "64MB";
+ * K, M, G, T are powers of 1024, as collectd.conf's sizes), in [min,
+ * max]; -1 on anything else.
  */
 int cli_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 

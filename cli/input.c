@@ -46,7 +46,7 @@ int cli_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	if (s[len]) {
 		const char *units = "KMGT", *u = strchr(units, s[len]);
 
-		if (!u || (s[len + 1] && strcmp(s + len + 1, "iB")))
+		if (!u || (s[len + 1] && strcmp(s + len + 1, "iB") && strcmp(s + len + 1, "B")))
 			return -1;
 		shift = 10 * (unsigned int)(u - units + 1);
 	}
