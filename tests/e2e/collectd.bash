@@ -102,3 +102,30 @@ has_rows() {
 show_log() {
 	sed 's/^/    log| /' "$1/log" >&2
 }
+
+# The systemd drop-in a hardened collectd runs with.
+DROPIN=$ROOT/contrib/systemd/ebprof.conf
+
+# dropin_caps: the capabilities its CapabilityBoundingSet= line grants, in
+# lower case without CAP_ (bpf perfmon ...), one a line.
+dropin_caps() {
+	local line
+	line=$(grep '^CapabilityBoundingSet=' "$DROPIN") || fail "no CapabilityBoundingSet= in $DROPIN"
+	echo "${line#*=}" | tr ' ' '\n' | sed -n 's/^CAP_//p' | tr 'A-Z' 'a-z'
+}
+
+# dropin_bounding: the same as setpriv's --bounding-set (-all,+bpf,...).
+dropin_bounding() {
+	echo "-all$(printf ',+%s' $(dropin_caps))"
+}
+
+# dropin_exec_start_pre: runs the drop-in's ExecStartPre= command lines as
+# systemd would ("+": as root, outside the bounding set; "$$" is "$").
+dropin_exec_start_pre() {
+	local line cmd
+	while IFS= read -r line; do
+		cmd=${line#ExecStartPre=}
+		cmd=${cmd#+}
+		eval "${cmd//\$\$/\$}" || fail "the drop-in's ExecStartPre failed: $cmd"
+	done < <(grep '^ExecStartPre=' "$DROPIN")
+}
