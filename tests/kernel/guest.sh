@@ -10,6 +10,11 @@ OUT=/ebprof-vm
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mkdir -p /dev/pts /dev/shm
+# What udev would make: bash's process substitution needs /dev/fd.
+ln -sfn /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
@@ -18,6 +23,10 @@ mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
+if [ -s "$OUT/writable" ]; then
+	mount -t 9p -o trans=virtio,version=9p2000.L,cache=none,msize=262144 ebprof_rw \
+		"$(cat "$OUT/writable")"
+fi
 ip link set lo up
 hostname ebprof-vm
 # The host's root gives the guest the host's /etc/mtab and friends; the

@@ -3,7 +3,7 @@
 # returns its output and exit status: the tests' way to try ebprof on the
 # kernels its users run (Debian 12's own 6.1) without touching the host.
 #
-#   tests/kernel/vm.sh [-k PACKAGE] [-t SECONDS] [-m MB] [-c CPUS] [--] COMMAND [ARG]...
+#   tests/kernel/vm.sh [-k PACKAGE] [-t SECONDS] [-m MB] [-c CPUS] [-w DIR] [--] COMMAND [ARG]...
 #
 # PACKAGE is a Debian kernel image package; by default the newest
 # linux-image-6.1.0-*-amd64-unsigned that apt-cache offers, resolved at
@@ -24,15 +24,22 @@
 #   Skylake-Client without TSX (VM_CPU overrides it);
 # - COMMAND runs with bash in the current directory, as root, with stdin
 #   from /dev/null; its output (stdout and stderr, merged) streams to ours
-#   while it runs, and its exit status becomes ours.
+#   while it runs, and its exit status becomes ours;
+# - -w DIR: the one host directory the guest may write, at the same path
+#   (e.g. for test logs); everything else it writes is lost at power-off.
 # The guest powers itself off when COMMAND ends. If it has not within
 # SECONDS (default 600), qemu is killed and we exit 124. 125 means the
 # harness failed (no package, no boot); the console log is printed then.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/tests/kernel
-package="" timeout=600 mem=2048 cpus=2
+package="" timeout=600 mem=2048 cpus=2 writable=""
 cpu_model=${VM_CPU:-Skylake-Client-noTSX-IBRS}
+
+die() {
+	echo "vm.sh: $*" >&2
+	exit 125
+}
 
 usage() {
 	sed -n '5,6p' "${BASH_SOURCE[0]}" | sed 's/^# *//' >&2
@@ -45,6 +52,7 @@ while [ $# -gt 0 ]; do
 	-t) timeout=$2; shift 2 ;;
 	-m) mem=$2; shift 2 ;;
 	-c) cpus=$2; shift 2 ;;
+	-w) writable=$(realpath -e "$2") || die "-w $2: no such directory"; shift 2 ;;
 	--) shift; break ;;
 	-*) usage ;;
 	*) break ;;
@@ -52,33 +60,43 @@ while [ $# -gt 0 ]; do
 done
 [ $# -gt 0 ] || usage
 
-die() {
-	echo "vm.sh: $*" >&2
-	exit 125
-}
-
 command -v qemu-system-x86_64 >/dev/null || die "qemu-system-x86_64 is missing: run make deps"
 [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
 	die "/bin/busybox is missing or not static: run make deps (busybox-static)"
 
 # The newest 6.1 image Debian offers, by version order of the ABI number.
-if [ -z "$package" ]; then
-	package=$(apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' |
-		awk '{ print $1 }' | sort -V | tail -1)
-	[ -n "$package" ] || die "apt-cache offers no linux-image-6.1.0-*-amd64-unsigned (run apt-get update)"
-fi
+newest_61() {
+	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-amd64-unsigned$' |
+		awk '{ print $1 }' | sort -V | tail -1
+}
 
-# --- the kernel package, fetched and unpacked once ---------------------------
-cache=$ROOT/build/kernels/$package
-unpack=$cache/root
-if [ ! -e "$cache/unpacked" ]; then
+# apt's lists may be old (a revision leaves the mirror when the next one
+# lands): one `apt-get update` when a look-up or a download fails.
+apt_update_once() {
+	echo "vm.sh: apt-get update" >&2
+	apt-get update -qq >&2 || die "apt-get update failed"
+}
+
+# fetch: downloads and unpacks $package into build/kernels/$package/root.
+fetch() {
+	cache=$ROOT/build/kernels/$package
+	unpack=$cache/root
+	[ -e "$cache/unpacked" ] && return 0
 	mkdir -p "$cache"
 	rm -rf "$unpack" "$cache"/*.deb
-	(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download "$package") >&2 ||
-		die "apt-get download $package failed"
+	(cd "$cache" && apt-get -q -o APT::Sandbox::User=root download "$package") >&2 || return 1
 	dpkg-deb -x "$cache"/*.deb "$unpack" || die "dpkg-deb cannot unpack $package"
 	rm -f "$cache"/*.deb
 	touch "$cache/unpacked"
+}
+
+fixed_package=$package
+[ -n "$package" ] || package=$(newest_61)
+if [ -z "$package" ] || ! fetch; then
+	apt_update_once
+	[ -n "$fixed_package" ] || package=$(newest_61)
+	[ -n "$package" ] || die "apt-cache offers no linux-image-6.1.0-*-amd64-unsigned"
+	fetch || die "apt-get download $package failed"
 fi
 vmlinuz=$(ls "$unpack"/boot/vmlinuz-* 2>/dev/null | head -1)
 [ -n "$vmlinuz" ] || die "$package has no boot/vmlinuz-*"
@@ -113,7 +131,8 @@ if [ ! -e "$initrd" ] || [ "$HERE/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" 
 	cp /bin/busybox "$stage/bin/busybox"
 	cp "$HERE/init" "$stage/init"
 	: >"$stage/modules.load"
-	for path in $(for m in virtio_pci 9pnet_virtio 9p overlay; do module_closure "$m"; done); do
+	modules=$(for m in virtio_pci 9pnet_virtio 9p overlay; do module_closure "$m" || exit 125; done)
+	for path in $modules; do
 		name=${path##*/}
 		name=${name%.ko}
 		grep -qx "$name" "$stage/modules.load" && continue
@@ -144,6 +163,13 @@ echo "$HERE/guest.sh" >"$run/share/stage2"
 } >"$run/share/cmd"
 : >"$run/share/output"
 
+rw_share=()
+if [ -n "$writable" ]; then
+	echo "$writable" >"$run/share/writable"
+	rw_share=(-fsdev "local,id=rw,path=$writable,security_model=passthrough"
+		-device virtio-9p-pci,fsdev=rw,mount_tag=ebprof_rw)
+fi
+
 qemu-system-x86_64 \
 	-accel tcg,thread=multi -cpu "$cpu_model" -smp "$cpus" -m "$mem" \
 	-nodefaults -no-user-config -display none -no-reboot \
@@ -154,6 +180,7 @@ qemu-system-x86_64 \
 	-device virtio-9p-pci,fsdev=root,mount_tag=ebprof_root \
 	-fsdev "local,id=out,path=$run/share,security_model=passthrough" \
 	-device virtio-9p-pci,fsdev=out,mount_tag=ebprof_out \
+	"${rw_share[@]}" \
 	</dev/null >"$run/qemu.log" 2>&1 &
 qemu_pid=$!
 started=$SECONDS
