@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -352,6 +353,85 @@ static void test_profiles_one_process(void **state)
 	assert_int_equal(t.samples + after.samples, total.recorded);
 	assert_int_equal(total.drains, 11);
 	assert_true(accounted_for(&total, sampler_cpu_count(s)));
+}
+
+/* Bytes of kernel memory the BPF maps open in this process hold (fdinfo's memlock). */
+static uint64_t maps_memlock(void)
+{
+	char path[64], line[128];
+	uint64_t sum = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		uint64_t memlock = 0;
+		bool map = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			map |= !strncmp(line, "map_type:", 9);
+			sscanf(line, "memlock: %" SCNu64, &memlock);
+		}
+		fclose(f);
+		if (map)
+			sum += memlock;
+	}
+	return sum;
+}
+
+/*
+ * On a kernel without non-preallocated maps in perf_event programs
+ * (before 6.1, KFEAT_NOPREALLOC absent) the sampler preallocates them,
+ * and still records every sample; otherwise it holds far less.
+ */
+static void test_preallocates_where_the_kernel_lacks_noprealloc(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { 0 };
+	struct kfeat old_kernel = { 0 }, here;
+	struct sampler_config config;
+	struct sampler_stats total;
+	struct tally t = { 0 };
+	uint64_t prealloc, grown;
+	struct sampler *s;
+	double cpu;
+	pid_t child;
+
+	kfeat_probe(&here);
+	assert_int_equal(kfeat_state(&here, KFEAT_NOPREALLOC), KFEAT_PRESENT);
+	old_kernel.state[KFEAT_NOPREALLOC] = KFEAT_ABSENT;
+	child = workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = (const uint32_t *)&child;
+	config.n_tgids = 1;
+	config.features = &old_kernel;
+	t.want[0] = (uint32_t)child;
+	s = open_or_fail(f, &config);
+	prealloc = maps_memlock();
+	cpu = cpu_seconds(child);
+	for (int i = 0; i < 5; i++) {
+		sleep_ms(200);
+		drain_or_fail(s, &t, NULL);
+	}
+	cpu = cpu_seconds(child) - cpu;
+	sampler_totals(s, &total);
+	assert_samples_match(t.samples, cpu, 999);
+	assert_int_equal(sampler_stats_lost(&total), 0);
+	assert_true(t.leaf_in_burn >= t.samples * 7 / 10);
+
+	/* A second sampler beside it, on this kernel's features. */
+	config.features = &here;
+	open_or_fail(f, &config);
+	grown = maps_memlock() - prealloc;
+	workload_stop(f, child);
+	print_message("maps hold %.1f MiB preallocated, %.1f MiB not\n", prealloc / 1048576.0,
+		      grown / 1048576.0);
+	/* Two stacks maps of 16384 entries of ~1 KiB each. */
+	assert_true(prealloc >= 32ULL << 20);
+	assert_true(grown < prealloc / 8);
 }
 
 /*
@@ -1144,6 +1224,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_cpu_lists),
 		cmocka_unit_test(test_perf_event_advice_names_the_fix),
+		TEST(test_preallocates_where_the_kernel_lacks_noprealloc),
 		cmocka_unit_test(test_perf_event_advice_never_blames_a_held_capability),
 		cmocka_unit_test(test_rejects_bad_config),
 		cmocka_unit_test(test_unprivileged_open_names_capabilities),
