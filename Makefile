@@ -139,6 +139,9 @@ $(B)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -o $@ $<
 
+# The workloads with a known split share examples/clocksplit.h.
+$(EXAMPLES): examples/clocksplit.h
+
 examples: $(EXAMPLES)
 
 unit: $(UNIT_BINS)
