@@ -26,7 +26,8 @@
  */
 static enum kfeat_state kfeat_probe_noprealloc(void)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, map_opts, .map_flags = BPF_F_NO_PREALLOC);
+	struct bpf_map_create_opts map_opts = { .sz = sizeof(map_opts),
+						.map_flags = BPF_F_NO_PREALLOC };
 	int map, prog, error;
 
 	map = bpf_map_create(BPF_MAP_TYPE_HASH, "ebprof_probe", sizeof(uint32_t),

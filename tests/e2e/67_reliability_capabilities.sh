@@ -28,15 +28,7 @@ for c in $caps; do
 done
 bounding=$(dropin_bounding)
 
-cp "$EX/split7030" "$EX/syscalls" "$T/"
-chmod 755 "$T" "$T/split7030" "$T/syscalls"
-for w in split7030 syscalls; do
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/$w" 60 >/dev/null 2>&1 &
-	BG_PIDS+=("$!")
-done
-for _ in $(seq 20); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
-for _ in $(seq 20); do K=$(pgrep -u 65534 -n -x syscalls) && break; sleep 0.1; done
-[ -n "$W" ] && [ -n "$K" ] || fail "the workloads did not start as nobody"
+start_nobody_workloads 60
 
 # run NAME BOUNDING: collectd with that bounding set, kernel and user stacks.
 run() {

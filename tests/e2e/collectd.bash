@@ -129,3 +129,21 @@ dropin_exec_start_pre() {
 		eval "${cmd//\$\$/\$}" || fail "the drop-in's ExecStartPre failed: $cmd"
 	done < <(grep '^ExecStartPre=' "$DROPIN")
 }
+
+# start_nobody_workloads SECONDS: copies of split7030 (the 70/30 split) and
+# syscalls (kernel frames: the 70/30 one is almost never caught in the
+# kernel) run as nobody, the user a hardened collectd must still profile;
+# their PIDs are in $W and $K.
+start_nobody_workloads() {
+	local w
+	cp "$EX/split7030" "$EX/syscalls" "$T/"
+	chmod 755 "$T" "$T/split7030" "$T/syscalls"
+	for w in split7030 syscalls; do
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/$w" "$1" >/dev/null 2>&1 &
+		BG_PIDS+=("$!")
+	done
+	W="" K=""
+	for _ in $(seq 50); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
+	for _ in $(seq 50); do K=$(pgrep -u 65534 -n -x syscalls) && break; sleep 0.1; done
+	[ -n "$W" ] && [ -n "$K" ] || fail "the workloads did not start as nobody"
+}

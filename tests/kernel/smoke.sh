@@ -106,15 +106,7 @@ kill "$W"
 # kernel frames (the 70/30 one is almost never caught in the kernel).
 bounding=$(dropin_bounding)
 [ "$bounding" != -all ] || fail "no capability read from $DROPIN"
-cp "$EX/split7030" "$EX/syscalls" "$T/"
-chmod 755 "$T" "$T/split7030" "$T/syscalls"
-for w in split7030 syscalls; do
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/$w" 300 >/dev/null 2>&1 &
-	BG_PIDS+=("$!")
-done
-for _ in $(seq 50); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
-for _ in $(seq 50); do K=$(pgrep -u 65534 -n -x syscalls) && break; sleep 0.1; done
-[ -n "$W" ] && [ -n "$K" ] || fail "the workloads did not start as nobody"
+start_nobody_workloads 300
 lines="  Frequency 999
   PID $W
   PID $K
