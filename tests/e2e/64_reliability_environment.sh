@@ -70,7 +70,7 @@ has_rows 2 "$D/csv/e2ehost/ebprof-self/gauge-burn_seventy-*" ||
 ok "perf_event_paranoid=3, root: values flow (CAP_PERFMON overrides it)"
 daemon paranoid-nocap "  Frequency 199" setpriv --bounding-set=-perfmon,-sys_admin
 expect_init_failure 'CAP_PERFMON'
-ok "perf_event_paranoid=3 without CAP_PERFMON: $(grep -m1 'ebprof plugin:' "$D/log")"
+ok "perf_event_paranoid=3 without CAP_PERFMON: $(grep -m1 'ebprof plugin: cannot' "$D/log")"
 sysctl -qw kernel.perf_event_paranoid="$PARANOID"
 
 # 3. kptr_restrict=2.
@@ -96,4 +96,4 @@ sysctl -qw kernel.kptr_restrict="$KPTR"
 daemon nobtf "  Frequency 199" unshare -m --propagation private \
 	sh -c 'mount -t tmpfs -o size=1m tmpfs /sys/kernel/btf && exec "$@"' sh
 expect_init_failure 'CONFIG_DEBUG_INFO_BTF'
-ok "no BTF: $(grep -m1 'ebprof plugin:' "$D/log")"
+ok "no BTF: $(grep -m1 'ebprof plugin: cannot' "$D/log")"
