@@ -28,6 +28,13 @@ if [ -s "$OUT/writable" ]; then
 		"$(cat "$OUT/writable")"
 fi
 ip link set lo up
+# Some interface besides loopback, as on any host: collectd's
+# write_prometheus asks getaddrinfo() with AI_ADDRCONFIG and cannot open
+# its socket where only loopback has addresses. Nothing is routed there.
+ip link add eth0 type dummy &&
+	ip addr add 10.0.2.15/24 dev eth0 &&
+	ip -6 addr add fd00::15/64 dev eth0 &&
+	ip link set eth0 up
 hostname ebprof-vm
 # The host's root gives the guest the host's /etc/mtab and friends; the
 # kernel's view is what tools should read.

@@ -14,10 +14,13 @@
 # The guest:
 # - an initramfs of Debian's busybox-static and the kernel's own modules
 #   for its root (virtio-pci, 9p over virtio, overlay: whichever the
-#   kernel has as modules rather than built in, with their dependencies);
+#   kernel has as modules rather than built in, with their dependencies),
+#   and dummy for a network interface;
 # - the host's root shared read-only over virtio-9p, a tmpfs overlay on
 #   top (writes stay in the guest and vanish with it), proc, sys, bpf,
-#   debugfs and tracefs mounted, loopback up;
+#   debugfs and tracefs mounted, loopback up, and a dummy eth0 with
+#   private addresses (a host has some interface: collectd's
+#   write_prometheus cannot open its socket where only loopback is);
 # - the kernel's own sysctl defaults (Debian's perf_event_paranoid=3);
 # - TCG: these machines expose no vmx/svm, so KVM is unusable, and
 #   `-cpu max` aborts on MSR 0x10a under TCG; the CPU model is
@@ -111,7 +114,7 @@ module_closure() {
 	local name=$1 path dep
 	grep -q "/${name}\.ko$" "$moddir/modules.builtin" && return 0
 	path=$(grep -m1 "^[^:]*/${name}\.ko:" "$moddir/modules.dep" | cut -d: -f1) ||
-		die "$package has no module $name, nor is it built in (9p, overlay and virtio-pci are needed)"
+		die "$package has no module $name, nor is it built in (9p, overlay, virtio-pci and dummy are needed)"
 	[ -n "${seen[$path]:-}" ] && return 0
 	seen[$path]=1
 	for dep in $(grep -m1 "^$path:" "$moddir/modules.dep" | cut -d: -f2); do
@@ -131,7 +134,7 @@ if [ ! -e "$initrd" ] || [ "$HERE/init" -nt "$initrd" ] || [ "$0" -nt "$initrd" 
 	cp /bin/busybox "$stage/bin/busybox"
 	cp "$HERE/init" "$stage/init"
 	: >"$stage/modules.load"
-	modules=$(for m in virtio_pci 9pnet_virtio 9p overlay; do module_closure "$m" || exit 125; done)
+	modules=$(for m in virtio_pci 9pnet_virtio 9p overlay dummy; do module_closure "$m" || exit 125; done)
 	for path in $modules; do
 		name=${path##*/}
 		name=${name%.ko}
