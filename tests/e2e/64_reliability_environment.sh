@@ -5,7 +5,7 @@
 # 2. kernel.perf_event_paranoid=3 (Debian's "no perf_event_open for
 #    unprivileged users"): as root values flow; without CAP_PERFMON and
 #    CAP_SYS_ADMIN init fails naming the capabilities (CAP_PERFMON alone
-#    at 3, which Debian's kernels refuse: 80_kernel_61_smoke.sh);
+#    at 3, which Debian's kernels refuse: 90_kernel_61_smoke.sh);
 # 3. kernel.kptr_restrict=2: kernel frames become one "[kernel]" frame,
 #    user frames still resolve, and the plugin warns once;
 # 4. no BTF: a mount namespace with an empty tmpfs over /sys/kernel/btf

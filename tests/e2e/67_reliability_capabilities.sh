@@ -9,7 +9,7 @@
 #   is almost never caught in the kernel (0 or 1 tick in 2,000);
 # - the file grants nothing beyond the list the README explains;
 # - its ExecStartPre runs first, as systemd runs it (see the drop-in on
-#   perf_event_paranoid; 80_kernel_61_smoke.sh tests both levels on 6.1).
+#   perf_event_paranoid; 90_kernel_61_smoke.sh tests both levels on 6.1).
 source "$(dirname "$0")/collectd.bash"
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
 

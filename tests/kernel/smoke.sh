@@ -1,5 +1,5 @@
 # The smoke suite on Debian 12's own kernel, run INSIDE a guest booted by
-# tests/kernel/vm.sh (tests/e2e/80_kernel_61_smoke.sh boots it): one boot,
+# tests/kernel/vm.sh (tests/e2e/90_kernel_61_smoke.sh boots it): one boot,
 # several checks, since a boot under TCG costs ~15 s and every check here
 # is a few seconds of emulated CPU.
 #  0. the kernel is 6.1 at Debian's defaults (perf_event_paranoid=3);
