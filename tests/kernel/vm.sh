@@ -22,9 +22,11 @@
 #   private addresses (a host has some interface: collectd's
 #   write_prometheus cannot open its socket where only loopback is);
 # - the kernel's own sysctl defaults (Debian's perf_event_paranoid=3);
-# - TCG: these machines expose no vmx/svm, so KVM is unusable, and
-#   `-cpu max` aborts on MSR 0x10a under TCG; the CPU model is
-#   Skylake-Client without TSX (VM_CPU overrides it);
+# - TCG: these machines expose no vmx/svm, so KVM is unusable (with KVM,
+#   `-cpu max` aborts on MSR 0x10a). The CPU model is a fixed one,
+#   Skylake-Client without TSX, with the TSC and AVX2 that Debian's
+#   binaries use, rather than whatever `max` means in this qemu (it
+#   boots too under TCG); VM_CPU overrides it;
 # - COMMAND runs with bash in the current directory, as root, with stdin
 #   from /dev/null; its output (stdout and stderr, merged) streams to ours
 #   while it runs, and its exit status becomes ours;
