@@ -24,9 +24,9 @@
 # - the kernel's own sysctl defaults (Debian's perf_event_paranoid=3);
 # - TCG: these machines expose no vmx/svm, so KVM is unusable (with KVM,
 #   `-cpu max` aborts on MSR 0x10a). The CPU model is a fixed one,
-#   Skylake-Client without TSX, with the TSC and AVX2 that Debian's
-#   binaries use, rather than whatever `max` means in this qemu (it
-#   boots too under TCG); VM_CPU overrides it;
+#   Skylake-Client without TSX, rather than whatever `max` means in this
+#   qemu (it boots too under TCG): its constant TSC gives the guest the
+#   tsc clocksource (qemu64 left it on hpet); VM_CPU overrides it;
 # - COMMAND runs with bash in the current directory, as root, with stdin
 #   from /dev/null; its output (stdout and stderr, merged) streams to ours
 #   while it runs, and its exit status becomes ours;
