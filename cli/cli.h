@@ -6,6 +6,7 @@
 #define EBPROF_CLI_CLI_H
 
 #include <stdint.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "render/lines.h"
@@ -19,6 +20,7 @@ enum cli_format { CLI_FORMAT_SVG, CLI_FORMAT_FOLDED, CLI_FORMAT_SPEEDSCOPE, CLI_
 int cli_record(int argc, char **argv);
 int cli_render(int argc, char **argv);
 int cli_diff(int argc, char **argv);
+int cli_features(int argc, char **argv);
 
 /* Parses "svg", "folded", "speedscope" or "pprof"; -1 otherwise. */
 int cli_parse_format(const char *s);

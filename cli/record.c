@@ -26,6 +26,7 @@
 
 #include <sys/resource.h>
 
+#include "bpf/kfeat.h"
 #include "bpf/sampler.h"
 #include "cli/cli.h"
 #include "render/capture.h"
@@ -403,6 +404,7 @@ int cli_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct capture_config cc;
 	struct capture_stats cs;
+	struct kfeat features;
 	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
 	struct capture *cap = NULL;
@@ -414,8 +416,19 @@ int cli_record(int argc, char **argv)
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
+	/* What this kernel lacks is turned off, and said once. */
+	kfeat_probe(&features);
+	for (int id = 0; id < KFEAT_NR && !o.quiet; id++) {
+		if (kfeat_state(&features, id) == KFEAT_ABSENT) {
+			kfeat_missing_message(id, err, sizeof(err));
+			fprintf(stderr, "ebprof record: %s\n", err);
+		}
+	}
+	o.sampler.features = &features;
 	/* The symbolizer first: reports are read from the first sample on. */
 	capture_config_from(&o, &cc);
+	cc.symbolizer.maps_text_only =
+		kfeat_state(&features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	rc = capture_new(&cc, &cap);
 	profile = profile_new();
 	if (rc || !profile) {

@@ -67,6 +67,7 @@ static struct {
 	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
 	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
 	bool warned_fds;	   /* said once: out of file descriptors */
+	struct kfeat features;	   /* what the kernel offers, probed at init */
 } ebprof;
 
 /* --- the plugin's own CPU time -------------------------------------------- */
@@ -340,6 +341,7 @@ static int ebprof_open_sampler(void)
 	sc.include_self = ebprof.conf.include_self;
 	sc.max_stacks = ebprof.conf.max_stacks;
 	sc.report_processes = true;
+	sc.features = &ebprof.features;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start sampling: %s",
@@ -347,6 +349,20 @@ static int ebprof_open_sampler(void)
 		ebprof.sampler = NULL;
 	}
 	return rc;
+}
+
+/* What this kernel lacks is turned off, and said once, at init. */
+static void ebprof_probe_kernel(void)
+{
+	char line[512];
+
+	kfeat_probe(&ebprof.features);
+	for (int id = 0; id < KFEAT_NR; id++) {
+		if (kfeat_state(&ebprof.features, id) != KFEAT_ABSENT)
+			continue;
+		kfeat_missing_message(id, line, sizeof(line));
+		NOTICE(EBPROF_LOG "%s", line);
+	}
 }
 
 static int ebprof_open_spool(void)
@@ -385,6 +401,8 @@ static int ebprof_open_capture(void)
 	cc.symbolizer.addresses = ebprof.conf.addresses;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
+	cc.symbolizer.maps_text_only =
+		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	cc.stall_ms = ebprof.conf.stall_ms;
 	/* Default-ignored, and collectd uses it for nothing: only our worker gets it. */
 	cc.interrupt_signal = SIGURG;
@@ -402,6 +420,7 @@ static int ebprof_init(void)
 	if (pconf_finish(&ebprof.conf, ebprof.read_interval,
 			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
 		goto fail;
+	ebprof_probe_kernel();
 	rc = ebprof_open_capture();
 	ebprof.interval = profile_new();
 	ebprof.window = profile_new();

@@ -34,6 +34,7 @@ struct symbolizer_config {
 	uint64_t max_file_size;		 /* an ELF or debug file: TARGET_DEFAULT_MAX_FILE_SIZE */
 	struct elfsym_bounds elf_bounds; /* one symbol table: elfsym.h */
 	uint64_t perfmap_max_bytes;	 /* one perf map: PERFMAP_DEFAULT_MAX_BYTES */
+	bool maps_text_only;	 /* never ask PROCMAP_QUERY (kfeat: the kernel lacks it) */
 };
 
 void symbolizer_config_init(struct symbolizer_config *config);

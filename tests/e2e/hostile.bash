@@ -40,7 +40,7 @@ slow_lib() {
 }
 
 # fifo_rounds race|slow COUNT: processes that swap a dlclosed library
-# for a FIFO (90_hostile_fifo_after_dlclose.sh), one after another. Each
+# for a FIFO (71_hostile_fifo_after_dlclose.sh), one after another. Each
 # swaps its own copy, and maps its own copy of the slow library (the
 # symbolizer caches a table by file, and a cached one is quick). A slow
 # round's process lives long enough for its snapshot to end while it

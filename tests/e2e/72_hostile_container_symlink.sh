@@ -11,7 +11,7 @@
 # The host-only library is the same code as the process's, its function
 # renamed, so that an address in one is a function in the other. A slow
 # library mapped below the process's makes its snapshot reach the
-# symlink (see 90_hostile_fifo_after_dlclose.sh), and the process lives
+# symlink (see 71_hostile_fifo_after_dlclose.sh), and the process lives
 # on for 3 s, so that its root is still there to resolve the path in (at
 # 8c143fc this named its frames host_only_secret_function).
 source "$(dirname "$0")/hostile.bash"

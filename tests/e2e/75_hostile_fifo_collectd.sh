@@ -1,7 +1,7 @@
 # Issue 20, finding 1 inside collectd: the FIFO swapped in after dlclose
 # blocked the plugin's read callback, so values stopped, and collectd's
 # shutdown hung ("read-function of the `ebprof' plugin took 60.159
-# seconds"). The same rounds as 90_hostile_fifo_after_dlclose.sh, under a
+# seconds"). The same rounds as 71_hostile_fifo_after_dlclose.sh, under a
 # real collectd reading every second: a health value must arrive for
 # (nearly) every second of the run, no read may overrun its interval,
 # the FIFOs are counted in ebprof-health/derive-refused-not_regular, and
