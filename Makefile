@@ -19,6 +19,8 @@ WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
 CFLAGS   ?= -O2
 LIBS     := -lbpf -lelf -lz -llzma -lstdc++ -lpthread
+# The terminal library of `ebprof top`: the CLI links it, the plugin never does.
+CLI_LIBS := -lncursesw
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # collectd 5.12 headers as Debian installs them; HAVE_CONFIG_H pulls in its config.h.
 COLLECTD_CFLAGS := -DHAVE_CONFIG_H -I/usr/include/collectd/core -I/usr/include/collectd
@@ -72,7 +74,7 @@ $(B)/libebprof.a: $(CORE_OBJS)
 	ar rcs $@ $^
 
 $(B)/ebprof: $(CLI_OBJS) $(B)/libebprof.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS)
+	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS) $(CLI_LIBS)
 
 # The plugin exports module_register only (-fvisibility=hidden everywhere else).
 $(B)/ebprof.so: $(PLUGIN_OBJS) $(B)/libebprof.a
