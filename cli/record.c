@@ -332,12 +332,12 @@ static void progress_update(struct record_progress *pr, const struct record_opts
 	if (lost)
 		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
 			 "process%s, lost %llu (%s); Ctrl-C to stop early",
-			 elapsed, o->duration_s, (unsigned long long)t.samples, procs,
+			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
 			 procs == 1 ? "" : "es", (unsigned long long)lost, losses);
 	else
 		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
 			 "process%s; Ctrl-C to stop early",
-			 elapsed, o->duration_s, (unsigned long long)t.samples, procs,
+			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
 			 procs == 1 ? "" : "es");
 	progress_show(pr, line);
 }
