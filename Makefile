@@ -5,7 +5,8 @@
 #   make check-kernels  the end-to-end tests inside Debian 12's 6.1 (qemu)
 #   make deps       install the Debian packages (safe to run again)
 #   make demo       collectd with the plugin on examples/collectd.conf
-#   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
+#   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin,
+#                   ebprof(1) and ebprof-collectd(5) into $(PREFIX)/share/man
 #   make lint       cppcheck and clang-tidy
 
 CC       ?= cc
@@ -253,13 +254,18 @@ accuracy: all
 deps:
 	@tests/deps.sh
 
+MANDIR ?= $(PREFIX)/share/man
 install: all
-	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5
 	install -m 0644 $(B)/ebprof.so $(DESTDIR)$(PLUGINDIR)/ebprof.so
 	install -m 0755 $(B)/ebprof $(DESTDIR)$(PREFIX)/bin/ebprof
+	install -m 0644 cli/ebprof.1 $(DESTDIR)$(MANDIR)/man1/ebprof.1
+	install -m 0644 plugin/ebprof-collectd.5 $(DESTDIR)$(MANDIR)/man5/ebprof-collectd.5
 
 uninstall:
-	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof
+	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof \
+		$(DESTDIR)$(MANDIR)/man1/ebprof.1 $(DESTDIR)$(MANDIR)/man5/ebprof-collectd.5
 
 demo: all
 	@examples/demo.sh
