@@ -102,8 +102,11 @@ void cli_sampling_init(struct cli_sampling *o);
  */
 int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const char *arg);
 
-/* After the last option: -1 (said why) when nothing would be sampled. */
-int cli_sampling_finish(const char *cmd, struct cli_sampling *o);
+/*
+ * After getopt_long() is done with argv: -1 (said why) for an argument
+ * left over (argv[optind]) or when nothing would be sampled.
+ */
+int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char **argv);
 
 /*
  * Probes the kernel (saying what it lacks unless quiet), makes the
@@ -113,6 +116,14 @@ int cli_sampling_finish(const char *cmd, struct cli_sampling *o);
  */
 int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		       struct capture **cap, struct sampler **s);
+
+/* From now on SIGINT and SIGTERM only set the flag cli_stop_signal() returns. */
+void cli_stop_on_signals(void);
+int cli_stop_signal(void); /* the signal that asked to stop, or 0 */
+
+double cli_now(void); /* CLOCK_MONOTONIC, in seconds */
+/* Sleeps until cli_now() reaches deadline, or a stop signal arrives. */
+void cli_sleep_until(double deadline);
 
 /* True while at least one traced PID still runs (always true system-wide). */
 bool cli_sampling_targets_alive(const struct cli_sampling *o);

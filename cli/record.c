@@ -43,13 +43,6 @@ struct record_opts {
 	bool quiet;
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
 static void record_usage(FILE *out)
 {
 	fputs("usage: ebprof record [options]\n"
@@ -135,11 +128,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ebprof record: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	if (cli_sampling_finish("record", &o->sampling))
+	if (cli_sampling_finish("record", &o->sampling, argc, argv))
 		return -1;
 	if (!o->output)
 		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg"
@@ -147,26 +136,6 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			  : o->format == CLI_FORMAT_SPEEDSCOPE ? "ebprof.speedscope.json"
 								: "ebprof.pb.gz";
 	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_until(double deadline)
-{
-	double left = deadline - now_s();
-	struct timespec ts;
-
-	if (left <= 0 || stop_signal)
-		return;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
 }
 
 /* The open-file limit now, for a message that says what to raise. */
@@ -357,7 +326,6 @@ int cli_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct record_progress progress = { 0 };
 	struct capture_stats cs;
-	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
 	struct capture *cap = NULL;
 	struct profile *profile = NULL;
@@ -376,18 +344,16 @@ int cli_record(int argc, char **argv)
 	}
 	if (cli_sampling_start("record", &o.sampling, o.quiet, &cap, &s))
 		goto free_all;
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	progress.on = !o.quiet && isatty(STDERR_FILENO);
 
-	start = now_s();
+	start = cli_now();
 	end = start + (double)o.duration_s;
 	next = start;
 	progress_update(&progress, &o, s, cap, profile, 0);
-	while (!stop_signal) {
+	while (!cli_stop_signal()) {
 		next += o.sampling.drain_ms / 1000.0;
-		sleep_until(next < end ? next : end);
+		cli_sleep_until(next < end ? next : end);
 		rc = capture_drain(cap, profile, NULL);
 		if (rc) {
 			progress_erase(&progress);
@@ -395,9 +361,9 @@ int cli_record(int argc, char **argv)
 				strerror(-rc));
 			break;
 		}
-		if (now_s() >= end || !cli_sampling_targets_alive(&o.sampling))
+		if (cli_now() >= end || !cli_sampling_targets_alive(&o.sampling))
 			break;
-		progress_update(&progress, &o, s, cap, profile, now_s() - start);
+		progress_update(&progress, &o, s, cap, profile, cli_now() - start);
 	}
 	progress_erase(&progress);
 	/* Whatever ended the loop, the last window was drained above. */
@@ -405,11 +371,11 @@ int cli_record(int argc, char **argv)
 	capture_free(cap);
 	cap = NULL;
 	if (!o.quiet)
-		print_summary(&o, s, &cs, profile, now_s() - start);
+		print_summary(&o, s, &cs, profile, cli_now() - start);
 	out_of_fds = fds_ran_out(&cs);
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
 		 (unsigned long long)profile_total(profile), o.sampling.sampler.frequency,
-		 now_s() - start);
+		 cli_now() - start);
 	if (cli_write_profile(profile, o.format, o.output, o.title, subtitle, o.min_width,
 			      o.sampling.sampler.frequency))
 		goto free_all;

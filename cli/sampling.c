@@ -8,14 +8,60 @@
  * kernel's features are probed once, the capture (render/capture) is made
  * before the sampler so that new processes are reported from the first
  * sample on, and capture_attach() starts draining. What they do with the
- * profile differs; the commands own the loop.
+ * profile differs; the commands own the loop, and share its clock and its
+ * stop: SIGINT and SIGTERM set a flag (the command's only global) that
+ * cuts a sleep short and ends the loop, so that what was sampled is kept.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/cli.h"
+
+static volatile sig_atomic_t cli_stop_signal_seen;
+
+static void cli_on_stop_signal(int sig)
+{
+	cli_stop_signal_seen = sig;
+}
+
+void cli_stop_on_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	/* No SA_RESTART: a sleep or a read waiting for a key returns at once. */
+	sa.sa_handler = cli_on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_stop_signal(void)
+{
+	return cli_stop_signal_seen;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void cli_sleep_until(double deadline)
+{
+	double left = deadline - cli_now();
+	struct timespec ts;
+
+	if (left <= 0 || cli_stop_signal_seen)
+		return;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
+}
 
 void cli_sampling_init(struct cli_sampling *o)
 {
@@ -98,8 +144,12 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 	}
 }
 
-int cli_sampling_finish(const char *cmd, struct cli_sampling *o)
+int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char **argv)
 {
+	if (optind < argc) {
+		fprintf(stderr, "ebprof %s: unexpected argument '%s'\n", cmd, argv[optind]);
+		return -1;
+	}
 	if (!o->sampler.kernel_stacks && !o->sampler.user_stacks) {
 		fprintf(stderr, "ebprof %s: --no-kernel and --no-user leave nothing to sample\n",
 			cmd);

@@ -53,13 +53,6 @@ struct top_view {
 	bool hide_kernel;
 };
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
-
 static void top_usage(FILE *out)
 {
 	fputs("usage: ebprof top [options]\n"
@@ -118,19 +111,7 @@ static int parse_top_opts(int argc, char **argv, struct top_opts *o)
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ebprof top: unexpected argument '%s'\n", argv[optind]);
-		return -1;
-	}
-	return cli_sampling_finish("top", &o->sampling);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return cli_sampling_finish("top", &o->sampling, argc, argv);
 }
 
 static int cmp_total(const void *a, const void *b)
@@ -293,8 +274,8 @@ static void top_draw(struct top_view *v)
 /* Waits for the next drain while answering keys; false once asked to quit. */
 static bool top_wait_keys(struct top_view *v, double until)
 {
-	while (!stop_signal) {
-		double left = until - now_s();
+	while (!cli_stop_signal()) {
+		double left = until - cli_now();
 		int key;
 
 		if (left <= 0)
@@ -351,7 +332,6 @@ int cli_top(int argc, char **argv)
 {
 	struct top_opts o = { 0 };
 	struct top_view v = { .opts = &o };
-	struct sigaction sa = { 0 };
 	SCREEN *screen = NULL;
 	double start, last, next, end;
 	bool interactive = isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
@@ -370,9 +350,7 @@ int cli_top(int argc, char **argv)
 		goto free_all;
 	/* Ours, not curses' (which installs its own only where none is set):
 	 * a signal ends the loop, and the loop ends curses mode. */
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
 	if (interactive) {
 		setlocale(LC_CTYPE, ""); /* UTF-8 names; numbers stay in the C locale */
 		screen = top_screen_start();
@@ -383,26 +361,21 @@ int cli_top(int argc, char **argv)
 			goto free_all;
 		}
 	}
-	start = last = next = now_s();
+	start = last = next = cli_now();
 	end = o.duration_s ? start + (double)o.duration_s : 0;
 	v.seconds = o.sampling.drain_ms / 1000.0;
 	if (screen)
 		top_draw(&v);
-	while (!stop_signal) {
-		struct timespec ts;
-		double wait;
-
+	while (!cli_stop_signal()) {
 		next += o.sampling.drain_ms / 1000.0;
 		if (end && next > end)
 			next = end;
 		if (screen) {
 			if (!top_wait_keys(&v, next))
 				break;
-		} else if ((wait = next - now_s()) > 0) {
-			ts.tv_sec = (time_t)wait;
-			ts.tv_nsec = (long)((wait - ts.tv_sec) * 1e9);
-			nanosleep(&ts, NULL); /* a signal cuts it short */
-			if (stop_signal)
+		} else {
+			cli_sleep_until(next);
+			if (cli_stop_signal())
 				break;
 		}
 		profile_clear(v.window);
@@ -411,8 +384,8 @@ int cli_top(int argc, char **argv)
 			failed = "draining the BPF maps";
 			break;
 		}
-		v.seconds = now_s() - last;
-		last = now_s();
+		v.seconds = cli_now() - last;
+		last = cli_now();
 		v.intervals++;
 		if (screen)
 			top_draw(&v);
@@ -420,7 +393,7 @@ int cli_top(int argc, char **argv)
 			failed = "listing the functions";
 			break;
 		}
-		if ((end && now_s() >= end) || !cli_sampling_targets_alive(&o.sampling))
+		if ((end && cli_now() >= end) || !cli_sampling_targets_alive(&o.sampling))
 			break;
 	}
 	top_screen_end(&screen);
