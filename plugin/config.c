@@ -311,6 +311,22 @@ static int pconf_spool_retention(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
+/* A quoted size with a unit ("256MiB"), in [PCONF_MIN_BOUND, PCONF_MAX_BOUND]. */
+static int pconf_bound(const oconfig_item_t *ci, uint64_t *out)
+{
+	static const char expected[] = "a size in quotes from \"1KiB\" to \"1TiB\" such as "
+				       "\"256MiB\"";
+	bool is_size = false;
+	uint64_t n;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING ||
+	    pconf_parse_size(ci->values[0].value.string, &n, &is_size) || !is_size ||
+	    n < PCONF_MIN_BOUND || n > PCONF_MAX_BOUND)
+		return pconf_bad(ci, expected);
+	*out = n;
+	return 0;
+}
+
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 {
 	const char *key = ci->key;
@@ -351,12 +367,20 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_spool_format(c, ci);
 	} else if (strcasecmp(key, "SpoolRetention") == 0) {
 		err = pconf_spool_retention(c, ci);
+	} else if (strcasecmp(key, "StallTimeout") == 0) {
+		err = pconf_uint(ci, 1, PCONF_MAX_STALL_TIMEOUT, &n);
+		if (!err)
+			c->stall_ms = (unsigned int)n * 1000;
+	} else if (strcasecmp(key, "MaxSymbolTable") == 0) {
+		err = pconf_bound(ci, &c->max_symbol_table);
+	} else if (strcasecmp(key, "MaxPerfMap") == 0) {
+		err = pconf_bound(ci, &c->max_perf_map);
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
-				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat and "
-				       "SpoolRetention",
+				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
+				       "SpoolRetention, StallTimeout, MaxSymbolTable and MaxPerfMap",
 		      key);
 		err = -EINVAL;
 	}

@@ -33,6 +33,9 @@
 #define PCONF_MAX_MAX_STACKS 262144 /* ~1 KiB per stack entry: 256 MiB of map */
 #define PCONF_PID_MAX 4194304	    /* PID_MAX_LIMIT on 64-bit kernels */
 #define PCONF_COMM_MAX 15	    /* TASK_COMM_LEN - 1 */
+#define PCONF_MAX_STALL_TIMEOUT 3600 /* seconds */
+#define PCONF_MIN_BOUND 1024ULL	     /* MaxSymbolTable, MaxPerfMap: bytes */
+#define PCONF_MAX_BOUND (1ULL << 40)
 
 enum pconf_format {
 	PCONF_FORMAT_SVG = 1u << 0,
@@ -59,6 +62,9 @@ struct pconf {
 	unsigned int spool_formats;  /* enum pconf_format bits; 0 until set */
 	uint64_t keep_files;	     /* per format; 0 when keep_bytes rules */
 	uint64_t keep_bytes;	     /* across formats; 0 when keep_files rules */
+	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
+	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
+	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */
 };
 
 /* The defaults, as the README documents them. Holds no memory yet. */

@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolizer/elfsym.h"
 #include "symbolizer/frame.h"
+#include "symbolizer/target.h"
 
 struct symbolizer;
 
@@ -28,6 +30,10 @@ struct symbolizer_config {
 	bool raw_names;		 /* keep mangled C++ and Rust names as the files give them */
 	const char *debug_root;	 /* separate debug files: "/usr/lib/debug"; "" for none */
 	size_t max_processes;	 /* process records kept; 0: default (4096) */
+	/* Bounds on what a profiled process's files make us read (0: defaults). */
+	uint64_t max_file_size;		 /* an ELF or debug file: TARGET_DEFAULT_MAX_FILE_SIZE */
+	struct elfsym_bounds elf_bounds; /* one symbol table: elfsym.h */
+	uint64_t perfmap_max_bytes;	 /* one perf map: PERFMAP_DEFAULT_MAX_BYTES */
 	bool maps_text_only;	 /* never ask PROCMAP_QUERY (kfeat: the kernel lacks it) */
 };
 
@@ -124,8 +130,22 @@ struct symbolizer_stats {
 				    * writable by others, or not a regular file */
 	uint64_t perfmaps_opened; /* processes whose perf map was looked for, ever: those
 				   * with anonymous executable memory, or unreadable maps */
+	/* Files of profiled processes the gate refused, ever, by cause (target.h):
+	 * their frames come out as "[file+0xoff]" (JIT frames "[anon]"). */
+	uint64_t refused[TARGET_CAUSES];
+	struct elfsym_breaches elf_breaches; /* ELF bounds hit, ever: tables skipped */
+	uint64_t perfmap_lines_too_long;     /* perf-map lines over PERFMAP_MAX_LINE, skipped */
+	uint64_t perfmaps_truncated;	     /* perf maps read up to their byte bound only */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
+
+/*
+ * A counter that moves while sym works on a process's files (every open,
+ * every chunk of a long read: target_progress()). The one call that is
+ * safe from another thread while sym is in use: a watchdog tells a slow
+ * symbolizer from a stuck one by it.
+ */
+uint64_t symbolizer_progress(const struct symbolizer *sym);
 
 #endif

@@ -9,6 +9,7 @@ pkgs=(
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
+	time
 )
 missing=()
 for p in "${pkgs[@]}"; do

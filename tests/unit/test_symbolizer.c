@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1213,6 +1214,70 @@ static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
 	world_free(&w);
 }
 
+/*
+ * Issue 20, finding 1: the library was unmapped (dlclose) and a FIFO put
+ * at its path before the drain named its samples. Opening it used to
+ * block the drain forever; the gate refuses it at once, the frame is
+ * named by file and offset, and the refusal is counted by its cause.
+ */
+static void test_fifo_at_a_mapped_path_is_refused_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	struct timespec t0, t1;
+	char path[256], maps[512];
+	uint64_t uip = 0x7f0000000100;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	world_path(&w, path, sizeof(path), "libgone.so");
+	assert_int_equal(mkfifo(path, 0644), 0);
+	snprintf(maps, sizeof(maps), "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 %s\n", path);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_non_null(sym);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_string_equal(leaf_name(sym, uip, NULL), "[libgone.so+0x100]");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.refused[TARGET_NOT_REGULAR], 1);
+	assert_int_equal(stats.unresolved, 1);
+	/* Remembered as unreadable: the next sample does not open it again. */
+	assert_string_equal(leaf_name(sym, uip + 1, NULL), "[libgone.so+0x101]");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.refused[TARGET_NOT_REGULAR], 1);
+	symbolizer_free(sym);
+	unlink(path);
+	world_free(&w);
+}
+
+/* The ELF bounds reach the symbolizer's files, and what they cut is counted. */
+static void test_elf_bounds_are_applied_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char lib[4096], maps[8192];
+	uint64_t addr;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	maps_line(maps, sizeof(maps), lib, 0x7f0000000000);
+	addr = mapped_addr(lib, 0x7f0000000000, "fixture_alpha");
+	fake_process(&w, 100, maps);
+	w.config.elf_bounds.max_table = 64;
+	sym = symbolizer_new(&w.config);
+	assert_non_null(sym);
+	assert_int_equal(strncmp(leaf_name(sym, addr, NULL), "[libsymfix.so+0x", 16), 0);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.elf_breaches.tables, 2); /* .symtab and .dynsym, once */
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1238,6 +1303,8 @@ int main(void)
 	    cmocka_unit_test(test_special_mappings_are_named),
 	    cmocka_unit_test(test_vdso_frames_are_named),
 	    cmocka_unit_test(test_cpp_template_frame_is_demangled_as_cxxfilt_prints),
+	    cmocka_unit_test(test_fifo_at_a_mapped_path_is_refused_and_counted),
+	    cmocka_unit_test(test_elf_bounds_are_applied_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
