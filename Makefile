@@ -2,7 +2,8 @@
 #
 #   make            the CLI (build/ebprof) and the collectd plugin (build/ebprof.so)
 #   make check      every test: unit tests under ASan+UBSan, then end to end
-#   make deps       install the Debian packages (safe to run again)
+#   make deps       install the Debian packages (safe to run again), then
+#                   check that every collectd plugin the tests load can load
 #   make demo       collectd with the plugin on examples/collectd.conf
 #   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
 #   make lint       cppcheck and clang-tidy
@@ -39,7 +40,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 SKEL := $(B)/bpf/ebprof.skel.h
 
-.PHONY: all examples check unit e2e deps install uninstall demo lint clean bench
+.PHONY: all examples check preflight unit e2e deps install uninstall demo lint clean bench
 .DEFAULT_GOAL := all
 
 all: $(B)/ebprof $(B)/ebprof.so examples
@@ -144,9 +145,16 @@ unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
 e2e: all
+	@tests/preflight.sh
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
 
+# The fresh-machine guard first: a collectd plugin that cannot load fails
+# here, naming its library and package, not in a test minutes later.
+preflight:
+	@tests/preflight.sh
+
 check: all $(UNIT_BINS)
+	@tests/preflight.sh
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- fuzzing and soak (tests/fuzz, tests/e2e/6*_reliability_*) -------------
