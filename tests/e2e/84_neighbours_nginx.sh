@@ -10,30 +10,9 @@
 #   symlink to /etc/passwd under one of our names, a subdirectory, a path
 #   that climbs out; and no method but GET/HEAD (403 or 405).
 source "$(dirname "$0")/neighbours.bash"
-command -v nginx >/dev/null || fail "nginx is not installed (make deps)"
-SNIPPET=$ROOT/contrib/nginx-ebprof.conf
 
 # --- a spool written by the plugin ---
-D=$(collectd_dir spool csv)
-bg "$EX/split7030" 30; W=$BG
-{
-	collectd_conf "$D" "$README_HOST" 1
-	cat <<EOF
-LoadPlugin ebprof
-<Plugin ebprof>
-  Frequency 499
-  PID $W
-  SpoolDir "$D/spool"
-  SpoolInterval 1
-  SpoolFormat svg folded
-</Plugin>
-EOF
-} >"$D/collectd.conf"
-collectd_start "$D"
-S=$D/spool
-three() { [ "$(ls "$S"/ebprof-*.svg 2>/dev/null | wc -l)" -ge 3 ]; }
-wait_for 30 three || { show_log "$D"; fail "the plugin wrote fewer than 3 SVG windows in 30 s"; }
-collectd_stop "$COLLECTD"
+spool_collectd spool
 [ -f "$S/latest.svg" ] && [ -f "$S/latest.folded" ] || fail "no latest.* in the spool"
 
 # Things a shared spool directory may hold that must never be served.
@@ -41,45 +20,12 @@ echo secret >"$S/secret.txt"
 echo partial >"$S/.ebprof-1234-1.tmp"
 ln -s /etc/passwd "$S/ebprof-20200101T000000Z.svg"
 mkdir "$S/sub" && echo nested >"$S/sub/ebprof-20200101T000001Z.svg"
-# nginx's workers run as nobody: the scratch directory must be traversable,
-# as /var/lib/collectd is.
-chmod o+x "$T" "$D"
-
-# --- nginx with the snippet ---
-N=$T/nginx
-mkdir -p "$N"
-PORT=$(free_port)
-sed "s#/var/lib/collectd/ebprof/#$S/#g" "$SNIPPET" >"$N/ebprof.conf"
-grep -q "alias $S/;" "$N/ebprof.conf" || fail "the snippet's spool path was not found to point at the test's spool"
-cat >"$N/nginx.conf" <<EOF
-daemon off;
-pid $N/nginx.pid;
-error_log $N/error.log;
-events { worker_connections 64; }
-http {
-	include /etc/nginx/mime.types;
-	access_log $N/access.log;
-	client_body_temp_path $N/body;
-	proxy_temp_path $N/proxy;
-	fastcgi_temp_path $N/fastcgi;
-	uwsgi_temp_path $N/uwsgi;
-	scgi_temp_path $N/scgi;
-	server {
-		listen 127.0.0.1:$PORT;
-		include $N/ebprof.conf;
-	}
-}
-EOF
-nginx -t -q -e "$N/error.log" -p "$N" -c "$N/nginx.conf" || { cat "$N/error.log" >&2; fail "nginx refuses the snippet"; }
-start_service nginx nginx -e "$N/error.log" -p "$N" -c "$N/nginx.conf"
-NGINX=$SERVICE
-BASE=http://127.0.0.1:$PORT/flamegraphs
-wait_http 20 "$NGINX" nginx "$BASE/latest.svg"
+nginx_spool "$S"
 only_loopback "$NGINX" nginx
 
 # fetch PATH [METHOD]: "STATUS" then "Header: value" lines, body in $T/body.
 fetch() {
-	/usr/bin/python3 - "http://127.0.0.1:$PORT$1" "${2:-GET}" "$T/body" <<'PY'
+	/usr/bin/python3 - "$NGINX_ORIGIN$1" "${2:-GET}" "$T/body" <<'PY'
 import sys, urllib.error, urllib.request
 req = urllib.request.Request(sys.argv[1], method=sys.argv[2], data=b'x' if sys.argv[2] == 'POST' else None)
 try:

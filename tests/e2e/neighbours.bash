@@ -155,3 +155,71 @@ check_split() {
 		fail "$1: burn_seventy $2 + burn_thirty $3 is not within one CPU (want 5..105)"
 	ok "$1: burn_seventy $2, burn_thirty $3 (% of one CPU): $pct% of the split"
 }
+
+# spool_collectd NAME: a spool written by the plugin: collectd profiles the
+# 70/30 workload with SpoolInterval 1 (svg and folded) until three windows
+# are out, then stops (writing the last). Sets $D and $S (the spool).
+spool_collectd() {
+	D=$(collectd_dir "$1" csv)
+	S=$D/spool
+	bg "$EX/split7030" 30; W=$BG
+	{
+		collectd_conf "$D" "$README_HOST" 1
+		cat <<EOF
+LoadPlugin ebprof
+<Plugin ebprof>
+  Frequency 499
+  PID $W
+  SpoolDir "$S"
+  SpoolInterval 1
+  SpoolFormat svg folded
+</Plugin>
+EOF
+	} >"$D/collectd.conf"
+	collectd_start "$D"
+	wait_for 30 spool_has 3 || { show_log "$D"; fail "the plugin wrote fewer than 3 SVG windows in 30 s"; }
+	collectd_stop "$COLLECTD"
+}
+spool_has() { [ "$(ls "$S"/ebprof-*.svg 2>/dev/null | wc -l)" -ge "$1" ]; }
+
+# nginx_spool SPOOL: Debian's nginx on a free 127.0.0.1 port, serving SPOOL
+# at /flamegraphs/ through contrib/nginx-ebprof.conf as shipped (only its
+# spool path replaced), as the snippet says: inside a server {} block.
+# Sets $NGINX (its PID), $NGINX_ORIGIN (http://127.0.0.1:PORT) and $SNIPPET.
+nginx_spool() {
+	local spool=$1 n=$T/nginx port
+	command -v nginx >/dev/null || fail "nginx is not installed (make deps)"
+	SNIPPET=$ROOT/contrib/nginx-ebprof.conf
+	# nginx's workers run as nobody: the scratch directories must be
+	# traversable, as /var/lib/collectd is.
+	chmod o+x "$T" "$(dirname "$spool")"
+	mkdir -p "$n"
+	port=$(free_port)
+	sed "s#/var/lib/collectd/ebprof/#$spool/#g" "$SNIPPET" >"$n/ebprof.conf"
+	grep -q "alias $spool/;" "$n/ebprof.conf" || fail "the snippet's spool path was not found to point at $spool"
+	cat >"$n/nginx.conf" <<EOF
+daemon off;
+pid $n/nginx.pid;
+error_log $n/error.log;
+events { worker_connections 64; }
+http {
+	include /etc/nginx/mime.types;
+	access_log $n/access.log;
+	client_body_temp_path $n/body;
+	proxy_temp_path $n/proxy;
+	fastcgi_temp_path $n/fastcgi;
+	uwsgi_temp_path $n/uwsgi;
+	scgi_temp_path $n/scgi;
+	server {
+		listen 127.0.0.1:$port;
+		include $n/ebprof.conf;
+	}
+}
+EOF
+	nginx -t -q -e "$n/error.log" -p "$n" -c "$n/nginx.conf" ||
+		{ cat "$n/error.log" >&2; fail "nginx refuses the snippet"; }
+	start_service nginx nginx -e "$n/error.log" -p "$n" -c "$n/nginx.conf"
+	NGINX=$SERVICE
+	NGINX_ORIGIN=http://127.0.0.1:$port
+	wait_http 20 "$NGINX" nginx "$NGINX_ORIGIN/flamegraphs/latest.svg"
+}
