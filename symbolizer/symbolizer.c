@@ -104,10 +104,12 @@ struct symbolizer {
 	size_t nr_procs, max_procs;
 	uint64_t evicted;
 	uint64_t drain;
-	/* The names of the frames of the last call, and where each starts. */
+	/* The names of the frames of the last call, where each starts, and
+	 * the mapping each frame's code is in (frame.mapping points here). */
 	char *names;
 	size_t names_len, names_cap;
 	size_t *name_offs;
+	struct frame_mapping *mappings;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
 	uint64_t perfmaps_refused;
@@ -277,6 +279,7 @@ void symbolizer_free(struct symbolizer *sym)
 	free(sym->debug_root);
 	free(sym->names);
 	free(sym->name_offs);
+	free(sym->mappings);
 	free(sym);
 }
 
@@ -695,6 +698,8 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	if (out->nr >= out->cap || off == SIZE_MAX)
 		return;
 	out->frames[out->nr].kind = kind;
+	out->frames[out->nr].mapping = NULL;
+	out->frames[out->nr].address = 0;
 	sym->name_offs[out->nr] = off;
 	out->nr++;
 	if (kind == FRAME_PROCESS)
@@ -702,6 +707,32 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	sym->frames++;
 	if (kind == FRAME_UNKNOWN)
 		sym->unresolved++;
+}
+
+/*
+ * Says where the frame emit() just wrote (if it did: nr is out->nr before
+ * the call) has its code: at address, in mapping m of the process (NULL:
+ * none), whose file's table elf (NULL: unread) gives the build-id.
+ */
+static void locate(struct symbolizer *sym, struct stack_out *out, size_t nr,
+		   const struct procmaps_mapping *m, const struct elfsym *elf, uint64_t address)
+{
+	struct frame_mapping *fm = &sym->mappings[nr];
+
+	if (out->nr == nr)
+		return;
+	out->frames[nr].address = address;
+	if (!m)
+		return;
+	*fm = (struct frame_mapping){
+		.start = m->start,
+		.limit = m->end,
+		.offset = m->pgoff,
+		.file = m->path,
+	};
+	if (elf)
+		fm->build_id = elfsym_build_id(elf, &fm->build_id_len);
+	out->frames[nr].mapping = fm;
 }
 
 /*
@@ -859,6 +890,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 {
 	const struct perfmap_symbol *jit;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (!proc->perfmap)
 		return false;
@@ -866,6 +898,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 	if (!jit)
 		return false;
 	emit_symbol(sym, out, FRAME_JIT, jit->name, offset + adjust);
+	locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : jit->start);
 	return true;
 }
 
@@ -880,7 +913,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	const struct elfsym_symbol *s;
 	const struct elfsym *elf;
 	uint64_t file_offset, vaddr, offset;
-	size_t index = 0;
+	size_t index = 0, nr = out->nr;
 
 	if (proc->maps)
 		m = procmaps_find(proc->maps, addr, &index);
@@ -907,6 +940,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
+			locate(sym, out, nr, m, elf, sym->addresses ? addr + adjust : addr - offset);
 			return;
 		}
 	}
@@ -919,10 +953,14 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
-	else
+	else {
+		/* Not named here, but a tool with the file's debug info can:
+		 * the mapping and build-id say which file, the address where. */
 		emit(sym, out, FRAME_UNKNOWN,
 		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),
 			       file_offset + adjust));
+		locate(sym, out, nr, m, elf, addr + adjust);
+	}
 }
 
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
@@ -930,12 +968,14 @@ static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t
 {
 	const struct ksym *k = NULL;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (sym->ksyms)
 		k = ksyms_lookup(sym->ksyms, addr, &offset);
-	if (k)
+	if (k) {
 		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
-	else
+		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k->addr);
+	} else
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
 }
 
@@ -977,10 +1017,15 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 	sym->names_len = 0;
 	if (cap > sym->name_offs_cap) {
 		size_t *offs = realloc(sym->name_offs, cap * sizeof(*offs));
+		struct frame_mapping *maps;
 
 		if (!offs)
 			return 0;
 		sym->name_offs = offs;
+		maps = realloc(sym->mappings, cap * sizeof(*maps));
+		if (!maps)
+			return 0;
+		sym->mappings = maps;
 		sym->name_offs_cap = cap;
 	}
 	if (comm_len)
