@@ -13,14 +13,15 @@
  *   The id indexes flat arrays when profile_functions() counts recursion.
  * - Where a frame's code is (its file's mapping and an address, for pprof)
  *   is interned the same way, as a "location" that points at an interned
- *   mapping: a node holds one pointer, not strings, and the thousands of
- *   nodes of one library share one mapping. A node keeps the location of
- *   the frame that made it; aggregating by function, later frames of the
- *   same function add samples, not addresses.
+ *   mapping: a node holds a 32-bit location id, not strings, and the
+ *   thousands of nodes of one library share one mapping. A node keeps the
+ *   location of the frame that made it; aggregating by function, later
+ *   frames of the same function add samples, not addresses.
  * - Nodes live in fixed-size chunks that never move, so a node pointer
  *   handed to a reader stays valid until the profile changes. A node is
- *   64 bytes: symbol, location, children, and self/total for both weight
- *   slots.
+ *   56 bytes: symbol, children, self/total for both weight slots, the
+ *   child count and the location id. (The children array's capacity is
+ *   not stored: it follows from the count, see kids_cap().)
  * - Children are kept sorted by (name, kind) as they are inserted, so a
  *   lookup is a binary search and every walk has one stable order without
  *   sorting behind a const reader's back. Most nodes have one child, which
@@ -53,16 +54,19 @@ struct location {
 
 struct profile_node {
 	const struct symbol *sym; /* NULL for the root sentinel */
-	const struct location *loc; /* NULL: unknown */
 	union {
-		struct profile_node *one;   /* kids_cap == 0: at most one child */
-		struct profile_node **many; /* kids_cap > 0 */
+		struct profile_node *one;   /* !many: at most one child */
+		struct profile_node **many; /* many: an array of kids_cap() */
 	} kids;
 	uint64_t self[PROFILE_WEIGHTS];
 	uint64_t total[PROFILE_WEIGHTS];
-	uint32_t nkids;
-	uint32_t kids_cap;
+	uint32_t nkids : 31;
+	uint32_t many : 1;
+	uint32_t loc; /* location id + 1; 0: unknown */
 };
+/* Half a million stacks make millions of nodes: keep a node this size. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct profile_node) == 56,
+	       "a profile node grew past 56 bytes");
 
 #define NODES_PER_CHUNK 4096
 #define ARENA_BLOCK (256 * 1024)
@@ -228,18 +232,16 @@ static int index_grow(struct index *x)
 }
 
 /*
- * The row matching key, or NULL with *room set: then one more row fits
+ * The row matching key (and its *id), or NULL: then one more row fits
  * (rows and index have grown, keeping the load at or under one half), and
  * *slot is where table_add() puts it. Returns 0 or -ENOMEM.
  */
 static int table_find(struct table *t, uint32_t h, index_match match, const void *key,
-		      void **row, size_t *slot)
+		      void **row, uint32_t *id, size_t *slot)
 {
-	uint32_t id;
-
 	*row = NULL;
-	if (t->index.nslots && index_find(t, h, match, key, &id, slot)) {
-		*row = t->rows[id];
+	if (t->index.nslots && index_find(t, h, match, key, id, slot)) {
+		*row = t->rows[*id];
 		return 0;
 	}
 	if (t->n >= UINT32_MAX - 1)
@@ -247,7 +249,7 @@ static int table_find(struct table *t, uint32_t h, index_match match, const void
 	if ((t->n + 1) * 2 > t->index.nslots) {
 		if (index_grow(&t->index))
 			return -ENOMEM;
-		index_find(t, h, match, key, &id, slot);
+		index_find(t, h, match, key, id, slot);
 	}
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
@@ -308,11 +310,11 @@ static const struct symbol *symbol_intern(struct profile *p, const char *name,
 {
 	struct symbol_key key = { name, kind };
 	size_t len = strlen(name), slot;
-	uint32_t h = symbol_hash(name, len, kind);
+	uint32_t h = symbol_hash(name, len, kind), id;
 	struct symbol *sym;
 	void *row;
 
-	if (table_find(&p->syms, h, symbol_match, &key, &row, &slot))
+	if (table_find(&p->syms, h, symbol_match, &key, &row, &id, &slot))
 		return NULL;
 	if (row)
 		return row;
@@ -362,12 +364,13 @@ static const struct frame_mapping *mapping_intern(struct profile *p,
 	const char *file = m->file ? m->file : "";
 	struct frame_mapping key = *m, *copy;
 	size_t len = strlen(file), slot;
+	uint32_t id;
 	void *row;
 
 	key.file = file;
 	if (!m->build_id)
 		key.build_id_len = 0;
-	if (table_find(&p->maps, h, mapping_match, &key, &row, &slot))
+	if (table_find(&p->maps, h, mapping_match, &key, &row, &id, &slot))
 		return NULL;
 	if (row)
 		return row;
@@ -391,19 +394,18 @@ static bool location_match(const void *row, const void *key)
 }
 
 /*
- * The location of frame f in the profile, interned with its mapping:
- * *loc is NULL when f says nothing of where it is. Returns 0 or -ENOMEM.
- * Finding what is already interned never allocates.
+ * The location of frame f in the profile, interned with its mapping, as
+ * its id + 1 in *loc: 0 when f says nothing of where it is. Returns 0 or
+ * -ENOMEM. Finding what is already interned never allocates.
  */
-static int location_intern(struct profile *p, const struct frame *f,
-			   const struct location **loc)
+static int location_intern(struct profile *p, const struct frame *f, uint32_t *loc)
 {
 	struct location key = { NULL, f->address }, *copy;
 	size_t slot;
 	void *row;
-	uint32_t h;
+	uint32_t h, id;
 
-	*loc = NULL;
+	*loc = 0;
 	if (!f->mapping && !f->address)
 		return 0;
 	if (f->mapping) {
@@ -412,25 +414,31 @@ static int location_intern(struct profile *p, const struct frame *f,
 			return -ENOMEM;
 	}
 	h = hash_u64(hash_u64(2166136261u, (uint64_t)(uintptr_t)key.mapping), key.address);
-	if (table_find(&p->locs, h, location_match, &key, &row, &slot))
+	if (table_find(&p->locs, h, location_match, &key, &row, &id, &slot))
 		return -ENOMEM;
 	if (!row) {
 		copy = arena_alloc(p, sizeof(*copy));
 		if (!copy)
 			return -ENOMEM;
 		*copy = key;
-		table_add(&p->locs, slot, h, copy);
-		row = copy;
+		id = table_add(&p->locs, slot, h, copy);
 	}
-	*loc = row;
+	*loc = id + 1;
 	return 0;
+}
+
+/* A node's location, or NULL. */
+static const struct location *location_of(const struct profile *p,
+					   const struct profile_node *n)
+{
+	return n->loc ? p->locs.rows[n->loc - 1] : NULL;
 }
 
 /* --- nodes ------------------------------------------------------------------ */
 
 static struct profile_node *kid_at(const struct profile_node *n, size_t i)
 {
-	return n->kids_cap ? n->kids.many[i] : n->kids.one;
+	return n->many ? n->kids.many[i] : n->kids.one;
 }
 
 static int kid_cmp(const char *name, enum frame_kind kind, const struct profile_node *kid)
@@ -466,36 +474,52 @@ static bool kid_find(const struct profile_node *n, const char *name, enum frame_
 	return false;
 }
 
+/*
+ * The capacity of n's children array: 1 (the inline slot) until a second
+ * child comes, then 4, doubled each time it fills. Children are never
+ * removed one by one, so the count alone tells it, and a node need not
+ * store it.
+ */
+static uint32_t kids_cap(const struct profile_node *n)
+{
+	uint32_t cap = 4;
+
+	if (!n->many)
+		return 1;
+	while (cap < n->nkids)
+		cap *= 2;
+	return cap;
+}
+
 /* Makes room for one more child of n, so that kids_insert() cannot fail. */
 static int kids_reserve(struct profile_node *n)
 {
 	struct profile_node **many;
-	uint32_t cap;
+	uint32_t cap = kids_cap(n);
 
-	if (n->nkids == 0 || n->nkids < n->kids_cap)
+	if (n->nkids < cap)
 		return 0;
-	if (n->kids_cap >= UINT32_MAX / 2)
-		return -ENOMEM;
-	cap = n->kids_cap ? n->kids_cap * 2 : 4;
-	if (!n->kids_cap) {
-		many = malloc(cap * sizeof(*many));
+	if (cap >= 1u << 29)
+		return -ENOMEM; /* the count has 31 bits */
+	if (!n->many) {
+		many = malloc(4 * sizeof(*many));
 		if (!many)
 			return -ENOMEM;
 		many[0] = n->kids.one;
+		n->many = 1;
 	} else {
-		many = realloc(n->kids.many, cap * sizeof(*many));
+		many = realloc(n->kids.many, 2 * cap * sizeof(*many));
 		if (!many)
 			return -ENOMEM;
 	}
 	n->kids.many = many;
-	n->kids_cap = cap;
 	return 0;
 }
 
 /* Inserts kid at pos; kids_reserve(n) must have succeeded. */
 static void kids_insert(struct profile_node *n, size_t pos, struct profile_node *kid)
 {
-	if (!n->kids_cap) {
+	if (!n->many) {
 		n->kids.one = kid;
 		n->nkids = 1;
 		return;
@@ -532,7 +556,7 @@ static int nodes_reserve(struct profile *p, size_t count)
 }
 
 static struct profile_node *node_take(struct profile *p, const struct symbol *sym,
-				      const struct location *loc)
+				      uint32_t loc)
 {
 	size_t i = p->nodes_used++;
 	struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
@@ -566,10 +590,10 @@ static void kids_free_all(struct profile *p)
 	for (size_t i = 0; i < p->nodes_used; i++) {
 		struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
 
-		if (n->kids_cap)
+		if (n->many)
 			free(n->kids.many);
 	}
-	if (p->root.kids_cap)
+	if (p->root.many)
 		free(p->root.kids.many);
 }
 
@@ -631,8 +655,8 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 		       size_t n, uint64_t count)
 {
 	struct profile_node *node = &p->root, *kid;
-	const struct location *loc;
 	size_t depth, pos = 0, i;
+	uint32_t loc;
 	int err;
 
 	if (slot >= PROFILE_WEIGHTS || !n)
@@ -759,11 +783,12 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		} else {
 			const struct symbol *sym =
 				symbol_intern(dst, skid->sym->name, skid->sym->kind);
-			const struct location *loc = NULL;
+			const struct location *sloc = location_of(src, skid);
+			uint32_t loc = 0;
 
-			if (!sym || (skid->loc && location_intern(dst, &(struct frame){
-					.mapping = skid->loc->mapping,
-					.address = skid->loc->address }, &loc)) ||
+			if (!sym || (sloc && location_intern(dst, &(struct frame){
+					.mapping = sloc->mapping,
+					.address = sloc->address }, &loc)) ||
 			    nodes_reserve(dst, 1) || kids_reserve(f->dst)) {
 				err = -ENOMEM;
 				goto out_free;
@@ -838,14 +863,19 @@ enum frame_kind profile_node_kind(const struct profile_node *n)
 	return n->sym ? (enum frame_kind)n->sym->kind : FRAME_UNKNOWN;
 }
 
-const struct frame_mapping *profile_node_mapping(const struct profile_node *n)
+const struct frame_mapping *profile_node_mapping(const struct profile *p,
+						 const struct profile_node *n)
 {
-	return n->loc ? n->loc->mapping : NULL;
+	const struct location *loc = location_of(p, n);
+
+	return loc ? loc->mapping : NULL;
 }
 
-uint64_t profile_node_address(const struct profile_node *n)
+uint64_t profile_node_address(const struct profile *p, const struct profile_node *n)
 {
-	return n->loc ? n->loc->address : 0;
+	const struct location *loc = location_of(p, n);
+
+	return loc ? loc->address : 0;
 }
 
 uint64_t profile_node_total(const struct profile_node *n, unsigned int slot)

@@ -58,8 +58,9 @@ enum frame_kind profile_node_kind(const struct profile_node *n);
  * function's frames under that path; see struct frame): its mapping,
  * owned by the profile (NULL: none), and its address (0: unknown). A
  * profile read from text has neither. */
-const struct frame_mapping *profile_node_mapping(const struct profile_node *n);
-uint64_t profile_node_address(const struct profile_node *n);
+const struct frame_mapping *profile_node_mapping(const struct profile *p,
+						 const struct profile_node *n);
+uint64_t profile_node_address(const struct profile *p, const struct profile_node *n);
 uint64_t profile_node_total(const struct profile_node *n, unsigned int slot);
 uint64_t profile_node_self(const struct profile_node *n, unsigned int slot);
 size_t profile_node_child_count(const struct profile_node *n);

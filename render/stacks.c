@@ -45,8 +45,8 @@ int stacks_for_each(const struct profile *p, unsigned int slot, stacks_fn fn, vo
 		frames[top] = (struct frame){
 			.name = profile_node_name(kid),
 			.kind = profile_node_kind(kid),
-			.mapping = profile_node_mapping(kid),
-			.address = profile_node_address(kid),
+			.mapping = profile_node_mapping(p, kid),
+			.address = profile_node_address(p, kid),
 		};
 		self = profile_node_self(kid, slot);
 		if (self) {

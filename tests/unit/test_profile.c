@@ -437,15 +437,15 @@ static void test_nodes_keep_where_their_code_is(void **state)
 	assert_string_equal(profile_node_name(work), "work");
 	assert_string_equal(profile_node_name(rest), "rest");
 
-	assert_null(profile_node_mapping(proc));
-	assert_int_equal(profile_node_address(proc), 0);
-	assert_int_equal(profile_node_address(main_), 0x7f0000000100); /* a's, the first */
-	assert_int_equal(profile_node_address(work), 0x7f0000000200);
-	assert_int_equal(profile_node_address(rest), 0x7f0000000300);
-	m = profile_node_mapping(main_);
+	assert_null(profile_node_mapping(p, proc));
+	assert_int_equal(profile_node_address(p, proc), 0);
+	assert_int_equal(profile_node_address(p, main_), 0x7f0000000100); /* a's, the first */
+	assert_int_equal(profile_node_address(p, work), 0x7f0000000200);
+	assert_int_equal(profile_node_address(p, rest), 0x7f0000000300);
+	m = profile_node_mapping(p, main_);
 	assert_non_null(m);
-	assert_ptr_equal(profile_node_mapping(work), m);
-	assert_ptr_equal(profile_node_mapping(rest), m); /* m2 is the same mapping */
+	assert_ptr_equal(profile_node_mapping(p, work), m);
+	assert_ptr_equal(profile_node_mapping(p, rest), m); /* m2 is the same mapping */
 	assert_ptr_not_equal(m, &m1);
 	assert_string_equal(m->file, "/usr/lib/libx.so");
 	assert_int_equal(m->start, 0x7f0000000000);
@@ -453,10 +453,10 @@ static void test_nodes_keep_where_their_code_is(void **state)
 	assert_int_equal(m->offset, 0x1000);
 	assert_int_equal(m->build_id_len, sizeof(id));
 	assert_memory_equal(m->build_id, id, sizeof(id));
-	assert_null(profile_node_mapping(kernel));
-	assert_int_equal(profile_node_address(kernel), 0xffffffff81000200);
-	assert_null(profile_node_mapping(plain));
-	assert_int_equal(profile_node_address(plain), 0);
+	assert_null(profile_node_mapping(p, kernel));
+	assert_int_equal(profile_node_address(p, kernel), 0xffffffff81000200);
+	assert_null(profile_node_mapping(p, plain));
+	assert_int_equal(profile_node_address(p, plain), 0);
 
 	/* Another build of the file (another build-id) is another mapping. */
 	{
@@ -468,9 +468,9 @@ static void test_nodes_keep_where_their_code_is(void **state)
 
 		assert_int_equal(profile_add(p, c, 2, 1), 0);
 		main_ = node_at(p, 2, (size_t[]){ 1, 0 });
-		assert_non_null(profile_node_mapping(main_));
-		assert_ptr_not_equal(profile_node_mapping(main_), m);
-		assert_memory_equal(profile_node_mapping(main_)->build_id, other, sizeof(other));
+		assert_non_null(profile_node_mapping(p, main_));
+		assert_ptr_not_equal(profile_node_mapping(p, main_), m);
+		assert_memory_equal(profile_node_mapping(p, main_)->build_id, other, sizeof(other));
 	}
 	profile_free(p);
 }
@@ -499,8 +499,8 @@ static void test_locations_survive_merge_growth_and_clear(void **state)
 		assert_int_equal(profile_node_child_count(proc), 3000);
 		for (size_t i = 0; i < 3000; i++) {
 			fn = profile_node_child(proc, i);
-			assert_int_equal(profile_node_mapping(fn)->start, 0x10000ull * (i + 1));
-			assert_int_equal(profile_node_address(fn), 0x10000ull * (i + 1) + 0x10);
+			assert_int_equal(profile_node_mapping(src, fn)->start, 0x10000ull * (i + 1));
+			assert_int_equal(profile_node_address(src, fn), 0x10000ull * (i + 1) + 0x10);
 		}
 		if (!round)
 			profile_clear(src);
@@ -511,13 +511,13 @@ static void test_locations_survive_merge_growth_and_clear(void **state)
 		const struct profile_node *sfn = profile_node_child(node_at(src, 1, (size_t[]){ 0 }), i);
 
 		fn = profile_node_child(proc, i);
-		assert_ptr_not_equal(profile_node_mapping(fn), profile_node_mapping(sfn));
-		assert_int_equal(profile_node_mapping(fn)->start, profile_node_mapping(sfn)->start);
-		assert_string_equal(profile_node_mapping(fn)->file, "/lib/libmany.so");
-		assert_int_equal(profile_node_address(fn), profile_node_address(sfn));
+		assert_ptr_not_equal(profile_node_mapping(dst, fn), profile_node_mapping(src, sfn));
+		assert_int_equal(profile_node_mapping(dst, fn)->start, profile_node_mapping(src, sfn)->start);
+		assert_string_equal(profile_node_mapping(dst, fn)->file, "/lib/libmany.so");
+		assert_int_equal(profile_node_address(dst, fn), profile_node_address(src, sfn));
 	}
 	profile_free(src);
-	assert_string_equal(profile_node_mapping(profile_node_child(proc, 7))->file,
+	assert_string_equal(profile_node_mapping(dst, profile_node_child(proc, 7))->file,
 			    "/lib/libmany.so");
 	profile_free(dst);
 }
