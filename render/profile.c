@@ -309,8 +309,8 @@ static const struct symbol *symbol_intern(struct profile *p, const char *name,
 					  enum frame_kind kind)
 {
 	struct symbol_key key = { name, kind };
-	size_t len = strlen(name), slot;
-	uint32_t h = symbol_hash(name, len, kind), id;
+	size_t len = strlen(name), slot = 0;
+	uint32_t h = symbol_hash(name, len, kind), id = 0;
 	struct symbol *sym;
 	void *row;
 
@@ -363,8 +363,8 @@ static const struct frame_mapping *mapping_intern(struct profile *p,
 	uint32_t h = hash_u64(hash_u64(hash_u64(2166136261u, m->start), m->limit), m->offset);
 	const char *file = m->file ? m->file : "";
 	struct frame_mapping key = *m, *copy;
-	size_t len = strlen(file), slot;
-	uint32_t id;
+	size_t len = strlen(file), slot = 0;
+	uint32_t id = 0;
 	void *row;
 
 	key.file = file;
@@ -401,9 +401,9 @@ static bool location_match(const void *row, const void *key)
 static int location_intern(struct profile *p, const struct frame *f, uint32_t *loc)
 {
 	struct location key = { NULL, f->address }, *copy;
-	size_t slot;
+	size_t slot = 0;
 	void *row;
-	uint32_t h, id;
+	uint32_t h, id = 0;
 
 	*loc = 0;
 	if (!f->mapping && !f->address)
@@ -482,13 +482,12 @@ static bool kid_find(const struct profile_node *n, const char *name, enum frame_
  */
 static uint32_t kids_cap(const struct profile_node *n)
 {
-	uint32_t cap = 4;
-
 	if (!n->many)
 		return 1;
-	while (cap < n->nkids)
-		cap *= 2;
-	return cap;
+	if (n->nkids <= 4)
+		return 4;
+	/* the next power of two; nkids has 31 bits, so this is at most 2^31 */
+	return 1u << (32 - __builtin_clz((uint32_t)n->nkids - 1));
 }
 
 /* Makes room for one more child of n, so that kids_insert() cannot fail. */
@@ -508,7 +507,7 @@ static int kids_reserve(struct profile_node *n)
 		many[0] = n->kids.one;
 		n->many = 1;
 	} else {
-		many = realloc(n->kids.many, 2 * cap * sizeof(*many));
+		many = realloc(n->kids.many, 2 * (size_t)cap * sizeof(*many));
 		if (!many)
 			return -ENOMEM;
 	}
