@@ -146,17 +146,18 @@ examples: $(EXAMPLES)
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
-e2e: all
-	@tests/preflight.sh
+e2e: preflight
+	@$(MAKE) --no-print-directory all
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
 
-# The fresh-machine guard first: a collectd plugin that cannot load fails
-# here, naming its library and package, not in a test minutes later.
+# The fresh-machine guard first, before anything is built: a collectd
+# plugin that cannot load fails here, naming its library and package, not
+# in a test minutes later.
 preflight:
 	@tests/preflight.sh
 
-check: all $(UNIT_BINS)
-	@tests/preflight.sh
+check: preflight
+	@$(MAKE) --no-print-directory all $(UNIT_BINS)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- fuzzing and soak (tests/fuzz, tests/e2e/6*_reliability_*) -------------
