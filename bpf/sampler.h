@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bpf/kfeat.h"
+
 #define SAMPLER_DEFAULT_FREQUENCY 99
 #define SAMPLER_MAX_FREQUENCY 100000
 #define SAMPLER_COMM_LEN 16
@@ -44,6 +46,12 @@ struct sampler_config {
 	 * the process's next sample and counted in process_events_lost.
 	 */
 	bool report_processes;
+	/*
+	 * The kernel's features, from kfeat_probe() (not owned); NULL: the
+	 * sampler probes them itself. Without KFEAT_NOPREALLOC its maps are
+	 * preallocated.
+	 */
+	const struct kfeat *features;
 };
 
 /*

@@ -11,6 +11,7 @@ pkgs=(
 	libcmocka-dev collectd-core collectd-dev
 	liblzma-dev g++ xz-utils
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
+	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	# the neighbours the e2e tests meet for real (tests/e2e/8*_neighbours_*)
 	prometheus graphite-carbon python3-whisper graphite-web influxdb influxdb-client
