@@ -587,6 +587,49 @@ static void test_same_process_keeps_maps_until_a_miss(void **state)
 	world_free(&w);
 }
 
+/*
+ * A miss re-reads the maps in the middle of a stack: the frames already
+ * written keep their mapping's file (the old maps are freed by then; ASan
+ * sees a dangling path).
+ */
+static void test_maps_read_again_mid_stack_keep_earlier_mappings(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	char nopie[4096], lib[4096], maps[8192], more[4096];
+	uint64_t uips[2];
+	size_t n;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, mapped_addr(nopie, 0x401000, "fixture_alpha"), NULL),
+			    "fixture_alpha");
+	symbolizer_end_drain(sym);
+	maps_line(more, sizeof(more), lib, 0x7f0000001000);
+	strcat(maps, more);
+	fake_process(&w, 100, maps);
+	/* The caller hits the maps in hand, the leaf misses and reads them again. */
+	uips[0] = mapped_addr(lib, 0x7f0000001000, "fixture_beta") + 2;
+	uips[1] = mapped_addr(nopie, 0x401000, "fixture_alpha") + 3;
+	n = stack(sym, uips, 2, NULL, 0, out);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[1].name, "fixture_alpha");
+	assert_non_null(out[1].mapping);
+	assert_string_equal(out[1].mapping->file, nopie);
+	assert_int_equal(out[1].mapping->build_id_len, 20);
+	assert_string_equal(out[2].name, "fixture_beta");
+	assert_non_null(out[2].mapping);
+	assert_string_equal(out[2].mapping->file, lib);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 static void test_exited_process_resolves_until_end_of_drain(void **state)
 {
 	struct world w;
@@ -1320,6 +1363,7 @@ int main(void)
 	    cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
 	    cmocka_unit_test(test_pid_reuse_reads_the_new_process),
 	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
+	    cmocka_unit_test(test_maps_read_again_mid_stack_keep_earlier_mappings),
 	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
 	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
 	    cmocka_unit_test(test_failing_proc_reads_give_unknown_frames),
