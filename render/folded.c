@@ -154,8 +154,7 @@ static int folded_push(struct folded_frames *f, char *name, size_t len)
 		f->frames = frames;
 		f->cap = cap;
 	}
-	f->frames[f->n].kind = folded_frame_kind(name, len);
-	f->frames[f->n].name = name;
+	f->frames[f->n] = (struct frame){ .name = name, .kind = folded_frame_kind(name, len) };
 	f->n++;
 	return 0;
 }

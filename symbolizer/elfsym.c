@@ -31,6 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Longer than any build-id a linker writes (SHA-1: 20 bytes). */
+#define ELFSYM_BUILD_ID_MAX 64
+
 struct elfsym {
 	struct elfsym_symbol *syms;
 	uint64_t *ends; /* ends[i]: first address past syms[i] */
@@ -38,6 +41,8 @@ struct elfsym {
 	struct elfsym_segment *segments;
 	size_t nr_segments;
 	char *pool;
+	unsigned char build_id[ELFSYM_BUILD_ID_MAX];
+	size_t build_id_len; /* 0: none */
 };
 
 /* A symbol while reading, its name an offset in the growing pool. */
@@ -448,6 +453,8 @@ static int open_elf(Elf *e, uint64_t file_size, const struct elfsym_options *o,
 	err = read_segments(e, elf);
 	if (err)
 		goto err_end;
+	err = debuginfo_build_id(e, elf->build_id, sizeof(elf->build_id));
+	elf->build_id_len = err > 0 ? (size_t)err : 0;
 	err = read_symbols(e, o ? o->debug : NULL, &r);
 	if (err)
 		goto err_end;
@@ -561,6 +568,12 @@ void elfsym_free(struct elfsym *elf)
 	free(elf->segments);
 	free(elf->pool);
 	free(elf);
+}
+
+const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len)
+{
+	*len = elf->build_id_len;
+	return elf->build_id_len ? elf->build_id : NULL;
 }
 
 size_t elfsym_count(const struct elfsym *elf)

@@ -104,6 +104,12 @@ int elfsym_open_debug(const char *path, const struct debuginfo_paths *paths, str
 
 void elfsym_free(struct elfsym *elf);
 
+/*
+ * The file's GNU build-id (from its own notes, not its debug file's,
+ * though the two match), *len bytes owned by elf; NULL when it has none.
+ */
+const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len);
+
 /* Function symbols kept, one per address, sorted by address. */
 size_t elfsym_count(const struct elfsym *elf);
 

@@ -114,10 +114,18 @@ struct symbolizer {
 	size_t nr_procs, max_procs;
 	uint64_t evicted;
 	uint64_t drain;
-	/* The names of the frames of the last call, and where each starts. */
+	/* The names of the frames of the last call, where each starts, and
+	 * the mapping each frame's code is in (frame.mapping points here).
+	 * A mapping's path and build-id are copied into names too (map_offs
+	 * says where): the maps and ELF tables they come from may be re-read
+	 * or evicted by a later frame of the same stack. */
 	char *names;
 	size_t names_len, names_cap;
 	size_t *name_offs;
+	struct frame_mapping *mappings;
+	struct mapping_offs {
+		size_t file, build_id; /* in names; build_id SIZE_MAX: none */
+	} *map_offs;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
 	uint64_t perfmaps_refused;
@@ -320,6 +328,8 @@ void symbolizer_free(struct symbolizer *sym)
 	target_free(sym->gate);
 	free(sym->names);
 	free(sym->name_offs);
+	free(sym->mappings);
+	free(sym->map_offs);
 	free(sym);
 }
 
@@ -705,6 +715,36 @@ int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t sta
 	return 0;
 }
 
+/* Makes room for len more bytes in the per-call buffer: 0 or -ENOMEM. */
+static int names_room(struct symbolizer *sym, size_t len)
+{
+	size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
+	char *names;
+
+	if (sym->names_len + len <= sym->names_cap)
+		return 0;
+	while (cap < sym->names_len + len)
+		cap *= 2;
+	names = realloc(sym->names, cap);
+	if (!names)
+		return -ENOMEM;
+	sym->names = names;
+	sym->names_cap = cap;
+	return 0;
+}
+
+/* Appends len bytes to the per-call buffer; returns their offset or SIZE_MAX. */
+static size_t names_put(struct symbolizer *sym, const void *bytes, size_t len)
+{
+	size_t off = sym->names_len;
+
+	if (names_room(sym, len) < 0)
+		return SIZE_MAX;
+	memcpy(sym->names + off, bytes, len);
+	sym->names_len += len;
+	return off;
+}
+
 /* Appends a formatted name to the per-call buffer; returns its offset or SIZE_MAX. */
 static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
 {
@@ -715,20 +755,8 @@ static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (len < 0)
+	if (len < 0 || names_room(sym, (size_t)len + 1) < 0)
 		return SIZE_MAX;
-	if (sym->names_len + (size_t)len + 1 > sym->names_cap) {
-		size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
-		char *names;
-
-		while (cap < sym->names_len + (size_t)len + 1)
-			cap *= 2;
-		names = realloc(sym->names, cap);
-		if (!names)
-			return SIZE_MAX;
-		sym->names = names;
-		sym->names_cap = cap;
-	}
 	va_start(ap, fmt);
 	vsnprintf(sym->names + off, (size_t)len + 1, fmt, ap);
 	va_end(ap);
@@ -747,6 +775,8 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	if (out->nr >= out->cap || off == SIZE_MAX)
 		return;
 	out->frames[out->nr].kind = kind;
+	out->frames[out->nr].mapping = NULL;
+	out->frames[out->nr].address = 0;
 	sym->name_offs[out->nr] = off;
 	out->nr++;
 	if (kind == FRAME_PROCESS)
@@ -754,6 +784,50 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	sym->frames++;
 	if (kind == FRAME_UNKNOWN)
 		sym->unresolved++;
+}
+
+/*
+ * Says where the frame emit() just wrote (if it did: nr is out->nr before
+ * the call) has its code: at address, in mapping m of the process (NULL:
+ * none), whose file's table elf (NULL: unread) gives the build-id.
+ */
+static void locate(struct symbolizer *sym, struct stack_out *out, size_t nr,
+		   const struct procmaps_mapping *m, const struct elfsym *elf, uint64_t address)
+{
+	struct frame_mapping *fm = &sym->mappings[nr];
+	const struct frame_mapping *prev = nr ? out->frames[nr - 1].mapping : NULL;
+	struct mapping_offs *offs = &sym->map_offs[nr];
+	const unsigned char *id = NULL;
+	size_t id_len = 0;
+
+	if (out->nr == nr)
+		return;
+	out->frames[nr].address = address;
+	if (!m)
+		return;
+	if (elf)
+		id = elfsym_build_id(elf, &id_len);
+	/* Callers in the same file, the common case, share the copy. */
+	if (prev && prev->start == m->start && prev->limit == m->end &&
+	    !strcmp(sym->names + sym->map_offs[nr - 1].file, m->path)) {
+		*offs = sym->map_offs[nr - 1];
+		id_len = prev->build_id_len;
+	} else {
+		offs->file = names_add(sym, "%s", m->path);
+		offs->build_id = id ? names_put(sym, id, id_len) : SIZE_MAX;
+		if (offs->file == SIZE_MAX)
+			return; /* no memory: the frame keeps its name, not its mapping */
+		if (offs->build_id == SIZE_MAX)
+			id_len = 0;
+	}
+	/* file and build_id are set when the buffer has stopped moving. */
+	*fm = (struct frame_mapping){
+		.start = m->start,
+		.limit = m->end,
+		.offset = m->pgoff,
+		.build_id_len = id_len,
+	};
+	out->frames[nr].mapping = fm;
 }
 
 /*
@@ -897,6 +971,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 {
 	const struct perfmap_symbol *jit;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (!proc->perfmap)
 		return false;
@@ -904,6 +979,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 	if (!jit)
 		return false;
 	emit_symbol(sym, out, FRAME_JIT, jit->name, offset + adjust);
+	locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : jit->start);
 	return true;
 }
 
@@ -918,7 +994,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	const struct elfsym_symbol *s;
 	const struct elfsym *elf;
 	uint64_t file_offset, vaddr, offset;
-	size_t index = 0;
+	size_t index = 0, nr = out->nr;
 
 	if (proc->maps)
 		m = procmaps_find(proc->maps, addr, &index);
@@ -945,6 +1021,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
+			locate(sym, out, nr, m, elf, sym->addresses ? addr + adjust : addr - offset);
 			return;
 		}
 	}
@@ -957,10 +1034,14 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
-	else
+	else {
+		/* Not named here, but a tool with the file's debug info can:
+		 * the mapping and build-id say which file, the address where. */
 		emit(sym, out, FRAME_UNKNOWN,
 		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),
 			       file_offset + adjust));
+		locate(sym, out, nr, m, elf, addr + adjust);
+	}
 }
 
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
@@ -968,12 +1049,14 @@ static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t
 {
 	const struct ksym *k = NULL;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (sym->ksyms)
 		k = ksyms_lookup(sym->ksyms, addr, &offset);
-	if (k)
+	if (k) {
 		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
-	else
+		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k->addr);
+	} else
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
 }
 
@@ -1015,10 +1098,20 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 	sym->names_len = 0;
 	if (cap > sym->name_offs_cap) {
 		size_t *offs = realloc(sym->name_offs, cap * sizeof(*offs));
+		struct frame_mapping *maps;
+		struct mapping_offs *map_offs;
 
 		if (!offs)
 			return 0;
 		sym->name_offs = offs;
+		maps = realloc(sym->mappings, cap * sizeof(*maps));
+		if (!maps)
+			return 0;
+		sym->mappings = maps;
+		map_offs = realloc(sym->map_offs, cap * sizeof(*map_offs));
+		if (!map_offs)
+			return 0;
+		sym->map_offs = map_offs;
 		sym->name_offs_cap = cap;
 	}
 	if (comm_len)
@@ -1054,8 +1147,16 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 		}
 	}
 	/* The buffer has stopped moving: point the frames into it. */
-	for (size_t i = 0; i < stack.nr; i++)
+	for (size_t i = 0; i < stack.nr; i++) {
+		struct frame_mapping *fm = &sym->mappings[i];
+
 		out[i].name = sym->names + sym->name_offs[i];
+		if (!out[i].mapping)
+			continue;
+		fm->file = sym->names + sym->map_offs[i].file;
+		fm->build_id = fm->build_id_len ?
+			(const unsigned char *)sym->names + sym->map_offs[i].build_id : NULL;
+	}
 	return stack.nr;
 }
 

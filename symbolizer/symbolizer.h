@@ -62,6 +62,13 @@ void symbolizer_free(struct symbolizer *sym);
  * "[unknown]" (an address in no mapping). When kptr_restrict hides
  * kernel addresses (stats.kernel_hidden) the kernel part of every stack is
  * one FRAME_KERNEL frame named "[kernel]"; the caller should warn once.
+ *
+ * Where the code is: a named user frame (vDSO included) and a
+ * "[file+0xoffset]" frame carry their mapping (file, build-id, range,
+ * offset) and address; kernel and JIT frames an address only (the
+ * function's first byte, or the sampled instruction with `addresses` or
+ * when no function is named). Mappings are owned by the symbolizer and
+ * stay valid until the next call on sym, as the names do.
  */
 size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,

@@ -3,9 +3,14 @@
 # shutdown hung ("read-function of the `ebprof' plugin took 60.159
 # seconds"). The same rounds as 71_hostile_fifo_after_dlclose.sh, under a
 # real collectd reading every second: a health value must arrive for
-# (nearly) every second of the run, no read may overrun its interval,
-# the FIFOs are counted in ebprof-health/derive-refused-not_regular, and
-# collectd stops within 3 s of SIGTERM.
+# (nearly) every second of the run, the FIFOs are counted in
+# ebprof-health/derive-refused-not_regular, naming never stalls
+# (derive-stalls stays 0, and no read takes StallTimeout, 5 s, or more:
+# a FIFO opened past the gate would block the worker until then), and
+# collectd stops within 3 s of SIGTERM. A read may overrun its 1 s
+# interval while it reads the slow library's 256 MiB debug file on a
+# loaded machine: that read progresses, and the README's guarantee is
+# the stall timeout, not the interval.
 source "$(dirname "$0")/collectd.bash"
 source "$(dirname "$0")/hostile.bash"
 
@@ -38,8 +43,12 @@ t0=$(date +%s.%N)
 collectd_stop "$COLLECTD"
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 awk -v t="$took" 'BEGIN { exit !(t <= 3) }' || fail "collectd took $took s to stop after SIGTERM"
-if grep -q "read-function of the .ebprof' plugin took" "$D/log"; then
+stalls=$(tail -n 1 "$(ls -t "$H"/derive-stalls-* | head -1)" | awk -F, '{ printf "%d", $2 }')
+[ "$stalls" = 0 ] || { show_log "$D"; fail "naming stalled $stalls time(s): a file blocked the worker"; }
+longest=$(sed -n "s/.*read-function of the .ebprof' plugin took \([0-9.]*\) seconds.*/\1/p" "$D/log" |
+	sort -g | tail -n 1)
+if [ -n "$longest" ] && awk -v t="$longest" 'BEGIN { exit !(t >= 5) }'; then
 	show_log "$D"
-	fail "a read of the ebprof plugin overran its interval"
+	fail "a read of the ebprof plugin took $longest s (StallTimeout is 5 s)"
 fi
-ok "collectd through 16 hostile processes: $rows values in $elapsed s, $fifos FIFOs refused, stopped $took s after SIGTERM"
+ok "collectd through 16 hostile processes: $rows values in $elapsed s, $fifos FIFOs refused, stopped $took s after SIGTERM, longest read ${longest:-<1} s"

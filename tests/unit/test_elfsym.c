@@ -307,6 +307,42 @@ static void copy_prefix(const char *from, const char *to, off_t len)
 	close(out);
 }
 
+/* The build-id is the file's own, as readelf prints it; a file without
+ * one (linked with --build-id=none) has none. */
+static void test_build_id_is_the_files(void **state)
+{
+	char path[4096], cmd[4200 + 64], want[128] = "", got[129] = "", plain[] = "/tmp/test_elfsym.XXXXXX";
+	struct elfsym *elf = NULL;
+	const unsigned char *id;
+	size_t len;
+	FILE *readelf;
+
+	(void)state;
+	fixture_path("libsymfix.so", path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | sed -n 's/.*Build ID: //p'", path);
+	readelf = popen(cmd, "r");
+	assert_non_null(readelf);
+	assert_non_null(fgets(want, sizeof(want), readelf));
+	pclose(readelf);
+	want[strcspn(want, "\n")] = '\0';
+	assert_int_equal(elfsym_open(path, &elf), 0);
+	id = elfsym_build_id(elf, &len);
+	assert_non_null(id);
+	for (size_t i = 0; i < len; i++)
+		snprintf(got + 2 * i, 3, "%02x", id[i]);
+	assert_string_equal(got, want);
+	elfsym_free(elf);
+
+	close(mkstemp(plain));
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .note.gnu.build-id %s %s", path, plain);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(elfsym_open(plain, &elf), 0);
+	assert_null(elfsym_build_id(elf, &len));
+	assert_int_equal(len, 0);
+	elfsym_free(elf);
+	unlink(plain);
+}
+
 static void test_truncated_and_garbage_files_fail_cleanly(void **state)
 {
 	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
@@ -606,6 +642,7 @@ static void test_fifo_path_is_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_build_id_is_the_files),
 	    cmocka_unit_test(test_pie_executable),
 	    cmocka_unit_test(test_non_pie_executable),
 	    cmocka_unit_test(test_shared_object),

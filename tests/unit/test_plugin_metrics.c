@@ -24,10 +24,9 @@ static void add_stack(struct profile *p, const char *const *names, size_t n, uin
 	struct frame frames[16];
 
 	assert_true(n <= 16);
-	for (size_t i = 0; i < n; i++) {
-		frames[i].name = names[i];
-		frames[i].kind = i == 0 ? FRAME_PROCESS : FRAME_USER;
-	}
+	for (size_t i = 0; i < n; i++)
+		frames[i] = (struct frame){ .name = names[i],
+					    .kind = i == 0 ? FRAME_PROCESS : FRAME_USER };
 	if (n > 1)
 		frames[n - 1].kind = leaf_kind;
 	assert_int_equal(profile_add(p, frames, n, count), 0);
