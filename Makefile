@@ -6,7 +6,8 @@
 #   make deps       install the Debian packages (safe to run again), then
 #                   check that every collectd plugin the tests load can load
 #   make demo       collectd with the plugin on examples/collectd.conf
-#   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
+#   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin,
+#                   ebprof(1) and ebprof-collectd(5) into $(PREFIX)/share/man
 #   make deb        the same as a Debian package, build/ebprof_VERSION_ARCH.deb
 #   make lint       cppcheck and clang-tidy
 
@@ -22,6 +23,8 @@ WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
 CFLAGS   ?= -O2
 LIBS     := -lbpf -lelf -lz -llzma -lstdc++ -lpthread
+# The terminal library of `ebprof top`: the CLI links it, the plugin never does.
+CLI_LIBS := -lncursesw
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # collectd 5.12 headers as Debian installs them; HAVE_CONFIG_H pulls in its config.h.
 COLLECTD_CFLAGS := -DHAVE_CONFIG_H -I/usr/include/collectd/core -I/usr/include/collectd
@@ -75,7 +78,7 @@ $(B)/libebprof.a: $(CORE_OBJS)
 	ar rcs $@ $^
 
 $(B)/ebprof: $(CLI_OBJS) $(B)/libebprof.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS) $(CLI_LIBS)
 
 # The plugin exports module_register only (-fvisibility=hidden everywhere else).
 $(B)/ebprof.so: $(PLUGIN_OBJS) $(B)/libebprof.a
@@ -262,6 +265,7 @@ accuracy: all
 deps:
 	@tests/deps.sh
 
+MANDIR ?= $(PREFIX)/share/man
 # The Debian package puts the plugin at the same path: refuse to overwrite
 # a file dpkg owns (dpkg -r would then delete our copy, and dpkg -V flag it).
 install: all
@@ -269,12 +273,16 @@ install: all
 		echo "make install: $(PLUGINDIR)/ebprof.so belongs to the Debian package" \
 			"$${owner%%:*}: remove it first (dpkg -r $${owner%%:*}), or install" \
 			"elsewhere (DESTDIR=..., PLUGINDIR=...)" >&2; exit 1; fi
-	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man5
 	install -m 0644 $(B)/ebprof.so $(DESTDIR)$(PLUGINDIR)/ebprof.so
 	install -m 0755 $(B)/ebprof $(DESTDIR)$(PREFIX)/bin/ebprof
+	install -m 0644 cli/ebprof.1 $(DESTDIR)$(MANDIR)/man1/ebprof.1
+	install -m 0644 plugin/ebprof-collectd.5 $(DESTDIR)$(MANDIR)/man5/ebprof-collectd.5
 
 uninstall:
-	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof
+	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof \
+		$(DESTDIR)$(MANDIR)/man1/ebprof.1 $(DESTDIR)$(MANDIR)/man5/ebprof-collectd.5
 
 # The Debian package (contrib/debian/mkdeb.sh says what goes where and why
 # dpkg-deb rather than debhelper). Its binaries are built apart, under

@@ -9,6 +9,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "bpf/kfeat.h"
+#include "bpf/sampler.h"
+#include "render/capture.h"
 #include "render/lines.h"
 #include "render/profile.h"
 
@@ -21,6 +24,7 @@ int cli_record(int argc, char **argv);
 int cli_render(int argc, char **argv);
 int cli_diff(int argc, char **argv);
 int cli_features(int argc, char **argv);
+int cli_top(int argc, char **argv);
 
 /* Parses "svg", "folded", "speedscope" or "pprof"; -1 otherwise. */
 int cli_parse_format(const char *s);
@@ -37,6 +41,100 @@ int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
  * max]; -1 on anything else.
  */
 int cli_parse_size(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+
+/* --- sampling: what record and top share (cli/sampling.c) --- */
+
+#define CLI_MAX_TARGETS 1024
+
+struct cli_sampling {
+	struct sampler_config sampler; /* tgids and comms point into this struct */
+	uint32_t tgids[CLI_MAX_TARGETS];
+	const char *comms[CLI_MAX_TARGETS]; /* borrowed from argv */
+	unsigned long drain_ms;
+	bool addresses;
+	unsigned long stall_s;
+	uint64_t max_symbol_table, max_perf_map;
+	struct kfeat features; /* probed by cli_sampling_start() */
+};
+
+/* The getopt values of the shared long options, after the line bounds'. */
+enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CLI_OPT_SELF,
+       CLI_OPT_ADDRESSES, CLI_OPT_STALL, CLI_OPT_MAX_SYMTAB, CLI_OPT_MAX_PERFMAP,
+       CLI_OPT_SAMPLING_END };
+#define CLI_SAMPLING_SHORTOPTS "p:c:F:"
+#define CLI_SAMPLING_OPTIONS                                                     \
+	{ "pid", required_argument, NULL, 'p' },                                 \
+	{ "comm", required_argument, NULL, 'c' },                                \
+	{ "frequency", required_argument, NULL, 'F' },                           \
+	{ "drain-interval-ms", required_argument, NULL, CLI_OPT_DRAIN },         \
+	{ "no-kernel", no_argument, NULL, CLI_OPT_NO_KERNEL },                   \
+	{ "no-user", no_argument, NULL, CLI_OPT_NO_USER },                       \
+	{ "include-idle", no_argument, NULL, CLI_OPT_IDLE },                     \
+	{ "include-self", no_argument, NULL, CLI_OPT_SELF },                     \
+	{ "addresses", no_argument, NULL, CLI_OPT_ADDRESSES },                   \
+	{ "stall-timeout", required_argument, NULL, CLI_OPT_STALL },             \
+	{ "max-symbol-table", required_argument, NULL, CLI_OPT_MAX_SYMTAB },     \
+	{ "max-perf-map", required_argument, NULL, CLI_OPT_MAX_PERFMAP }
+#define CLI_SAMPLING_USAGE                                                                   \
+	"  -p, --pid PID          profile this process (repeatable); default: all\n"          \
+	"  -c, --comm NAME        profile processes with this exact name (repeatable)\n"      \
+	"  -F, --frequency HZ     samples per second per CPU (default 99)\n"                  \
+	"      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"   \
+	"      --no-kernel        leave kernel stacks out\n"                                  \
+	"      --no-user          leave user stacks out\n"                                    \
+	"      --include-idle     sample the idle task too\n"                                 \
+	"      --include-self     sample ebprof itself too\n"                                 \
+	"      --addresses        add +0xOFFSET to every resolved frame\n"                    \
+	"      --stall-timeout S  give up on a symbolizer making no progress for S\n"         \
+	"                         seconds (default 5; see README, Reliability)\n"             \
+	"      --max-symbol-table SIZE  skip ELF symbol tables larger than this\n"            \
+	"                         (default 256MiB)\n"                                         \
+	"      --max-perf-map SIZE  read at most this much of a JIT perf map\n"               \
+	"                         (default 256MiB)\n"
+
+/* Defaults: 99 Hz, both stacks, everything, drained every second. */
+void cli_sampling_init(struct cli_sampling *o);
+
+/*
+ * Takes one option getopt_long() returned (opt, with its argument arg):
+ * 1 if it was a sampling option and is set, 0 if it is not one, -1 after
+ * saying on stderr why the value is wrong. cmd names the command.
+ */
+int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const char *arg);
+
+/*
+ * After getopt_long() is done with argv: -1 (said why) for an argument
+ * left over (argv[optind]) or when nothing would be sampled.
+ */
+int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char **argv);
+
+/*
+ * Probes the kernel (saying what it lacks unless quiet), makes the
+ * capture, opens the sampler and attaches them. Returns 0 with *cap and
+ * *s set (free with capture_free(), then sampler_free()), or -1 after
+ * saying why on stderr, with both NULL.
+ */
+int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
+		       struct capture **cap, struct sampler **s);
+
+/* From now on SIGINT and SIGTERM only set the flag cli_stop_signal() returns. */
+void cli_stop_on_signals(void);
+int cli_stop_signal(void); /* the signal that asked to stop, or 0 */
+
+double cli_now(void); /* CLOCK_MONOTONIC, in seconds */
+/* Sleeps until cli_now() reaches deadline, or a stop signal arrives. */
+void cli_sleep_until(double deadline);
+
+/* True while at least one traced PID still runs (always true system-wide). */
+bool cli_sampling_targets_alive(const struct cli_sampling *o);
+
+/*
+ * Returns the samples lost so far, by every cause, and writes into buf
+ * the causes in the words record's summary uses ("kernel stack 3,
+ * stacks map full 1"): all of them, or only those with losses.
+ */
+uint64_t cli_losses(char *buf, size_t len, const struct sampler_stats *t,
+		    const struct capture_stats *cs, bool all);
 
 /* --- input: what render and diff share (cli/input.c) --- */
 

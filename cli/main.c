@@ -2,7 +2,8 @@
  * ebprof: the command-line face of the profiler. `record` samples with the
  * BPF sampler and writes a flame graph or folded stacks; `render` turns
  * folded stacks (ours, flamegraph.pl's or stackcollapse output) or
- * `perf script` text into any of the formats; `diff` draws what changed
+ * `perf script` text into any of the formats; `top` shows the hottest
+ * functions live, as `perf top` does; `diff` draws what changed
  * between two profiles; `features` lists what the kernel offers beyond
  * the core. All are built from the same modules as the collectd plugin.
  */
@@ -16,6 +17,7 @@ static void usage(FILE *out)
 	fputs("usage: ebprof record [-p PID]... [-c COMM]... [-d SECONDS] [-F HZ]\n"
 	      "                     [--format svg|folded|speedscope|pprof] [-o FILE] [options]\n"
 	      "       ebprof render [FILE.folded|FILE.perf-script]... [-o FILE.svg] [options]\n"
+	      "       ebprof top [-p PID]... [-c COMM]... [-F HZ] [options]   live hottest functions\n"
 	      "       ebprof diff BEFORE.folded AFTER.folded [-o diff.svg] [--normalize]\n"
 	      "       ebprof features [-v]     what this kernel offers beyond the core\n"
 	      "\n"
@@ -33,6 +35,8 @@ int main(int argc, char **argv)
 		return cli_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "render"))
 		return cli_render(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "top"))
+		return cli_top(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "diff"))
 		return cli_diff(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "features"))

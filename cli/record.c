@@ -13,6 +13,10 @@
  * a profiled process, so a read that blocks there cannot keep it from
  * stopping on time: capture_drain() returns within the stall timeout of
  * the worker's last progress, whatever the worker is stuck in.
+ *
+ * On a terminal, a progress line on stderr says after each drain how far
+ * the recording is, what it holds and how to stop it; it is erased before
+ * the summary, and never written when stderr is a file or a pipe.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -24,37 +28,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 
-#include "bpf/kfeat.h"
-#include "bpf/sampler.h"
 #include "cli/cli.h"
-#include "render/capture.h"
-
-#define MAX_TARGETS 1024
 
 struct record_opts {
-	struct sampler_config sampler;
-	uint32_t tgids[MAX_TARGETS];
-	const char *comms[MAX_TARGETS];
+	struct cli_sampling sampling;
 	unsigned long duration_s;
-	unsigned long drain_ms;
 	enum cli_format format;
 	const char *output;
 	const char *title;
 	double min_width;
-	bool addresses;
 	bool quiet;
-	unsigned long stall_s;
-	uint64_t max_symbol_table, max_perf_map;
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 static void record_usage(FILE *out)
 {
@@ -62,54 +49,28 @@ static void record_usage(FILE *out)
 	      "Sample on-CPU stacks (system-wide, or of the given processes) and write a\n"
 	      "flame graph. Ctrl-C stops early and still writes the output.\n"
 	      "\n"
-	      "  -p, --pid PID          profile this process (repeatable); default: all\n"
-	      "  -c, --comm NAME        profile processes with this exact name (repeatable)\n"
 	      "  -d, --duration SECONDS how long to sample (default 30)\n"
-	      "  -F, --frequency HZ     samples per second per CPU (default 99)\n"
 	      "      --format FORMAT    svg, folded, speedscope or pprof (default svg)\n"
 	      "  -o, --output FILE      where to write (default ebprof.svg / ebprof.folded;\n"
 	      "                         - for stdout)\n"
-	      "      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"
-	      "      --no-kernel        leave kernel stacks out\n"
-	      "      --no-user          leave user stacks out\n"
-	      "      --include-idle     sample the idle task too\n"
-	      "      --include-self     sample ebprof itself too\n"
-	      "      --addresses        add +0xOFFSET to every resolved frame\n"
 	      "      --title TEXT       the SVG's title\n"
 	      "      --minwidth PX      prune SVG frames narrower than this (default 0.1)\n"
-	      "      --stall-timeout S  give up on a symbolizer making no progress for S\n"
-	      "                         seconds (default 5; see README, Reliability)\n"
-	      "      --max-symbol-table SIZE  skip ELF symbol tables larger than this\n"
-	      "                         (default 256MiB)\n"
-	      "      --max-perf-map SIZE  read at most this much of a JIT perf map\n"
-	      "                         (default 256MiB)\n"
-	      "  -q, --quiet            no summary on stderr\n",
+	      "  -q, --quiet            no progress line and no summary on stderr\n"
+	      CLI_SAMPLING_USAGE,
 	      out);
 }
 
-enum { OPT_FORMAT = 256, OPT_DRAIN, OPT_NO_KERNEL, OPT_NO_USER, OPT_IDLE, OPT_SELF,
-       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH, OPT_STALL, OPT_MAX_SYMTAB, OPT_MAX_PERFMAP };
+enum { OPT_FORMAT = CLI_OPT_SAMPLING_END, OPT_TITLE, OPT_MINWIDTH };
 
 static const struct option record_longopts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "comm", required_argument, NULL, 'c' },
+	CLI_SAMPLING_OPTIONS,
 	{ "duration", required_argument, NULL, 'd' },
-	{ "frequency", required_argument, NULL, 'F' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "drain-interval-ms", required_argument, NULL, OPT_DRAIN },
-	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL },
-	{ "no-user", no_argument, NULL, OPT_NO_USER },
-	{ "include-idle", no_argument, NULL, OPT_IDLE },
-	{ "include-self", no_argument, NULL, OPT_SELF },
-	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
-	{ "stall-timeout", required_argument, NULL, OPT_STALL },
-	{ "max-symbol-table", required_argument, NULL, OPT_MAX_SYMTAB },
-	{ "max-perf-map", required_argument, NULL, OPT_MAX_PERFMAP },
 	{ 0 },
 };
 
@@ -121,45 +82,24 @@ static int bad_value(const char *opt, const char *value, const char *want)
 
 static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 {
-	unsigned long v;
 	char *end;
-	int c;
+	int c, rc;
 
-	sampler_config_init(&o->sampler);
+	cli_sampling_init(&o->sampling);
 	o->duration_s = 30;
-	o->drain_ms = 1000;
 	o->format = CLI_FORMAT_SVG;
 	o->min_width = -1;
-	o->stall_s = CAPTURE_DEFAULT_STALL_MS / 1000;
-	while ((c = getopt_long(argc, argv, "p:c:d:F:o:qh", record_longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, CLI_SAMPLING_SHORTOPTS "d:o:qh", record_longopts,
+				NULL)) != -1) {
+		rc = cli_sampling_option("record", &o->sampling, c, optarg);
+		if (rc < 0)
+			return -1;
+		if (rc > 0)
+			continue;
 		switch (c) {
-		case 'p':
-			if (cli_parse_uint(optarg, 1, 0x7fffffff, &v))
-				return bad_value("PID", optarg, "expected a process id");
-			if (kill((pid_t)v, 0) && errno == ESRCH) {
-				fprintf(stderr, "ebprof record: no process with PID %lu\n", v);
-				return -1;
-			}
-			if (o->sampler.n_tgids == MAX_TARGETS)
-				return bad_value("PID", optarg, "too many PIDs (1024 at most)");
-			o->tgids[o->sampler.n_tgids++] = (uint32_t)v;
-			break;
-		case 'c':
-			if (!*optarg || strlen(optarg) >= SAMPLER_COMM_LEN)
-				return bad_value("process name", optarg,
-						 "expected 1 to 15 characters, as in /proc/PID/comm");
-			if (o->sampler.n_comms == MAX_TARGETS)
-				return bad_value("process name", optarg, "too many (1024 at most)");
-			o->comms[o->sampler.n_comms++] = optarg;
-			break;
 		case 'd':
 			if (cli_parse_uint(optarg, 1, 31 * 24 * 3600UL, &o->duration_s))
 				return bad_value("duration", optarg, "expected 1 to 2678400 seconds");
-			break;
-		case 'F':
-			if (cli_parse_uint(optarg, 1, SAMPLER_MAX_FREQUENCY, &v))
-				return bad_value("frequency", optarg, "expected 1 to 100000 Hz");
-			o->sampler.frequency = (unsigned int)v;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -175,25 +115,6 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 				return bad_value("format", optarg, "expected " CLI_FORMATS);
 			o->format = cli_parse_format(optarg);
 			break;
-		case OPT_DRAIN:
-			if (cli_parse_uint(optarg, 10, 60000, &o->drain_ms))
-				return bad_value("drain interval", optarg, "expected 10 to 60000 ms");
-			break;
-		case OPT_NO_KERNEL:
-			o->sampler.kernel_stacks = false;
-			break;
-		case OPT_NO_USER:
-			o->sampler.user_stacks = false;
-			break;
-		case OPT_IDLE:
-			o->sampler.include_idle = true;
-			break;
-		case OPT_SELF:
-			o->sampler.include_self = true;
-			break;
-		case OPT_ADDRESSES:
-			o->addresses = true;
-			break;
 		case OPT_TITLE:
 			o->title = optarg;
 			break;
@@ -202,72 +123,19 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			if (*end || end == optarg || !(o->min_width >= 0 && o->min_width <= 1000))
 				return bad_value("minwidth", optarg, "expected 0 to 1000 pixels");
 			break;
-		case OPT_STALL:
-			if (cli_parse_uint(optarg, 1, 3600, &o->stall_s))
-				return bad_value("stall timeout", optarg, "expected 1 to 3600 seconds");
-			break;
-		case OPT_MAX_SYMTAB:
-			if (cli_parse_size(optarg, 1024, 1ULL << 40, &o->max_symbol_table))
-				return bad_value("symbol table bound", optarg,
-						 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
-			break;
-		case OPT_MAX_PERFMAP:
-			if (cli_parse_size(optarg, 1024, 1ULL << 40, &o->max_perf_map))
-				return bad_value("perf map bound", optarg,
-						 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
-			break;
 		default:
 			record_usage(stderr);
 			return -1;
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "ebprof record: unexpected argument '%s'\n", argv[optind]);
+	if (cli_sampling_finish("record", &o->sampling, argc, argv))
 		return -1;
-	}
-	if (!o->sampler.kernel_stacks && !o->sampler.user_stacks) {
-		fprintf(stderr, "ebprof record: --no-kernel and --no-user leave nothing to sample\n");
-		return -1;
-	}
-	o->sampler.tgids = o->sampler.n_tgids ? o->tgids : NULL;
-	o->sampler.comms = o->sampler.n_comms ? o->comms : NULL;
 	if (!o->output)
 		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg"
 			  : o->format == CLI_FORMAT_FOLDED ? "ebprof.folded"
 			  : o->format == CLI_FORMAT_SPEEDSCOPE ? "ebprof.speedscope.json"
 								: "ebprof.pb.gz";
 	return 0;
-}
-
-/* True while at least one traced PID still runs (always true system-wide). */
-static bool targets_alive(const struct record_opts *o)
-{
-	if (!o->sampler.n_tgids)
-		return true;
-	for (size_t i = 0; i < o->sampler.n_tgids; i++)
-		if (!kill((pid_t)o->tgids[i], 0) || errno != ESRCH)
-			return true;
-	return false;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_until(double deadline)
-{
-	double left = deadline - now_s();
-	struct timespec ts;
-
-	if (left <= 0 || stop_signal)
-		return;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
 }
 
 /* The open-file limit now, for a message that says what to raise. */
@@ -322,24 +190,18 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 {
 	const struct symbolizer_stats *ss = &cs->symbolizer;
 	struct sampler_stats t;
+	char losses[512];
 	uint64_t lost;
 
 	sampler_totals(s, &t);
-	lost = sampler_stats_lost(&t) + cs->lost_stalled + cs->lost_memory;
+	lost = cli_losses(losses, sizeof(losses), &t, cs, true);
 	fprintf(stderr,
 		"ebprof: %.1f s at %u Hz on %d CPUs: %llu samples, %llu recorded, "
 		"%llu stacks in the profile\n",
-		secs, o->sampler.frequency, sampler_cpu_count(s), (unsigned long long)t.samples,
+		secs, o->sampling.sampler.frequency, sampler_cpu_count(s), (unsigned long long)t.samples,
 		(unsigned long long)t.recorded, (unsigned long long)profile_stack_count(p));
-	fprintf(stderr,
-		"ebprof: lost %llu samples (%.3f%%): kernel stack %llu, user stack %llu, "
-		"hash collision %llu, stacks map full %llu, counts map full %llu, "
-		"missing stack %llu, symbolizer stalled %llu, out of memory %llu\n",
-		(unsigned long long)lost, t.samples ? 100.0 * lost / t.samples : 0.0,
-		(unsigned long long)t.kstack_errors, (unsigned long long)t.ustack_errors,
-		(unsigned long long)t.stack_collisions, (unsigned long long)t.stacks_full,
-		(unsigned long long)t.counts_full, (unsigned long long)t.missing_stacks,
-		(unsigned long long)cs->lost_stalled, (unsigned long long)cs->lost_memory);
+	fprintf(stderr, "ebprof: lost %llu samples (%.3f%%): %s\n", (unsigned long long)lost,
+		t.samples ? 100.0 * lost / t.samples : 0.0, losses);
 	fprintf(stderr,
 		"ebprof: not profiled (by choice): %llu filtered out, %llu idle; "
 		"unresolved frames: %llu of %llu (%.1f%%)%s\n",
@@ -359,7 +221,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			"ebprof: the symbolizer stalled %llu time(s) (no progress for %lu s; "
 			"interrupted %llu time(s)): %llu samples lost, %llu samples of the processes "
 			"it stalled on named [stalled]%s\n",
-			(unsigned long long)cs->stalls, o->stall_s,
+			(unsigned long long)cs->stalls, o->sampling.stall_s,
 			(unsigned long long)cs->interrupts, (unsigned long long)cs->lost_stalled,
 			(unsigned long long)cs->unnamed_stalled,
 			cs->given_up ? "; gave up naming after that" : "");
@@ -389,94 +251,133 @@ static bool fds_ran_out(const struct capture_stats *cs)
 	return true;
 }
 
-static void capture_config_from(const struct record_opts *o, struct capture_config *cc)
+/*
+ * The progress line: one line on stderr, rewritten in place with a
+ * carriage return and padded over the previous one; cut to the terminal's
+ * width so that it never wraps (a wrapped line cannot be rewritten).
+ * progress->width is what to erase; 0: nothing shown.
+ */
+struct record_progress {
+	bool on;	/* stderr is a terminal and not -q */
+	size_t width;	/* columns written last */
+};
+
+static size_t terminal_columns(int fd)
 {
-	capture_config_init(cc);
-	cc->symbolizer.addresses = o->addresses;
-	cc->symbolizer.elf_bounds.max_table = o->max_symbol_table;
-	cc->symbolizer.perfmap_max_bytes = o->max_perf_map;
-	cc->stall_ms = (unsigned int)(o->stall_s * 1000);
-	cc->interrupt_signal = SIGURG;
+	struct winsize ws;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) || ws.ws_col < 2)
+		return 80;
+	return ws.ws_col;
+}
+
+static void progress_show(struct record_progress *pr, const char *line)
+{
+	size_t cols = terminal_columns(STDERR_FILENO) - 1, len = strlen(line);
+
+	if (len > cols)
+		len = cols;
+	fprintf(stderr, "\r%.*s%*s", (int)len, line,
+		pr->width > len ? (int)(pr->width - len) : 0, "");
+	fflush(stderr);
+	pr->width = len > pr->width ? len : pr->width;
+}
+
+static void progress_update(struct record_progress *pr, const struct record_opts *o,
+			    const struct sampler *s, struct capture *cap,
+			    const struct profile *p, double elapsed)
+{
+	struct capture_stats cs;
+	struct sampler_stats t;
+	char losses[256], line[512];
+	uint64_t lost;
+	size_t procs = profile_node_child_count(profile_root(p));
+
+	if (!pr->on)
+		return;
+	sampler_totals(s, &t);
+	capture_stats(cap, &cs);
+	lost = cli_losses(losses, sizeof(losses), &t, &cs, false);
+	if (lost)
+		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
+			 "process%s, lost %llu (%s); Ctrl-C to stop early",
+			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
+			 procs == 1 ? "" : "es", (unsigned long long)lost, losses);
+	else
+		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
+			 "process%s; Ctrl-C to stop early",
+			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
+			 procs == 1 ? "" : "es");
+	progress_show(pr, line);
+}
+
+/* Erases the line and puts the cursor back at its start. */
+static void progress_erase(struct record_progress *pr)
+{
+	if (!pr->on || !pr->width)
+		return;
+	fprintf(stderr, "\r%*s\r", (int)pr->width, "");
+	fflush(stderr);
+	pr->width = 0;
 }
 
 int cli_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
-	struct capture_config cc;
+	struct record_progress progress = { 0 };
 	struct capture_stats cs;
-	struct kfeat features;
-	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
 	struct capture *cap = NULL;
 	struct profile *profile = NULL;
-	char err[512], subtitle[256];
+	char subtitle[256];
 	double start, next, end;
 	bool out_of_fds;
 	int ret = 1, rc;
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
-	/* What this kernel lacks is turned off, and said once. */
-	kfeat_probe(&features);
-	for (int id = 0; id < KFEAT_NR && !o.quiet; id++) {
-		if (kfeat_state(&features, id) == KFEAT_ABSENT) {
-			kfeat_missing_message(id, err, sizeof(err));
-			fprintf(stderr, "ebprof record: %s\n", err);
-		}
-	}
-	o.sampler.features = &features;
-	/* The symbolizer first: reports are read from the first sample on. */
-	capture_config_from(&o, &cc);
-	cc.symbolizer.maps_text_only =
-		kfeat_state(&features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
-	rc = capture_new(&cc, &cap);
 	profile = profile_new();
-	if (rc || !profile) {
+	if (!profile) {
 		fprintf(stderr, "ebprof record: cannot start naming samples: %s\n",
-			strerror(rc ? -rc : ENOMEM));
+			strerror(ENOMEM));
 		goto free_all;
 	}
-	o.sampler.report_processes = true;
-	if (sampler_open(&o.sampler, &s, err, sizeof(err))) {
-		fprintf(stderr, "ebprof record: %s\n", err);
+	if (cli_sampling_start("record", &o.sampling, o.quiet, &cap, &s))
 		goto free_all;
-	}
-	rc = capture_attach(cap, s);
-	if (rc) {
-		fprintf(stderr, "ebprof record: cannot start the new-process thread: %s%s\n",
-			strerror(-rc), rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
-		goto free_all;
-	}
-	sa.sa_handler = on_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cli_stop_on_signals();
+	progress.on = !o.quiet && isatty(STDERR_FILENO);
 
-	start = now_s();
+	start = cli_now();
 	end = start + (double)o.duration_s;
 	next = start;
-	while (!stop_signal) {
-		next += o.drain_ms / 1000.0;
-		sleep_until(next < end ? next : end);
+	progress_update(&progress, &o, s, cap, profile, 0);
+	while (!cli_stop_signal()) {
+		next += o.sampling.drain_ms / 1000.0;
+		cli_sleep_until(next < end ? next : end);
 		rc = capture_drain(cap, profile, NULL);
 		if (rc) {
+			progress_erase(&progress);
 			fprintf(stderr, "ebprof record: draining the BPF maps failed: %s\n",
 				strerror(-rc));
 			break;
 		}
-		if (now_s() >= end || !targets_alive(&o))
+		if (cli_now() >= end || !cli_sampling_targets_alive(&o.sampling))
 			break;
+		progress_update(&progress, &o, s, cap, profile, cli_now() - start);
 	}
+	progress_erase(&progress);
 	/* Whatever ended the loop, the last window was drained above. */
 	capture_stats(cap, &cs);
 	capture_free(cap);
 	cap = NULL;
 	if (!o.quiet)
-		print_summary(&o, s, &cs, profile, now_s() - start);
+		print_summary(&o, s, &cs, profile, cli_now() - start);
 	out_of_fds = fds_ran_out(&cs);
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
-		 (unsigned long long)profile_total(profile), o.sampler.frequency, now_s() - start);
+		 (unsigned long long)profile_total(profile), o.sampling.sampler.frequency,
+		 cli_now() - start);
 	if (cli_write_profile(profile, o.format, o.output, o.title, subtitle, o.min_width,
-			      o.sampler.frequency))
+			      o.sampling.sampler.frequency))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);

@@ -220,15 +220,11 @@ int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned
 	struct profile_function *fns = NULL;
 	char(*names)[DATA_MAX_NAME_LEN] = NULL;
 	uint64_t total = profile_total(p), self_sum = 0;
-	double scale;
 	size_t n = 0, k;
 	int err;
 
 	if (!(frequency > 0) || !(seconds > 0))
 		return -EINVAL;
-	/* Percent of one CPU: one CPU sampled for `seconds` at `frequency`
-	 * gives frequency * seconds samples, which is 100. */
-	scale = 100.0 / (frequency * seconds);
 	err = profile_functions(p, &fns, &n);
 	if (err)
 		return err;
@@ -244,10 +240,11 @@ int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned
 	if (err)
 		goto out;
 	for (size_t i = 0; i < k; i++) {
-		err = metrics_gauge(b, "self", "gauge", names[i], (double)fns[i].self * scale);
+		err = metrics_gauge(b, "self", "gauge", names[i],
+				    profile_cpu_percent(fns[i].self, frequency, seconds));
 		if (!err)
 			err = metrics_gauge(b, "total", "gauge", names[i],
-					    (double)fns[i].total * scale);
+					    profile_cpu_percent(fns[i].total, frequency, seconds));
 		if (err)
 			goto out;
 		self_sum += fns[i].self;
@@ -255,7 +252,7 @@ int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned
 	/* Whatever the top N did not cover, including stacks that hold only
 	 * a process name (every frame lost), so that the sum is every sample. */
 	err = metrics_gauge(b, "self", "gauge", METRICS_OTHER,
-			    (double)(total - self_sum) * scale);
+			    profile_cpu_percent(total - self_sum, frequency, seconds));
 out:
 	free(names);
 	free(fns);

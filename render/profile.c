@@ -920,6 +920,45 @@ struct walk_frame {
 };
 
 /*
+ * Which process a function was sampled in most: processes are the root's
+ * children and a depth-first walk finishes one before it starts the next,
+ * so per symbol it is enough to keep the running process and its sum, and
+ * to compare it with the best so far when another process begins.
+ */
+struct function_process {
+	const struct profile_node *current; /* process root being summed */
+	uint64_t current_total;
+	const struct profile_node *best;
+	uint64_t best_total;
+	uint32_t count;
+};
+
+static void function_process_close(struct function_process *fp)
+{
+	if (!fp->current)
+		return;
+	if (fp->current_total > fp->best_total ||
+	    (fp->current_total == fp->best_total && fp->best &&
+	     strcmp(fp->current->sym->name, fp->best->sym->name) < 0)) {
+		fp->best = fp->current;
+		fp->best_total = fp->current_total;
+	}
+	fp->current = NULL;
+}
+
+static void function_process_add(struct function_process *fp, const struct profile_node *process,
+				 uint64_t total)
+{
+	if (fp->current != process) {
+		function_process_close(fp);
+		fp->current = process;
+		fp->current_total = 0;
+		fp->count++;
+	}
+	fp->current_total += total;
+}
+
+/*
  * One depth-first walk. on_path[id] counts how many nodes of a symbol are
  * on the current path: a node adds its total only when it is the first
  * (outermost) of its symbol, so a recursive function's samples count once.
@@ -928,6 +967,7 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 {
 	uint64_t *self = NULL, *total = NULL;
 	uint32_t *on_path = NULL;
+	struct function_process *procs = NULL;
 	struct walk_frame *stack = NULL;
 	struct profile_function *fns = NULL;
 	size_t top = 0, count = 0, nsyms = p->syms.n;
@@ -940,14 +980,15 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 	self = calloc(nsyms, sizeof(*self));
 	total = calloc(nsyms, sizeof(*total));
 	on_path = calloc(nsyms, sizeof(*on_path));
+	procs = calloc(nsyms, sizeof(*procs));
 	stack = malloc((p->max_depth + 1) * sizeof(*stack));
-	if (!self || !total || !on_path || !stack)
+	if (!self || !total || !on_path || !procs || !stack)
 		goto out_free;
 
 	stack[0] = (struct walk_frame){ &p->root, 0 };
 	while (true) {
 		struct walk_frame *f = &stack[top];
-		const struct profile_node *kid;
+		const struct profile_node *kid, *process;
 
 		if (f->next == f->node->nkids) {
 			if (!top)
@@ -959,8 +1000,12 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 		kid = kid_at(f->node, f->next++);
 		if (!kid->total[0])
 			continue;
-		if (!on_path[kid->sym->id]++)
+		process = top ? stack[1].node : kid;
+		if (!on_path[kid->sym->id]++) {
 			total[kid->sym->id] += kid->total[0];
+			if (process->sym->kind == FRAME_PROCESS)
+				function_process_add(&procs[kid->sym->id], process, kid->total[0]);
+		}
 		self[kid->sym->id] += kid->self[0];
 		stack[++top] = (struct walk_frame){ kid, 0 };
 	}
@@ -975,14 +1020,18 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 		count = 0;
 		for (size_t id = 0; id < nsyms; id++) {
 			const struct symbol *sym = symbol_at(p, id);
+			struct function_process *fp = &procs[id];
 
 			if (!total[id] || sym->kind == FRAME_PROCESS)
 				continue;
+			function_process_close(fp);
 			fns[count++] = (struct profile_function){
 				.name = sym->name,
 				.kind = (enum frame_kind)sym->kind,
 				.self = self[id],
 				.total = total[id],
+				.process = fp->best ? fp->best->sym->name : "",
+				.processes = fp->count,
 			};
 		}
 		qsort(fns, count, sizeof(*fns), function_cmp);
@@ -994,6 +1043,69 @@ out_free:
 	free(self);
 	free(total);
 	free(on_path);
+	free(procs);
 	free(stack);
+	return err;
+}
+
+double profile_cpu_percent(uint64_t samples, double frequency, double seconds)
+{
+	if (!(frequency > 0) || !(seconds > 0))
+		return 0;
+	return (double)samples * 100.0 / (frequency * seconds);
+}
+
+/*
+ * Walks src depth first, keeping the path without the dropped kind in
+ * frames[]; every node with self samples is one stack to add.
+ */
+int profile_add_without(struct profile *dst, const struct profile *src, enum frame_kind kind)
+{
+	struct walk_frame *stack = NULL;
+	struct frame *frames = NULL;
+	size_t *kept = NULL; /* kept[d]: frames kept down to depth d */
+	size_t top = 0;
+	int err = 0;
+
+	if (dst == src || kind == FRAME_PROCESS || (unsigned int)kind >= FRAME_KIND_NR)
+		return -EINVAL;
+	stack = malloc((src->max_depth + 1) * sizeof(*stack));
+	frames = malloc((src->max_depth + 1) * sizeof(*frames));
+	kept = malloc((src->max_depth + 1) * sizeof(*kept));
+	if (!stack || !frames || !kept) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	stack[0] = (struct walk_frame){ &src->root, 0 };
+	kept[0] = 0;
+	while (true) {
+		struct walk_frame *f = &stack[top];
+		const struct profile_node *kid;
+		size_t n;
+
+		if (f->next == f->node->nkids) {
+			if (!top)
+				break;
+			top--;
+			continue;
+		}
+		kid = kid_at(f->node, f->next++);
+		if (!kid->total[0])
+			continue;
+		n = kept[top];
+		if ((enum frame_kind)kid->sym->kind != kind)
+			frames[n++] = (struct frame){ kid->sym->name, (enum frame_kind)kid->sym->kind };
+		if (kid->self[0] && n) {
+			err = profile_add(dst, frames, n, kid->self[0]);
+			if (err)
+				goto out_free;
+		}
+		stack[++top] = (struct walk_frame){ kid, 0 };
+		kept[top] = n;
+	}
+out_free:
+	free(stack);
+	free(frames);
+	free(kept);
 	return err;
 }

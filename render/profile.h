@@ -73,6 +73,13 @@ struct profile_function {
 	enum frame_kind kind;
 	uint64_t self;
 	uint64_t total;
+	/*
+	 * The process (root frame) with the most of this function's total
+	 * samples, ties to the first by name; owned by the profile. "" when
+	 * the profile has no process roots (a folded file may have none).
+	 */
+	const char *process;
+	uint32_t processes; /* how many processes it was sampled in */
 };
 
 /*
@@ -81,5 +88,24 @@ struct profile_function {
  * the names belong to p. Returns 0 or -ENOMEM.
  */
 int profile_functions(const struct profile *p, struct profile_function **out, size_t *n);
+
+/*
+ * Samples as percent of one CPU: one CPU sampled for `seconds` at
+ * `frequency` Hz gives frequency * seconds samples, which is 100; a
+ * function that keeps two cores busy reads 200. The plugin's metrics and
+ * `ebprof top` both show this figure. 0 when frequency or seconds is not
+ * positive.
+ */
+double profile_cpu_percent(uint64_t samples, double frequency, double seconds);
+
+/*
+ * Adds every stack of src to dst (slot 0 to slot 0) without its frames of
+ * one kind: with FRAME_KERNEL, the samples a function spent in the kernel
+ * become its own self samples, as if kernel stacks were never taken. A
+ * stack left with only its process frame is kept. Process frames cannot
+ * be dropped. Returns 0, -EINVAL (dst == src, kind FRAME_PROCESS or out
+ * of range) or -ENOMEM (dst then holds part of src).
+ */
+int profile_add_without(struct profile *dst, const struct profile *src, enum frame_kind kind);
 
 #endif

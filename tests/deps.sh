@@ -14,6 +14,9 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	time
+	# ebprof top (ncurses); the terminal of the tests 45-47 (tmux); the
+	# manual pages' lint and lookup (tests/e2e/48_man_pages.sh)
+	libncurses-dev tmux groff-base mandoc man-db
 	# the neighbours the e2e tests meet for real (tests/e2e/8*_neighbours_*)
 	prometheus graphite-carbon python3-whisper graphite-web influxdb influxdb-client
 	nginx chromium chromium-driver python3-selenium fonts-dejavu-core

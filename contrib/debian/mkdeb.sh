@@ -17,6 +17,7 @@
 #
 # What goes where:
 #   /usr/bin/ebprof, /usr/share/man/man1/ebprof.1.gz
+#   /usr/share/man/man5/ebprof-collectd.5.gz  the plugin's configuration
 #   /usr/lib/collectd/ebprof.so             collectd's PluginDir
 #   /usr/share/doc/ebprof/examples/         contrib/ but this directory:
 #       ebprof.conf (the collectd.conf.d snippet), network-*.conf,
@@ -66,6 +67,8 @@ strip --remove-section=.comment --remove-section=.note --strip-unneeded \
 # Documentation and examples.
 install -D -m 0644 "$top/cli/ebprof.1" "$root/usr/share/man/man1/ebprof.1"
 gzip -9n "$root/usr/share/man/man1/ebprof.1"
+install -D -m 0644 "$top/plugin/ebprof-collectd.5" "$root/usr/share/man/man5/ebprof-collectd.5"
+gzip -9n "$root/usr/share/man/man5/ebprof-collectd.5"
 install -D -m 0644 "$top/README.md" "$doc/README.md"
 gzip -9n "$doc/README.md"
 (cd "$top/contrib" && find . -path ./debian -prune -o -type f -print) | sort | while read -r f; do

@@ -18,6 +18,9 @@ row for a second or two, to prove the rows still work). It measures:
   5 render    ebprof render on generated folded files of 10k..500k stacks,
               against flamegraph.pl's published figures
   6 scaling   how the above grow with frequency, depth, stacks, processes
+  7 top       the CPU and memory of a live view refreshed every second at
+              99 Hz system-wide on the busy system: `ebprof top` against
+              `perf top -g` (both in their text modes, output discarded)
 
 Every figure is a median over paired runs: in each run the anchor and we are
 measured back to back, in a shuffled order, and the run's ratio is taken;
@@ -166,13 +169,13 @@ class Timed:
     """
 
     def __init__(self, argv, tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                 cwd=None):
+                 cwd=None, stdin=None):
         fd, self.report = tempfile.mkstemp(dir=tmp, suffix=".time")
         os.close(fd)
         self.started = time.time()
         self.proc = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", self.report]
-                                     + list(argv), stdout=stdout, stderr=stderr, cwd=cwd,
-                                     start_new_session=True)
+                                     + list(argv), stdin=stdin, stdout=stdout,
+                                     stderr=stderr, cwd=cwd, start_new_session=True)
         self._pid = None
 
     def pid(self):
@@ -820,6 +823,58 @@ class Bench:
                          % (drawn, 1e6 * size / max(1, drawn)))
             os.remove(folded)
 
+    # 7 -------------------------------------------------------------------------
+    def top_run(self, kind, hz, seconds):
+        """One live view on the busy system: (CPU s per wall s, peak RSS MB).
+
+        ebprof top prints a plain table every second (stdout not a terminal);
+        perf top --stdio prints its table every second (-d 1), with call graphs
+        (-g) since ebprof takes whole stacks too. perf top reads keys from
+        stdin, so it gets a pipe that stays open; SIGINT ends it.
+        """
+        if kind == "ebprof":
+            argv = [EBPROF, "top", "-F", str(hz), "-d", str(seconds)]
+        else:
+            argv = ["perf", "top", "-F", str(hz), "-g", "--stdio", "-d", "1"]
+        t = Timed(argv, self.tmp, stdin=subprocess.PIPE)
+        if kind == "perf":
+            time.sleep(seconds)
+            t.signal(signal.SIGINT)
+        rc, wall, cpu, peak = t.wait(seconds + 60)
+        t.proc.stdin.close()
+        if rc != 0 or wall <= 0:
+            raise RuntimeError("%s top exited %d" % (kind, rc))
+        return cpu / wall, peak
+
+    def section_top(self):
+        log("7 a live view: ebprof top against perf top")
+        hz = 99
+        seconds = self.dur(30, 3)
+        self.busy_start()
+        try:
+            share = {"ebprof": [], "perf": []}
+            peak = {"ebprof": [], "perf": []}
+            for _ in range(self.reps):
+                order = ["ebprof", "perf"]
+                self.rng.shuffle(order)
+                for kind in order:
+                    cpu, rss = self.top_run(kind, hz, seconds)
+                    share[kind].append(100 * cpu)
+                    peak[kind].append(rss)
+            ratios = [e / p if p else None for e, p in zip(share["ebprof"], share["perf"])]
+            ratios = [r for r in ratios if r is not None]
+            self.res.add("7 top", "CPU share of one core", "ebprof top", median(share["ebprof"]),
+                         "%", hz, "perf top -g", median(share["perf"]),
+                         median(ratios) if ratios else None, self.reps,
+                         "system-wide, refreshed every second, %d s runs incl. start-up; "
+                         "ratio: median of paired runs" % seconds)
+            pr = [e / p for e, p in zip(peak["ebprof"], peak["perf"]) if p]
+            self.res.add("7 top", "peak RSS", "ebprof top", median(peak["ebprof"]), "MB", hz,
+                         "perf top -g", median(peak["perf"]), median(pr) if pr else None,
+                         self.reps, "")
+        finally:
+            self.bg.stop()
+
     # 6 -------------------------------------------------------------------------
     def plot(self):
         """scaling.svg from the CSV, through gnuplot."""
@@ -866,7 +921,7 @@ class Bench:
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("user", self.section_user), ("symbols", self.section_symbols),
-                 ("render", self.section_render)]
+                 ("render", self.section_render), ("top", self.section_top)]
         t0 = time.time()
         for name, fn in steps:
             if "all" in sections or name in sections:
@@ -908,7 +963,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,symbols,render (default all)")
+                    help="comma list of kernel,slowdown,user,symbols,render,top "
+                         "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (BPF programs and system-wide perf events)")

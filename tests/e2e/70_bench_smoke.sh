@@ -60,6 +60,8 @@ check "5 render" "render peak RSS" "ebprof render" anchor
 check "5 render" "SVG size" "ebprof render" anchor
 check "6 scaling" "ns/sample by depth" ebprof anchor
 check "6 scaling" "user CPU by unique stacks" "ebprof record"
+check "7 top" "CPU share of one core" "ebprof top" anchor
+check "7 top" "peak RSS" "ebprof top" anchor
 
 # Symbolization must really have named the sampled addresses.
 named=$(grep '^4 symbols,cold: name N' "$CSV" | grep -o 'both named [0-9]*' | grep -o '[0-9]*$')

@@ -55,6 +55,7 @@ done
 dpkg -i "$deb" >"$T/dpkg-i.log" 2>&1 || { cat "$T/dpkg-i.log" >&2; fail "dpkg -i failed"; }
 dpkg -L ebprof >"$T/files"
 for f in /usr/bin/ebprof /usr/lib/collectd/ebprof.so /usr/share/man/man1/ebprof.1.gz \
+	/usr/share/man/man5/ebprof-collectd.5.gz \
 	/usr/share/doc/ebprof/copyright /usr/share/doc/ebprof/README.md.gz \
 	/usr/share/doc/ebprof/examples/ebprof.conf /usr/share/doc/ebprof/examples/systemd/ebprof.conf \
 	/usr/share/doc/ebprof/examples/nginx-ebprof.conf; do

@@ -264,6 +264,84 @@ static void test_functions_keep_kinds_apart(void **state)
 	profile_free(p);
 }
 
+/* `ebprof top` shows the process beside each function: the one it was
+ * sampled in most, and how many it was sampled in. */
+static void test_functions_name_their_main_process(void **state)
+{
+	struct profile *p = profile_new();
+	struct profile_function *fns;
+	size_t n;
+
+	(void)state;
+	add_stack(p, "alpha;memcpy", 2);
+	add_stack(p, "beta;main;memcpy", 5);
+	add_stack(p, "beta;memcpy", 1);
+	add_stack(p, "gamma;memcpy;memcpy", 4);
+	add_stack(p, "gamma;only", 1);
+	add_stack(p, "tie1;t", 3);
+	add_stack(p, "tie0;t", 3);
+	assert_int_equal(profile_functions(p, &fns, &n), 0);
+	assert_int_equal(n, 4);
+	assert_string_equal(fns[0].name, "memcpy");
+	assert_int_equal(fns[0].total, 2 + 6 + 4);
+	assert_string_equal(fns[0].process, "beta"); /* 6, recursion in gamma counts once */
+	assert_int_equal(fns[0].processes, 3);
+	assert_string_equal(fns[1].name, "t");
+	assert_string_equal(fns[1].process, "tie0"); /* a tie goes to the first name */
+	assert_int_equal(fns[1].processes, 2);
+	assert_string_equal(fns[2].name, "only");
+	assert_string_equal(fns[2].process, "gamma");
+	assert_int_equal(fns[2].processes, 1);
+	free(fns);
+	profile_free(p);
+}
+
+static void test_cpu_percent_is_of_one_cpu(void **state)
+{
+	(void)state;
+	assert_true(profile_cpu_percent(99, 99, 1.0) == 100.0);
+	assert_true(profile_cpu_percent(396, 99, 2.0) == 200.0); /* two cores busy */
+	assert_true(profile_cpu_percent(70, 100, 2.0) == 35.0);
+	assert_true(profile_cpu_percent(5, 0, 1.0) == 0.0);
+	assert_true(profile_cpu_percent(5, 99, 0) == 0.0);
+}
+
+/* Hiding kernel frames makes the kernel's time the caller's own, as if
+ * kernel stacks were never taken; nothing is lost. */
+static void test_add_without_kernel_frames(void **state)
+{
+	struct profile *src = profile_new(), *dst = profile_new();
+	struct frame sys[] = { { "app", FRAME_PROCESS }, { "main", FRAME_USER },
+			       { "write", FRAME_USER }, { "ksys_write", FRAME_KERNEL },
+			       { "vfs_write", FRAME_KERNEL } };
+	struct frame irq[] = { { "app", FRAME_PROCESS }, { "irq", FRAME_KERNEL } };
+	struct frame user[] = { { "app", FRAME_PROCESS }, { "main", FRAME_USER },
+				{ "write", FRAME_USER } };
+	struct profile_function *fns;
+	size_t n;
+
+	(void)state;
+	assert_int_equal(profile_add(src, sys, 5, 7), 0);
+	assert_int_equal(profile_add(src, sys, 4, 2), 0);
+	assert_int_equal(profile_add(src, irq, 2, 3), 0);
+	assert_int_equal(profile_add(src, user, 3, 1), 0);
+	assert_int_equal(profile_add_without(dst, src, FRAME_KERNEL), 0);
+	assert_int_equal(profile_total(dst), profile_total(src));
+	assert_int_equal(profile_functions(dst, &fns, &n), 0);
+	assert_int_equal(n, 2);
+	assert_string_equal(fns[0].name, "write");
+	assert_int_equal(fns[0].self, 7 + 2 + 1);
+	assert_string_equal(fns[1].name, "main");
+	free(fns);
+	/* The irq stack kept its process frame: 3 samples of "app" itself. */
+	assert_int_equal(profile_node_self(profile_node_child(profile_root(dst), 0), 0), 3);
+	assert_int_equal(profile_add_without(dst, dst, FRAME_KERNEL), -EINVAL);
+	assert_int_equal(profile_add_without(dst, src, FRAME_PROCESS), -EINVAL);
+	assert_int_equal(profile_add_without(dst, src, FRAME_KIND_NR), -EINVAL);
+	profile_free(src);
+	profile_free(dst);
+}
+
 static void test_empty_profile_has_no_functions(void **state)
 {
 	struct profile *p = profile_new();
@@ -537,6 +615,9 @@ int main(void)
 		cmocka_unit_test(test_second_weight_slot_is_separate),
 		cmocka_unit_test(test_bad_stacks_are_rejected_and_change_nothing),
 		cmocka_unit_test(test_merge_sums_exactly),
+		cmocka_unit_test(test_functions_name_their_main_process),
+		cmocka_unit_test(test_cpu_percent_is_of_one_cpu),
+		cmocka_unit_test(test_add_without_kernel_frames),
 		cmocka_unit_test(test_clear_forgets_stacks_and_profile_is_reusable),
 		cmocka_unit_test(test_nodes_keep_where_their_code_is),
 		cmocka_unit_test(test_locations_survive_merge_growth_and_clear),

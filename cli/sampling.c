@@ -1,0 +1,261 @@
+/*
+ * sampling: what `ebprof record` and `ebprof top` share, from the options
+ * that pick what to sample to a running capture, and the words both use
+ * for lost samples.
+ *
+ * Both commands are the same pipeline up to the profile: the options
+ * (-p, -c, -F, --no-kernel, ...) become a sampler configuration, the
+ * kernel's features are probed once, the capture (render/capture) is made
+ * before the sampler so that new processes are reported from the first
+ * sample on, and capture_attach() starts draining. What they do with the
+ * profile differs; the commands own the loop, and share its clock and its
+ * stop: SIGINT and SIGTERM set a flag (the command's only global) that
+ * cuts a sleep short and ends the loop, so that what was sampled is kept.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+
+static volatile sig_atomic_t cli_stop_signal_seen;
+
+static void cli_on_stop_signal(int sig)
+{
+	cli_stop_signal_seen = sig;
+}
+
+void cli_stop_on_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	/* No SA_RESTART: a sleep or a read waiting for a key returns at once. */
+	sa.sa_handler = cli_on_stop_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+int cli_stop_signal(void)
+{
+	return cli_stop_signal_seen;
+}
+
+double cli_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void cli_sleep_until(double deadline)
+{
+	double left = deadline - cli_now();
+	struct timespec ts;
+
+	if (left <= 0 || cli_stop_signal_seen)
+		return;
+	ts.tv_sec = (time_t)left;
+	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
+	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
+}
+
+void cli_sampling_init(struct cli_sampling *o)
+{
+	memset(o, 0, sizeof(*o));
+	sampler_config_init(&o->sampler);
+	o->drain_ms = 1000;
+	o->stall_s = CAPTURE_DEFAULT_STALL_MS / 1000;
+}
+
+static int bad_value(const char *cmd, const char *opt, const char *value, const char *want)
+{
+	fprintf(stderr, "ebprof %s: invalid %s '%s': %s\n", cmd, opt, value, want);
+	return -1;
+}
+
+int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const char *arg)
+{
+	unsigned long v;
+
+	switch (opt) {
+	case 'p':
+		if (cli_parse_uint(arg, 1, 0x7fffffff, &v))
+			return bad_value(cmd, "PID", arg, "expected a process id");
+		if (kill((pid_t)v, 0) && errno == ESRCH) {
+			fprintf(stderr, "ebprof %s: no process with PID %lu\n", cmd, v);
+			return -1;
+		}
+		if (o->sampler.n_tgids == CLI_MAX_TARGETS)
+			return bad_value(cmd, "PID", arg, "too many PIDs (1024 at most)");
+		o->tgids[o->sampler.n_tgids++] = (uint32_t)v;
+		return 1;
+	case 'c':
+		if (!*arg || strlen(arg) >= SAMPLER_COMM_LEN)
+			return bad_value(cmd, "process name", arg,
+					 "expected 1 to 15 characters, as in /proc/PID/comm");
+		if (o->sampler.n_comms == CLI_MAX_TARGETS)
+			return bad_value(cmd, "process name", arg, "too many (1024 at most)");
+		o->comms[o->sampler.n_comms++] = arg;
+		return 1;
+	case 'F':
+		if (cli_parse_uint(arg, 1, SAMPLER_MAX_FREQUENCY, &v))
+			return bad_value(cmd, "frequency", arg, "expected 1 to 100000 Hz");
+		o->sampler.frequency = (unsigned int)v;
+		return 1;
+	case CLI_OPT_DRAIN:
+		if (cli_parse_uint(arg, 10, 60000, &o->drain_ms))
+			return bad_value(cmd, "drain interval", arg, "expected 10 to 60000 ms");
+		return 1;
+	case CLI_OPT_NO_KERNEL:
+		o->sampler.kernel_stacks = false;
+		return 1;
+	case CLI_OPT_NO_USER:
+		o->sampler.user_stacks = false;
+		return 1;
+	case CLI_OPT_IDLE:
+		o->sampler.include_idle = true;
+		return 1;
+	case CLI_OPT_SELF:
+		o->sampler.include_self = true;
+		return 1;
+	case CLI_OPT_ADDRESSES:
+		o->addresses = true;
+		return 1;
+	case CLI_OPT_STALL:
+		if (cli_parse_uint(arg, 1, 3600, &o->stall_s))
+			return bad_value(cmd, "stall timeout", arg, "expected 1 to 3600 seconds");
+		return 1;
+	case CLI_OPT_MAX_SYMTAB:
+		if (cli_parse_size(arg, 1024, 1ULL << 40, &o->max_symbol_table))
+			return bad_value(cmd, "symbol table bound", arg,
+					 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
+		return 1;
+	case CLI_OPT_MAX_PERFMAP:
+		if (cli_parse_size(arg, 1024, 1ULL << 40, &o->max_perf_map))
+			return bad_value(cmd, "perf map bound", arg,
+					 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char **argv)
+{
+	if (optind < argc) {
+		fprintf(stderr, "ebprof %s: unexpected argument '%s'\n", cmd, argv[optind]);
+		return -1;
+	}
+	if (!o->sampler.kernel_stacks && !o->sampler.user_stacks) {
+		fprintf(stderr, "ebprof %s: --no-kernel and --no-user leave nothing to sample\n",
+			cmd);
+		return -1;
+	}
+	o->sampler.tgids = o->sampler.n_tgids ? o->tgids : NULL;
+	o->sampler.comms = o->sampler.n_comms ? o->comms : NULL;
+	return 0;
+}
+
+bool cli_sampling_targets_alive(const struct cli_sampling *o)
+{
+	if (!o->sampler.n_tgids)
+		return true;
+	for (size_t i = 0; i < o->sampler.n_tgids; i++)
+		if (!kill((pid_t)o->tgids[i], 0) || errno != ESRCH)
+			return true;
+	return false;
+}
+
+int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
+		       struct capture **cap, struct sampler **s)
+{
+	struct capture_config cc;
+	char err[512];
+	int rc;
+
+	*cap = NULL;
+	*s = NULL;
+	/* What this kernel lacks is turned off, and said once. */
+	kfeat_probe(&o->features);
+	for (int id = 0; id < KFEAT_NR && !quiet; id++) {
+		if (kfeat_state(&o->features, id) == KFEAT_ABSENT) {
+			kfeat_missing_message(id, err, sizeof(err));
+			fprintf(stderr, "ebprof %s: %s\n", cmd, err);
+		}
+	}
+	o->sampler.features = &o->features;
+	/* The symbolizer first: reports are read from the first sample on. */
+	capture_config_init(&cc);
+	cc.symbolizer.addresses = o->addresses;
+	cc.symbolizer.elf_bounds.max_table = o->max_symbol_table;
+	cc.symbolizer.perfmap_max_bytes = o->max_perf_map;
+	cc.symbolizer.maps_text_only =
+		kfeat_state(&o->features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
+	cc.stall_ms = (unsigned int)(o->stall_s * 1000);
+	cc.interrupt_signal = SIGURG;
+	rc = capture_new(&cc, cap);
+	if (rc) {
+		fprintf(stderr, "ebprof %s: cannot start naming samples: %s\n", cmd,
+			strerror(-rc));
+		return -1;
+	}
+	o->sampler.report_processes = true;
+	if (sampler_open(&o->sampler, s, err, sizeof(err))) {
+		fprintf(stderr, "ebprof %s: %s\n", cmd, err);
+		goto fail;
+	}
+	rc = capture_attach(*cap, *s);
+	if (rc) {
+		fprintf(stderr, "ebprof %s: cannot start the new-process thread: %s%s\n", cmd,
+			strerror(-rc), rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
+		goto fail;
+	}
+	return 0;
+fail:
+	capture_free(*cap);
+	sampler_free(*s);
+	*cap = NULL;
+	*s = NULL;
+	return -1;
+}
+
+uint64_t cli_losses(char *buf, size_t len, const struct sampler_stats *t,
+		    const struct capture_stats *cs, bool all)
+{
+	const struct {
+		const char *words;
+		uint64_t n;
+	} causes[] = {
+		{ "kernel stack", t->kstack_errors },
+		{ "user stack", t->ustack_errors },
+		{ "hash collision", t->stack_collisions },
+		{ "stacks map full", t->stacks_full },
+		{ "counts map full", t->counts_full },
+		{ "missing stack", t->missing_stacks },
+		{ "symbolizer stalled", cs->lost_stalled },
+		{ "out of memory", cs->lost_memory },
+	};
+	uint64_t lost = sampler_stats_lost(t) + cs->lost_stalled + cs->lost_memory;
+	size_t used = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(causes) / sizeof(causes[0]); i++) {
+		int w;
+
+		if (!all && !causes[i].n)
+			continue;
+		if (used >= len)
+			break;
+		w = snprintf(buf + used, len - used, "%s%s %llu", used ? ", " : "",
+			     causes[i].words, (unsigned long long)causes[i].n);
+		if (w < 0)
+			break;
+		used += (size_t)w;
+	}
+	return lost;
+}
