@@ -140,13 +140,24 @@ $(B)/examples/%: examples/%.c
 
 examples: $(EXAMPLES)
 
+# Oracles the end-to-end tests run: tests/oracle/NAME.c against build/libebprof.a.
+ORACLE_SRCS := $(wildcard tests/oracle/*.c)
+ORACLES := $(ORACLE_SRCS:tests/oracle/%.c=$(B)/oracle/%)
+
+$(B)/oracle/%: tests/oracle/%.c $(B)/libebprof.a
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
+
+.PHONY: oracles
+oracles: $(ORACLES)
+
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
-e2e: all
+e2e: all $(ORACLES)
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
 
-check: all $(UNIT_BINS)
+check: all $(UNIT_BINS) $(ORACLES)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- fuzzing and soak (tests/fuzz, tests/e2e/6*_reliability_*) -------------
