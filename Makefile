@@ -116,6 +116,12 @@ $(B)/fixtures/lib%.so: tests/fixtures/%.c
 	@mkdir -p $(@D)
 	$(CC) $(FIXTURE_FLAGS) -fPIC -shared -DFIXTURE_SHARED -o $@ $<
 
+# cfifix's CFI in .debug_frame rather than .eh_frame (tests/unit/test_cfi.c).
+FIXTURES += $(B)/fixtures/cfifix-debugframe
+$(B)/fixtures/cfifix-debugframe: tests/fixtures/cfifix.c
+	@mkdir -p $(@D)
+	$(CC) $(FIXTURE_FLAGS) -fno-asynchronous-unwind-tables -DCFIX_DEBUG_FRAME -o $@ $<
+
 $(UNIT_BINS): | $(FIXTURES)
 
 # Workloads with known answers (examples/*.c), three builds each:

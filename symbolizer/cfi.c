@@ -136,12 +136,15 @@ struct cfi {
 };
 
 /* What the parse of one file collects before the programs run. */
+/* .eh_frame and .debug_frame, of the file and of one fallback image. */
+#define CFI_MAX_SECTIONS 4
+
 struct collect {
-	struct cie *cies[2]; /* per section: each has its own CIE offsets */
-	size_t n_cies[2], cap_cies[2];
+	struct cie *cies[CFI_MAX_SECTIONS]; /* per section: each has its own CIE offsets */
+	size_t n_cies[CFI_MAX_SECTIONS], cap_cies[CFI_MAX_SECTIONS];
 	struct fde *fdes;
 	size_t n_fdes, cap_fdes;
-	struct section secs[2];
+	struct section secs[CFI_MAX_SECTIONS];
 	size_t n_secs;
 	struct cfi_stats *stats;
 };
@@ -818,8 +821,13 @@ static int parse_cie(struct cursor *c, const struct section *s, struct cie *cie)
 			}
 		}
 		c->p = data_end;
-	} else if (*aug) {
-		return -EINVAL;
+	} else {
+		/* Without 'z' only data-less letters can be skipped: 'S' (.debug_frame has it). */
+		for (; *aug; aug++) {
+			if (*aug != 'S')
+				return -EINVAL;
+			cie->signal = true;
+		}
 	}
 	if (c->bad || cie->code_align == 0)
 		return -EINVAL;
@@ -1121,75 +1129,91 @@ static int read_segments(Elf *e, struct cfi *cfi)
 	return 0;
 }
 
-/* Reads e's own tables into cfi. Returns 0 or -ENOMEM. */
-static int read_tables(Elf *e, struct cfi *cfi, bool own)
+/*
+ * Adds the frame sections of image e to col and parses their entries.
+ * own: e is the file itself (else a debug file, whose .eh_frame is gone).
+ */
+static int collect_image(struct collect *col, Elf *e, const struct cfi *cfi, bool own)
 {
-	struct collect col = { .stats = &cfi->stats };
+	size_t first = col->n_secs;
 	int err = 0;
 
-	if (!add_section(&col, e, ".eh_frame", true) && own)
-		add_eh_frame_from_hdr(&col, e, cfi);
-	add_section(&col, e, ".debug_frame", false);
+	if (!add_section(col, e, ".eh_frame", true) && own)
+		add_eh_frame_from_hdr(col, e, cfi);
+	add_section(col, e, ".debug_frame", false);
 	for (int pass = 0; pass < 2 && !err; pass++)
-		for (size_t i = 0; i < col.n_secs && !err; i++)
-			err = walk_section(&col, i, pass);
-	if (!err)
-		err = build_rows(cfi, &col);
-	free(col.cies[0]);
-	free(col.cies[1]);
-	free(col.fdes);
+		for (size_t i = first; i < col->n_secs && !err; i++)
+			err = walk_section(col, i, pass);
 	return err;
 }
 
-/* Tables from another ELF image (a debug file, MiniDebugInfo): rows only. */
-static int read_other(Elf *other, struct cfi *cfi, enum cfi_source source)
+/*
+ * Whether the FDEs read so far leave most executable bytes uncovered: a
+ * stripped binary, or one built without unwind tables but for the C
+ * runtime's start files, whose real tables are in its debug file.
+ */
+static bool mostly_uncovered(const struct cfi *cfi, const struct collect *col)
 {
+	uint64_t exec = 0, covered = 0;
+
+	for (size_t i = 0; i < cfi->n_segs; i++)
+		if (cfi->segs[i].exec)
+			exec += cfi->segs[i].filesz;
+	for (size_t i = 0; i < col->n_fdes; i++)
+		covered += col->fdes[i].end - col->fdes[i].start;
+	return covered < exec / 2;
+}
+
+/* The images a fallback opened, kept until the rows are built. */
+struct fallback {
+	int fd;
+	Elf *debug, *mini;
+	void *image;
+};
+
+/*
+ * Fills what the file's own tables leave out from its separate debug
+ * file (paths; NULL: not looked for), else from its MiniDebugInfo.
+ */
+static int collect_fallback(struct collect *col, Elf *e, const struct debuginfo_paths *paths,
+			    struct cfi *cfi, struct fallback *fb)
+{
+	size_t before = col->n_fdes, size;
 	int err;
 
-	if (!other || elf_kind(other) != ELF_K_ELF)
-		return 0;
-	free(cfi->funcs);
-	cfi->funcs = NULL;
-	err = read_tables(other, cfi, false);
-	if (!err && cfi->n_rows)
-		cfi->stats.source = source;
-	return err;
-}
-
-static int read_fallbacks(Elf *e, const struct debuginfo_paths *paths, struct cfi *cfi)
-{
-	void *image;
-	size_t size;
-	int err = 0, fd;
-
 	if (paths) {
-		fd = debuginfo_open(e, paths);
-		if (fd >= 0) {
-			Elf *debug = elf_begin(fd, ELF_C_READ, NULL);
-
-			err = read_other(debug, cfi, CFI_FROM_DEBUG_FILE);
-			elf_end(debug);
-			close(fd);
-			if (err || cfi->n_rows)
+		fb->fd = debuginfo_open(e, paths);
+		if (fb->fd >= 0)
+			fb->debug = elf_begin(fb->fd, ELF_C_READ, NULL);
+		if (fb->debug && elf_kind(fb->debug) == ELF_K_ELF) {
+			err = collect_image(col, fb->debug, cfi, false);
+			if (err)
 				return err;
+			if (col->n_fdes > 2 * before) {
+				cfi->stats.source = CFI_FROM_DEBUG_FILE;
+				return 0;
+			}
 		}
 	}
-	err = debuginfo_minidebug(e, &image, &size);
+	err = debuginfo_minidebug(e, &fb->image, &size);
 	if (err == -ENOMEM)
 		return err;
-	if (!err) {
-		Elf *mini = elf_memory(image, size);
-
-		err = read_other(mini, cfi, CFI_FROM_MINIDEBUG);
-		elf_end(mini);
-		free(image);
-	}
-	return err == -ENOMEM ? err : 0;
+	if (err)
+		return 0;
+	fb->mini = elf_memory(fb->image, size);
+	if (!fb->mini || elf_kind(fb->mini) != ELF_K_ELF)
+		return 0;
+	err = collect_image(col, fb->mini, cfi, false);
+	if (!err && col->n_fdes > 2 * before)
+		cfi->stats.source = CFI_FROM_MINIDEBUG;
+	return err;
 }
 
 /* Reads everything from e, which it ends. */
 static int open_elf(Elf *e, const struct debuginfo_paths *paths, struct cfi **out)
 {
+	struct collect col = { 0 };
+	struct fallback fb = { .fd = -1 };
 	struct cfi *cfi;
 	int err;
 
@@ -1201,15 +1225,26 @@ static int open_elf(Elf *e, const struct debuginfo_paths *paths, struct cfi **ou
 		elf_end(e);
 		return -ENOMEM;
 	}
+	col.stats = &cfi->stats;
 	err = elf_kind(e) == ELF_K_ELF && gelf_getclass(e) == ELFCLASS64 ? 0 : -ENOEXEC;
 	if (!err)
 		err = read_segments(e, cfi);
 	if (!err)
-		err = read_tables(e, cfi, true);
-	if (!err && cfi->n_rows)
+		err = collect_image(&col, e, cfi, true);
+	if (!err && col.n_fdes)
 		cfi->stats.source = CFI_FROM_FILE;
-	if (!err && !cfi->n_rows)
-		err = read_fallbacks(e, paths, cfi);
+	if (!err && mostly_uncovered(cfi, &col))
+		err = collect_fallback(&col, e, paths, cfi, &fb);
+	if (!err)
+		err = build_rows(cfi, &col);
+	for (size_t i = 0; i < CFI_MAX_SECTIONS; i++)
+		free(col.cies[i]);
+	free(col.fdes);
+	elf_end(fb.mini);
+	free(fb.image);
+	elf_end(fb.debug);
+	if (fb.fd >= 0)
+		close(fb.fd);
 	elf_end(e);
 	if (err) {
 		cfi_free(cfi);
