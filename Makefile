@@ -207,7 +207,7 @@ soak: all
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
-	$(B)/bench/manystacks $(B)/bench/symbench
+	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -222,7 +222,7 @@ $(B)/bench/work $(B)/bench/manystacks: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 
-$(B)/bench/symbench: tests/bench/symbench.c $(B)/libebprof.a
+$(B)/bench/symbench $(B)/bench/unwbench: $(B)/bench/%: tests/bench/%.c $(B)/libebprof.a
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
 

@@ -110,6 +110,61 @@ struct ebprof_cpu {
 	struct ebprof_stack ustack;
 };
 
+/*
+ * Unwind tables, as symbolizer/unwtab builds them from a file's CFI and
+ * the BPF unwinder reads them (see ebprof.bpf.c).
+ *
+ * A table is one array of 32-bit words, keyed by file offset (what a
+ * sampled pc gives through its mapping, pc - start + pgoff, with no ELF
+ * segment arithmetic in BPF):
+ *
+ *   words[0]              n_pages: 64 KiB pages of file offsets spanned
+ *   words[1]              first_page: the first one's number (offset >> 16)
+ *   words[2 + i]          for i in 0..n_pages: the index of page i's first
+ *                         row in rows[]; words[2 + n_pages] is the row count
+ *   rows[] (the rest)     one word per row: the offset's low 16 bits << 16
+ *                         | the index of its rule in the shared rule array
+ *
+ * A row's rule holds from its offset to the next row's; every page that
+ * has rows starts with a row at its offset 0, so a lookup never leaves its
+ * page: one index read and a binary search of at most 16 steps. Rule 0 is
+ * "no row here" (gaps between functions). Rules are deduplicated across
+ * all tables (a whole system has a few thousand distinct ones), so a row
+ * costs 4 bytes.
+ */
+#define EBPROF_UNW_PAGE_SHIFT 16
+#define EBPROF_UNW_HEADER_WORDS 2
+#define EBPROF_UNW_MAX_RULES 65536 /* a row's rule index is 16 bits */
+
+/* CFA kinds (symbolizer/cfi.h's enum cfi_cfa_kind, same values). */
+#define EBPROF_CFA_NONE 0	 /* no row: no FDE covers the address */
+#define EBPROF_CFA_REG 1	 /* reg + cfa_off */
+#define EBPROF_CFA_DEREF 2	 /* *(reg + cfa_off) + cfa_add */
+#define EBPROF_CFA_PLT 3	 /* rsp + 8, + 8 when (pc & 15) >= cfa_off */
+#define EBPROF_CFA_UNSUPPORTED 4
+
+/* Register kinds, for rbp and the return address (enum cfi_reg_kind). */
+#define EBPROF_REG_SAME 0	  /* still in the register */
+#define EBPROF_REG_UNDEFINED 1	  /* for the return address: the outermost frame */
+#define EBPROF_REG_AT_CFA 2	  /* saved at cfa + off */
+#define EBPROF_REG_VAL_CFA 3	  /* is cfa + off */
+#define EBPROF_REG_AT_REG 4	  /* saved at reg + off */
+#define EBPROF_REG_IN_REG 5	  /* held in register reg */
+#define EBPROF_REG_UNSUPPORTED 6
+
+#define EBPROF_RULE_SIGNAL 1 /* a signal trampoline: the next pc is exact, not a return address */
+
+struct ebprof_unw_rule {
+	__u8 cfa_kind, cfa_reg;
+	__u8 rbp_kind, rbp_reg;
+	__u8 ra_kind, ra_reg;
+	__u8 flags;
+	__s8 cfa_add; /* EBPROF_CFA_DEREF only */
+	__s32 cfa_off;
+	__s16 rbp_off;
+	__s16 ra_off;
+};
+
 /* Filter flags, set in .rodata before load. */
 #define EBPROF_FILTER_TGID (1u << 0)
 #define EBPROF_FILTER_COMM (1u << 1)
