@@ -11,6 +11,13 @@
  * On request it also reports each process the moment it is first sampled
  * (sampler_poll_processes), so that the caller can snapshot a short-lived
  * process's mappings before it exits, rather than at the drain.
+ *
+ * User stacks are walked by frame pointer (the kernel's walk), or by unwind
+ * tables the caller loads through sampler_unwmaps() (symbolizer/unwinder).
+ * With tables, a sample of a process whose tables are not loaded yet comes
+ * to user space as a copy (registers and the top of its stack); the
+ * caller's copy handler unwinds it, and the next drain hands it out with
+ * the others.
  */
 #ifndef EBPROF_BPF_SAMPLER_H
 #define EBPROF_BPF_SAMPLER_H
@@ -19,11 +26,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "bpf/ebprof.h"
+
 #define SAMPLER_DEFAULT_FREQUENCY 99
 #define SAMPLER_MAX_FREQUENCY 100000
 #define SAMPLER_COMM_LEN 16
 
 struct sampler;
+struct unwmaps;
+
+enum sampler_unwind {
+	SAMPLER_UNWIND_AUTO, /* tables if this kernel can run the unwinder, else frame pointers */
+	SAMPLER_UNWIND_FP,   /* the kernel's frame-pointer walk (bpf_get_stack), 127 frames */
+	SAMPLER_UNWIND_TABLES, /* tables, frame pointers where a file has none; refused
+				* where the kernel cannot run it */
+};
 
 struct sampler_config {
 	unsigned int frequency; /* Hz; 0 means SAMPLER_DEFAULT_FREQUENCY */
@@ -44,11 +63,16 @@ struct sampler_config {
 	 * the process's next sample and counted in process_events_lost.
 	 */
 	bool report_processes;
+	enum sampler_unwind unwind;
+	uint32_t max_frames;	  /* user frames with tables, 1 to 4096; 0: 1024 */
+	uint32_t max_mappings;	  /* executable mappings of all processes; 0: 32768 */
+	uint32_t max_tables;	  /* unwind tables (files) loaded at once; 0: 8192 */
+	uint32_t max_rules;	  /* distinct unwind rules; 0: 16384 */
 };
 
 /*
  * Fills *config with the defaults: 99 Hz, both stacks, no idle, no self,
- * no process reports.
+ * no process reports, unwind auto.
  */
 void sampler_config_init(struct sampler_config *config);
 
@@ -96,9 +120,29 @@ struct sampler_stats {
 	 * had no room for (each retried at the process's next sample). */
 	uint64_t process_events;
 	uint64_t process_events_lost;
+	/*
+	 * The table unwinder. copied: samples sent to user space with a copy
+	 * of their stack (not in recorded: samples = recorded + copied +
+	 * filtered + idle + losses); copies_recorded: those handed out since,
+	 * unwound in user space. The unw_* counters are stacks recorded
+	 * truncated, by why the walk stopped early (in the kernel or, for
+	 * copies, in user space); fp_frames counts frames walked by frame
+	 * pointer (files without a table), not a stop.
+	 */
+	uint64_t copied;
+	uint64_t copies_recorded;
+	uint64_t unw_no_table;
+	uint64_t unw_no_row;
+	uint64_t unw_unsupported;
+	uint64_t unw_read_fault;
+	uint64_t unw_depth_cap;
+	uint64_t unw_fp_frames;
 };
 
-/* Sum of every counter that is a lost sample (process_events_lost is not). */
+/* Every early stop of the table unwinder (a truncated stack), summed. */
+uint64_t sampler_stats_truncated(const struct sampler_stats *stats);
+
+/* Sum of every counter that is a lost sample (process_events_lost, copied and unw_* are not). */
 uint64_t sampler_stats_lost(const struct sampler_stats *stats);
 
 /* Return 0 to go on; a non-zero value stops the drain and is returned. */
@@ -188,6 +232,45 @@ void sampler_watch_stop(struct sampler_watch *w);
 
 /* The counters since sampler_open(). */
 void sampler_totals(const struct sampler *s, struct sampler_stats *total);
+
+/*
+ * A sample of a process whose tables were not loaded, as the program
+ * copied it: regs at the interrupted frame, stack_len bytes of its user
+ * stack from regs->r[7] (rsp) up. Valid during the handler's call only.
+ */
+struct sampler_copy {
+	uint32_t tgid;
+	uint64_t start_time;
+	const char *comm; /* NUL-terminated */
+	const struct ebprof_regs *regs;
+	const uint8_t *stack;
+	uint32_t stack_len;
+};
+
+/*
+ * Unwinds a copy into ips (leaf first, at most cap) and returns the
+ * number of frames; *stop gets why it ended (enum unw_result of
+ * bpf/unwind.h: UNW_END, or an early stop). Runs on the thread that polls
+ * the reports, after the process's own report.
+ */
+typedef uint32_t (*sampler_copy_fn)(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
+				    int *stop, void *ctx);
+
+/*
+ * Sets the copy handler. Without one, copies are handed out with their
+ * first frame only, counted as no table. Call before the first poll.
+ */
+void sampler_set_copy_handler(struct sampler *s, sampler_copy_fn fn, void *ctx);
+
+/* How user stacks are walked: SAMPLER_UNWIND_FP or SAMPLER_UNWIND_TABLES. */
+enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
+
+/*
+ * The unwind maps, for the caller that loads tables into them
+ * (bpf/unwmaps.h); NULL when stacks are walked by frame pointer. Owned by
+ * the sampler.
+ */
+struct unwmaps *sampler_unwmaps(struct sampler *s);
 
 /* CPUs the event is attached to. */
 int sampler_cpu_count(const struct sampler *s);

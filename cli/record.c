@@ -28,7 +28,8 @@
 #include "symbolizer/symbolizer.h"
 
 #define MAX_TARGETS 1024
-#define MAX_FRAMES (1 + 2 * 128)
+/* The process, every user frame the unwinder may give, the kernel frames. */
+#define MAX_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH)
 
 struct record_opts {
 	struct sampler_config sampler;

@@ -38,7 +38,8 @@
 #define EBPROF_LOG "ebprof plugin: "
 /* Process name + user frames + kernel frames, with room for inlined
  * frames the symbolizer may add. */
-#define EBPROF_MAX_FRAMES 1024
+/* The process, every user frame the unwinder may give, the kernel frames. */
+#define EBPROF_PLUGIN_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH)
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 
 static struct {
@@ -50,7 +51,7 @@ static struct {
 	struct profile *window;	  /* the spool window being filled */
 	struct spool *spool;	  /* NULL without SpoolDir */
 	struct metrics_batch batch;
-	struct frame frames[EBPROF_MAX_FRAMES];
+	struct frame frames[EBPROF_PLUGIN_FRAMES];
 
 	double read_interval;	       /* seconds */
 	unsigned int reads_per_window; /* SpoolInterval / read interval */
@@ -167,7 +168,7 @@ static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
 	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	n = symbolizer_stack_started(ebprof.symbolizer, sample->tgid, sample->start_time,
 				     sample->comm, sample->uips, sample->n_uips, sample->kips,
-				     sample->n_kips, ebprof.frames, EBPROF_MAX_FRAMES);
+				     sample->n_kips, ebprof.frames, EBPROF_PLUGIN_FRAMES);
 	/* Out of memory loses this stack, not the drain: count it and go on. */
 	if (profile_add(into, ebprof.frames, n, sample->count) < 0)
 		ebprof.lost_memory += sample->count;
