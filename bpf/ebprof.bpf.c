@@ -156,13 +156,13 @@ struct {
 	__type(value, struct ebprof_unw_rule);
 } unw_rules SEC(".maps");
 
-/* The template of every table: the same type, flags and word size, any length. */
+/* The template of every table: the same type, flags and element size, any length. */
 struct unw_table_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64); /* two words: see unw_word() */
 };
 
 struct unw_table_map unw_table_template SEC(".maps");
@@ -499,13 +499,19 @@ static __always_inline __u32 count_insert(void *map, const struct ebprof_key *ke
 
 /* --- the table unwinder ---------------------------------------------------- */
 
+/*
+ * A table's word i. Tables are arrays of 64-bit elements holding two words
+ * each: the kernel rounds an array's elements up to 8 bytes, and 32-bit
+ * elements would double a table's size.
+ */
 static __always_inline int unw_word(void *table, __u32 i, __u32 *dst)
 {
-	__u32 *w = bpf_map_lookup_elem(table, &i);
+	__u32 k = i >> 1;
+	__u64 *w = bpf_map_lookup_elem(table, &k);
 
 	if (!w)
 		return 1;
-	*dst = *w;
+	*dst = (i & 1) ? (__u32)(*w >> 32) : (__u32)*w;
 	return 0;
 }
 

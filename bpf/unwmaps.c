@@ -2,7 +2,7 @@
  * unwmaps: load unwind tables, rules and process mappings into the BPF
  * maps (see unwmaps.h).
  *
- * A table is a BPF array of 32-bit words made for it alone, flagged
+ * A table is a BPF array of 64-bit elements (two words each) made for it alone, flagged
  * BPF_F_INNER_MAP (so arrays of any length fit one array of maps) and
  * BPF_F_MMAPABLE (so it is filled with one memcpy, and user space reads it
  * where BPF does). The kernel holds it in whole pages; both sizes are
@@ -143,8 +143,13 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 		err = -ENOSPC;
 		goto unlock;
 	}
+	/*
+	 * Elements of two words: the kernel spaces array elements 8 bytes
+	 * apart, so 4-byte ones would waste half. In the mapping the words
+	 * then lie packed, little-endian, as the table has them.
+	 */
 	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "ebprof_unwtab", sizeof(uint32_t),
-			    sizeof(uint32_t), (uint32_t)n, &opts);
+			    sizeof(uint64_t), (uint32_t)((n + 1) / 2), &opts);
 	if (fd < 0) {
 		err = -errno;
 		goto unlock;

@@ -9,8 +9,10 @@
  *
  * Meanwhile the sampler's watch thread has the symbolizer snapshot each
  * new process the moment it is first sampled, so a process that exits
- * before the drain (a compiler in a build) is still named. A mutex keeps
- * the two threads out of the symbolizer at the same time.
+ * before the drain (a compiler in a build) is still named, and has the
+ * unwinder load the unwind tables of its files (and unwind the samples
+ * taken before they were loaded). A mutex keeps the two threads out of
+ * the symbolizer at the same time; the unwinder has its own.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,6 +28,7 @@
 #include "bpf/sampler.h"
 #include "cli/cli.h"
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/unwinder.h"
 
 #define MAX_TARGETS 1024
 /* The process, every user frame the unwinder may give, the kernel frames. */
@@ -43,11 +46,13 @@ struct record_opts {
 	double min_width;
 	bool addresses;
 	bool quiet;
+	unsigned long unwind_mib; /* table memory bound; 0: the unwinder's default */
 };
 
 struct record_run {
 	pthread_mutex_t lock; /* the symbolizer and the counts below */
 	struct symbolizer *sym;
+	struct unwinder *unwinder; /* NULL: stacks walked by frame pointer */
 	uint64_t tracked, gone; /* new processes snapshot, or already gone */
 	struct profile *profile;
 	struct frame frames[MAX_FRAMES];
@@ -75,6 +80,12 @@ static void record_usage(FILE *out)
 	      "  -o, --output FILE      where to write (default ebprof.svg / ebprof.folded;\n"
 	      "                         - for stdout)\n"
 	      "      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"
+	      "      --unwind MODE      user stacks by fp (frame pointers, as the kernel\n"
+	      "                         walks them, 127 frames), dwarf (.eh_frame tables,\n"
+	      "                         frame pointers where a file has none) or auto\n"
+	      "                         (dwarf where the kernel can, else fp; the default)\n"
+	      "      --max-frames N     deepest user stack with tables (1-4096, default 1024)\n"
+	      "      --unwind-memory MIB  bound on unwind tables' memory (default 64)\n"
 	      "      --no-kernel        leave kernel stacks out\n"
 	      "      --no-user          leave user stacks out\n"
 	      "      --include-idle     sample the idle task too\n"
@@ -87,7 +98,7 @@ static void record_usage(FILE *out)
 }
 
 enum { OPT_FORMAT = 256, OPT_DRAIN, OPT_NO_KERNEL, OPT_NO_USER, OPT_IDLE, OPT_SELF,
-       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH };
+       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH, OPT_UNWIND, OPT_MAX_FRAMES, OPT_UNWIND_MEMORY };
 
 static const struct option record_longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -106,6 +117,9 @@ static const struct option record_longopts[] = {
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+	{ "unwind", required_argument, NULL, OPT_UNWIND },
+	{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
+	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
 	{ 0 },
 };
 
@@ -192,6 +206,26 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 		case OPT_TITLE:
 			o->title = optarg;
 			break;
+		case OPT_UNWIND:
+			if (!strcmp(optarg, "fp"))
+				o->sampler.unwind = SAMPLER_UNWIND_FP;
+			else if (!strcmp(optarg, "dwarf"))
+				o->sampler.unwind = SAMPLER_UNWIND_TABLES;
+			else if (!strcmp(optarg, "auto"))
+				o->sampler.unwind = SAMPLER_UNWIND_AUTO;
+			else
+				return bad_value("unwind mode", optarg, "expected fp, dwarf or auto");
+			break;
+		case OPT_MAX_FRAMES:
+			if (cli_parse_uint(optarg, 1, EBPROF_MAX_FRAMES, &v))
+				return bad_value("frame cap", optarg, "expected 1 to 4096 frames");
+			o->sampler.max_frames = (uint32_t)v;
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (cli_parse_uint(optarg, 1, 1u << 20, &o->unwind_mib))
+				return bad_value("unwind memory", optarg,
+						 "expected 1 to 1048576 MiB");
+			break;
 		case OPT_MINWIDTH:
 			o->min_width = strtod(optarg, &end);
 			if (*end || end == optarg || !(o->min_width >= 0 && o->min_width <= 1000))
@@ -265,6 +299,9 @@ static int track_process(const struct sampler_process *p, void *ctx)
 	struct record_run *run = ctx;
 	int err;
 
+	/* Tables first: the samples copied before them wait behind this report. */
+	if (run->unwinder)
+		unwinder_track(run->unwinder, p->tgid, p->start_time);
 	pthread_mutex_lock(&run->lock);
 	err = symbolizer_track_started(run->sym, p->tgid, p->start_time);
 	if (err == -ESRCH)
@@ -285,6 +322,39 @@ static void sleep_until(double deadline)
 	ts.tv_sec = (time_t)left;
 	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
 	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
+}
+
+/* How user stacks were walked, and every way a walk stopped early. */
+static void print_unwind_summary(const struct sampler *s, const struct record_run *run,
+				 const struct sampler_stats *t)
+{
+	struct unwinder_stats us;
+
+	if (sampler_unwind_mode(s) != SAMPLER_UNWIND_TABLES) {
+		fprintf(stderr, "ebprof: user stacks by frame pointer (the kernel's walk, at most "
+				"127 frames)\n");
+		return;
+	}
+	unwinder_stats(run->unwinder, &us);
+	fprintf(stderr,
+		"ebprof: user stacks by unwind tables: %llu truncated (no table yet %llu, no row "
+		"%llu, unsupported rule %llu, read fault %llu, depth cap %llu); %llu frames by "
+		"frame pointer; %llu samples copied before their tables, %llu of them recorded\n",
+		(unsigned long long)sampler_stats_truncated(t), (unsigned long long)t->unw_no_table,
+		(unsigned long long)t->unw_no_row, (unsigned long long)t->unw_unsupported,
+		(unsigned long long)t->unw_read_fault, (unsigned long long)t->unw_depth_cap,
+		(unsigned long long)t->unw_fp_frames, (unsigned long long)t->copied,
+		(unsigned long long)t->copies_recorded);
+	fprintf(stderr,
+		"ebprof: unwind tables: %llu loaded, %llu rows, %.2f MiB (%.2f bytes a row; %.2f "
+		"MiB in the kernel, bound %.0f MiB); %llu built in %.1f ms (%.1f ms per MB of "
+		".eh_frame); %llu refused at the bound, %llu files without unwind info\n",
+		(unsigned long long)us.tables, (unsigned long long)us.rows,
+		us.table_bytes / 1048576.0, us.rows ? (double)us.table_bytes / us.rows : 0.0,
+		us.table_kernel_bytes / 1048576.0, us.max_bytes / 1048576.0,
+		(unsigned long long)us.built, us.build_us / 1000.0,
+		us.frame_bytes ? us.build_us / 1000.0 / (us.frame_bytes / 1e6) : 0.0,
+		(unsigned long long)us.refused, (unsigned long long)us.no_cfi);
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,
@@ -329,6 +399,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)t.process_events, (unsigned long long)run->tracked,
 		(unsigned long long)run->gone, (unsigned long long)t.process_events_lost,
 		(unsigned long long)ss.processes);
+	print_unwind_summary(s, run, &t);
 }
 
 int cli_record(int argc, char **argv)
@@ -360,6 +431,18 @@ int cli_record(int argc, char **argv)
 		goto free_all;
 	}
 	pthread_mutex_init(&run.lock, NULL);
+	if (sampler_unwmaps(s)) {
+		struct unwinder_config ucfg;
+
+		unwinder_config_init(&ucfg);
+		ucfg.max_bytes = (uint64_t)o.unwind_mib << 20;
+		ucfg.max_frames = o.sampler.max_frames;
+		if (unwinder_new(sampler_unwmaps(s), &ucfg, &run.unwinder)) {
+			fprintf(stderr, "ebprof record: out of memory\n");
+			goto free_all;
+		}
+		sampler_set_copy_handler(s, unwinder_unwind_copy, run.unwinder);
+	}
 	rc = sampler_watch_start(s, track_process, &run, &watch);
 	if (rc) {
 		fprintf(stderr, "ebprof record: cannot start the new-process thread: %s\n",
@@ -388,6 +471,8 @@ int cli_record(int argc, char **argv)
 		pthread_mutex_lock(&run.lock);
 		symbolizer_end_drain(run.sym);
 		pthread_mutex_unlock(&run.lock);
+		if (run.unwinder)
+			unwinder_end_drain(run.unwinder);
 		if (now_s() >= end || !targets_alive(&o))
 			break;
 	}
@@ -410,6 +495,7 @@ free_all:
 	sampler_watch_stop(watch);
 	profile_free(run.profile);
 	symbolizer_free(run.sym);
+	unwinder_free(run.unwinder);
 	sampler_free(s);
 	return ret;
 }
