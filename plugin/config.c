@@ -311,6 +311,40 @@ static int pconf_spool_retention(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
+static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char expected[] = "fp, dwarf or auto";
+	const char *v;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
+		return pconf_bad(ci, expected);
+	v = ci->values[0].value.string;
+	if (strcasecmp(v, "fp") == 0)
+		c->unwind = PCONF_UNWIND_FP;
+	else if (strcasecmp(v, "dwarf") == 0)
+		c->unwind = PCONF_UNWIND_DWARF;
+	else if (strcasecmp(v, "auto") == 0)
+		c->unwind = PCONF_UNWIND_AUTO;
+	else
+		return pconf_bad(ci, expected);
+	return 0;
+}
+
+static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char expected[] = "a size in quotes from \"1MiB\" to \"1TiB\" such as "
+				       "\"64MiB\"";
+	bool is_size = false;
+	uint64_t n;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING ||
+	    pconf_parse_size(ci->values[0].value.string, &n, &is_size) || !is_size ||
+	    n < PCONF_MIN_UNWIND_BYTES || n > PCONF_MAX_UNWIND_BYTES)
+		return pconf_bad(ci, expected);
+	c->unwind_bytes = n;
+	return 0;
+}
+
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 {
 	const char *key = ci->key;
@@ -351,12 +385,20 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_spool_format(c, ci);
 	} else if (strcasecmp(key, "SpoolRetention") == 0) {
 		err = pconf_spool_retention(c, ci);
+	} else if (strcasecmp(key, "Unwind") == 0) {
+		err = pconf_unwind(c, ci);
+	} else if (strcasecmp(key, "UnwindMemory") == 0) {
+		err = pconf_unwind_memory(c, ci);
+	} else if (strcasecmp(key, "MaxFrames") == 0) {
+		err = pconf_uint(ci, 1, EBPROF_MAX_FRAMES, &n);
+		if (!err)
+			c->max_frames = (unsigned int)n;
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
-				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat and "
-				       "SpoolRetention",
+				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
+				       "SpoolRetention, Unwind, UnwindMemory and MaxFrames",
 		      key);
 		err = -EINVAL;
 	}

@@ -33,6 +33,11 @@
 #define PCONF_MAX_MAX_STACKS 262144 /* ~1 KiB per stack entry: 256 MiB of map */
 #define PCONF_PID_MAX 4194304	    /* PID_MAX_LIMIT on 64-bit kernels */
 #define PCONF_COMM_MAX 15	    /* TASK_COMM_LEN - 1 */
+#define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
+#define PCONF_MAX_UNWIND_BYTES (1ULL << 40)
+
+/* Unwind: how user stacks are walked (sampler_config.unwind). */
+enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
 
 enum pconf_format {
 	PCONF_FORMAT_SVG = 1u << 0,
@@ -59,6 +64,9 @@ struct pconf {
 	unsigned int spool_formats;  /* enum pconf_format bits; 0 until set */
 	uint64_t keep_files;	     /* per format; 0 when keep_bytes rules */
 	uint64_t keep_bytes;	     /* across formats; 0 when keep_files rules */
+	enum pconf_unwind unwind;
+	uint64_t unwind_bytes;	     /* table memory bound; 0: the unwinder's default */
+	unsigned int max_frames;     /* 0: the sampler's default */
 };
 
 /* The defaults, as the README documents them. Holds no memory yet. */

@@ -16,7 +16,9 @@
  * stopped, so the struct needs no lock, but for the symbolizer: the
  * sampler's watch thread has it snapshot each new process the moment the
  * process is first sampled (a short-lived one is gone by the next read),
- * so every use of the symbolizer holds ebprof_symbolizer_lock.
+ * so every use of the symbolizer holds ebprof_symbolizer_lock. The same
+ * thread has the unwinder load the process's unwind tables, and unwind
+ * its samples copied before they were loaded; the unwinder locks itself.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -31,6 +33,7 @@
 #include "bpf/sampler.h"
 #include "plugin/config.h"
 #include "plugin/metrics.h"
+#include "symbolizer/unwinder.h"
 #include "plugin/spool.h"
 #include "render/profile.h"
 #include "symbolizer/symbolizer.h"
@@ -47,6 +50,7 @@ static struct {
 	struct sampler *sampler;
 	struct sampler_watch *watch; /* snapshots new processes; NULL when stopped */
 	struct symbolizer *symbolizer;
+	struct unwinder *unwinder; /* NULL: user stacks walked by frame pointer */
 	struct profile *interval; /* this read's samples */
 	struct profile *window;	  /* the spool window being filled */
 	struct spool *spool;	  /* NULL without SpoolDir */
@@ -180,6 +184,9 @@ static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
 static int ebprof_track(const struct sampler_process *process, void *ctx)
 {
 	(void)ctx;
+	/* Tables first: the samples copied before them wait behind this report. */
+	if (ebprof.unwinder)
+		unwinder_track(ebprof.unwinder, process->tgid, process->start_time);
 	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	symbolizer_track_started(ebprof.symbolizer, process->tgid, process->start_time);
 	pthread_mutex_unlock(&ebprof_symbolizer_lock);
@@ -205,6 +212,8 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 	pthread_mutex_lock(&ebprof_symbolizer_lock);
 	symbolizer_end_drain(ebprof.symbolizer);
 	pthread_mutex_unlock(&ebprof_symbolizer_lock);
+	if (ebprof.unwinder)
+		unwinder_end_drain(ebprof.unwinder);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -258,6 +267,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	ebprof.last_frames = sym.frames;
 	ebprof.last_unresolved = sym.unresolved;
 	sampler_totals(ebprof.sampler, &health.total);
+	if (ebprof.unwinder) {
+		struct unwinder_stats us;
+
+		unwinder_stats(ebprof.unwinder, &us);
+		health.unwind_tables = us.tables;
+		health.unwind_bytes = us.table_kernel_bytes;
+	}
 
 	metrics_batch_reset(&ebprof.batch);
 	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
@@ -330,6 +346,8 @@ static void ebprof_free_all(void)
 	ebprof.interval = NULL;
 	symbolizer_free(ebprof.symbolizer);
 	ebprof.symbolizer = NULL;
+	unwinder_free(ebprof.unwinder);
+	ebprof.unwinder = NULL;
 	sampler_free(ebprof.sampler);
 	ebprof.sampler = NULL;
 	metrics_batch_free(&ebprof.batch);
@@ -353,6 +371,10 @@ static int ebprof_open_sampler(void)
 	sc.include_self = ebprof.conf.include_self;
 	sc.max_stacks = ebprof.conf.max_stacks;
 	sc.report_processes = true;
+	sc.unwind = ebprof.conf.unwind == PCONF_UNWIND_FP      ? SAMPLER_UNWIND_FP
+		    : ebprof.conf.unwind == PCONF_UNWIND_DWARF ? SAMPLER_UNWIND_TABLES
+							       : SAMPLER_UNWIND_AUTO;
+	sc.max_frames = ebprof.conf.max_frames;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start sampling: %s",
@@ -412,6 +434,18 @@ static int ebprof_init(void)
 		ERROR(EBPROF_LOG "out of memory at start-up");
 		goto free_all;
 	}
+	if (sampler_unwmaps(ebprof.sampler)) {
+		struct unwinder_config uc;
+
+		unwinder_config_init(&uc);
+		uc.max_bytes = ebprof.conf.unwind_bytes;
+		uc.max_frames = ebprof.conf.max_frames;
+		if (unwinder_new(sampler_unwmaps(ebprof.sampler), &uc, &ebprof.unwinder)) {
+			ERROR(EBPROF_LOG "out of memory at start-up");
+			goto free_all;
+		}
+		sampler_set_copy_handler(ebprof.sampler, unwinder_unwind_copy, ebprof.unwinder);
+	}
 	rc = sampler_watch_start(ebprof.sampler, ebprof_track, NULL, &ebprof.watch);
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start the thread that snapshots new processes: %s",
@@ -439,9 +473,11 @@ static int ebprof_init(void)
 		ERROR(EBPROF_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s), top %u functions every %g s%s%s",
+	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
+			"every %g s%s%s",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
+	     ebprof.unwinder ? "unwind tables" : "frame pointers",
 	     ebprof.conf.top_functions, ebprof.read_interval,
 	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
 	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");
@@ -467,6 +503,9 @@ static int ebprof_shutdown(void)
 			ebprof.window_reads++;
 		sampler_watch_stop(ebprof.watch);
 		ebprof.watch = NULL;
+		/* The unwinder's tables live in the sampler's maps: it goes first. */
+		unwinder_free(ebprof.unwinder);
+		ebprof.unwinder = NULL;
 		sampler_free(ebprof.sampler);
 		ebprof.sampler = NULL;
 		if (profile_total(ebprof.window) > 0)

@@ -14,16 +14,19 @@ PERF=${PERF:-/usr/bin/perf}
 # CPU since the start. A fixed wall-clock window would give too few samples
 # when other jobs share the CPUs; a CPU-time window gives the same count on
 # a busy machine as on an idle one, only later (at most ACC_MAX_WALL s).
-# Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded.
+# Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded. Both walk
+# stacks by frame pointer unless ACC_UNWIND=dwarf, which makes ebprof use
+# its tables and perf --call-graph dwarf (PERF_CALL_GRAPH) on the same
+# samples.
 record_both() {
 	local cpu=$1 out=$2 perf_pid eb_pid rc p start=$SECONDS
 	shift 2
 	local pids=("$@") eargs=()
 	for p in "${pids[@]}"; do eargs+=(-p "$p"); done
-	"$PERF" record -q -F 999 -g -p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" \
+	"$PERF" record -q -F 999 ${PERF_CALL_GRAPH:--g} -p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" \
 		>"$out.perf.log" 2>&1 &
 	perf_pid=$!
-	"$EBPROF" record "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
+	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
 		-o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
 	wait_cpu "$cpu" "${ACC_MAX_WALL:-120}" "${pids[@]}"
