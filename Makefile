@@ -124,15 +124,18 @@ $(B)/fixtures/cfifix-debugframe: tests/fixtures/cfifix.c
 
 $(UNIT_BINS): | $(FIXTURES)
 
-# Workloads with known answers (examples/*.c), three builds each:
+# Workloads with known answers (examples/*.c), four builds each:
 #   NAME         GCC -fno-omit-frame-pointer, as distributions build; GCC 12
 #                still sets up no frame in leaf functions (see README)
 #   NAME-leaffp  clang -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer:
 #                every frame walkable (GCC 12 ignores the leaf flag)
-#   NAME-nofp    GCC -fomit-frame-pointer: stacks are expected to be truncated
+#   NAME-nofp    GCC -fomit-frame-pointer: a frame-pointer walk truncates
+#                its stacks; unwind tables do not
+#   NAME-clangnofp  clang -fomit-frame-pointer, the same for clang's tables
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_FLAGS := -O2 -g -fno-optimize-sibling-calls
-EXAMPLES := $(foreach v,% %-leaffp %-nofp,$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
+EXAMPLES := $(foreach v,% %-leaffp %-nofp %-clangnofp,\
+	$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
 
 $(B)/examples/%-leaffp: examples/%.c
 	@mkdir -p $(@D)
@@ -140,6 +143,9 @@ $(B)/examples/%-leaffp: examples/%.c
 $(B)/examples/%-nofp: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<
+$(B)/examples/%-clangnofp: examples/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<
 $(B)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -o $@ $<
@@ -152,7 +158,10 @@ ORACLES := $(ORACLE_SRCS:tests/oracle/%.c=$(B)/oracle/%)
 
 $(B)/oracle/%: tests/oracle/%.c $(B)/libebprof.a
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS) $(ORACLE_LIBS)
+
+# elfutils' libdw (libdw-dev, a test-only dependency: tests/deps.sh).
+$(B)/oracle/unwind_libdw: ORACLE_LIBS := -ldw
 
 .PHONY: oracles
 oracles: $(ORACLES)

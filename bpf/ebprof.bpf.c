@@ -66,6 +66,8 @@ const volatile __u32 max_frames = EBPROF_DEFAULT_FRAMES; /* table unwinder, <= E
 const volatile bool copy_samples = false; /* copy samples of processes without tables */
 /* A copy is sent only while the ring buffer holds less than this: room stays for reports. */
 const volatile __u64 copy_ring_limit = 0;
+/* Tests only: copy every Nth walked sample with its frames, for an independent unwinder. */
+const volatile __u32 oracle_every = 0;
 /*
  * Byte offsets in struct task_struct, read by user space from the kernel's
  * BTF (bpf/kbtf.c) and fixed at load. Not CO-RE relocations: for those
@@ -704,7 +706,7 @@ static long walk_frame(__u32 i, void *arg)
  * stack). Only while the ring buffer has room to spare for process
  * reports. Returns whether it was sent.
  */
-static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cpu *c)
+static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cpu *c, __u32 type)
 {
 	struct ebprof_copy_event *e = &s->copy;
 	__u64 sp = e->regs.r[UNW_RSP];
@@ -712,7 +714,13 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
 
 	if (bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA) > copy_ring_limit)
 		return false;
-	e->type = EBPROF_EVENT_COPY;
+	e->type = type;
+	e->n_uips = 0;
+	if (type == EBPROF_EVENT_ORACLE) {
+		e->n_uips = s->ustack.nr > EBPROF_MAX_DEPTH + 1 ? EBPROF_MAX_DEPTH + 1
+							      : (__u32)s->ustack.nr;
+		bpf_probe_read_kernel(e->uips, sizeof(e->uips), s->ustack.ips);
+	}
 	e->tgid = c->key.tgid;
 	e->start_time = c->key.start_time;
 	__builtin_memcpy(e->comm, c->key.comm, EBPROF_COMM_LEN);
@@ -759,7 +767,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	if (w.want_copy) {
-		if (send_copy(s, c)) {
+		if (send_copy(s, c, EBPROF_EVENT_COPY)) {
 			stat_add(c, EBPROF_STAT_COPIED);
 			return WALK_COPIED;
 		}
@@ -772,6 +780,9 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
 	if (w.stop)
 		stat_add(c, w.stop);
+	else if (oracle_every && w.have_proc && !w.no_table &&
+		 c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
+		send_copy(s, c, EBPROF_EVENT_ORACLE);
 	return 0;
 }
 

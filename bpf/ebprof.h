@@ -67,6 +67,8 @@ struct ebprof_key {
 /* What a ring buffer record is: its first word. */
 #define EBPROF_EVENT_PROCESS 1
 #define EBPROF_EVENT_COPY 2
+/* A copy of a sample the program also unwound (oracle_every): for tests. */
+#define EBPROF_EVENT_ORACLE 3
 
 /*
  * A process sampled for the first time: its first sample, or its first
@@ -128,6 +130,10 @@ struct ebprof_copy_event {
 	__u32 n_kips;
 	__u32 stack_bytes;
 	__u64 kips[EBPROF_MAX_DEPTH + 1];
+	/* EBPROF_EVENT_ORACLE: the program's own walk, its first EBPROF_MAX_DEPTH + 1 frames */
+	__u32 n_uips;
+	__u32 pad;
+	__u64 uips[EBPROF_MAX_DEPTH + 1];
 	__u8 stack[EBPROF_COPY_BYTES];
 };
 

@@ -141,6 +141,8 @@ struct sampler {
 	struct unwmaps *unwmaps;    /* NULL with frame pointers */
 	sampler_copy_fn copy_fn;
 	void *copy_ctx;
+	sampler_oracle_fn oracle_fn;
+	void *oracle_ctx;
 	uint64_t *copy_ips; /* EBPROF_MAX_FRAMES, for the handler */
 	pthread_mutex_t late_lock;
 	struct late_queue late;
@@ -274,6 +276,7 @@ static void sampler_load_unwinder(struct sampler *s, struct ebprof_bpf *skel,
 	skel->rodata->max_frames = or_default(config->max_frames, EBPROF_DEFAULT_FRAMES);
 	skel->rodata->copy_samples = tables && config->report_processes;
 	skel->rodata->copy_ring_limit = SAMPLER_COPY_RING_BYTES / 2;
+	skel->rodata->oracle_every = tables && config->report_processes ? config->oracle_every : 0;
 	bpf_map__set_max_entries(skel->maps.unw_procs, tables ? SAMPLER_UNWIND_PROCS : 1);
 	bpf_map__set_max_entries(skel->maps.unw_mappings,
 				 tables ? or_default(config->max_mappings, SAMPLER_DEFAULT_MAPPINGS)
@@ -536,6 +539,13 @@ static int sampler_on_copy(struct sampler *s, const struct ebprof_copy_event *e,
 	memcpy(comm, e->comm, sizeof(comm));
 	comm[sizeof(comm) - 1] = '\0';
 	copy.comm = comm;
+	if (e->type == EBPROF_EVENT_ORACLE) {
+		/* Recorded by the program already: only the test's handler sees it. */
+		if (s->oracle_fn)
+			s->oracle_fn(&copy, (const uint64_t *)e->uips,
+				     e->n_uips <= EBPROF_MAX_DEPTH + 1 ? e->n_uips : 0, s->oracle_ctx);
+		return 0;
+	}
 	if (s->copy_fn)
 		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, s->copy_ctx);
 	if (!n && (e->regs.valid & UNW_REG(UNW_RIP))) {
@@ -552,7 +562,8 @@ static int sampler_on_process(void *ctx, void *data, size_t size)
 	struct sampler *s = ctx;
 	struct sampler_process process;
 
-	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == EBPROF_EVENT_COPY)
+	if (size >= sizeof(uint32_t) && (*(const uint32_t *)data == EBPROF_EVENT_COPY ||
+					 *(const uint32_t *)data == EBPROF_EVENT_ORACLE))
 		return sampler_on_copy(s, data, size);
 	if (size < sizeof(*event) || event->type != EBPROF_EVENT_PROCESS)
 		return 0;
@@ -1050,6 +1061,12 @@ void sampler_set_copy_handler(struct sampler *s, sampler_copy_fn fn, void *ctx)
 {
 	s->copy_fn = fn;
 	s->copy_ctx = ctx;
+}
+
+void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *ctx)
+{
+	s->oracle_fn = fn;
+	s->oracle_ctx = ctx;
 }
 
 enum sampler_unwind sampler_unwind_mode(const struct sampler *s)

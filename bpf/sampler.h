@@ -68,6 +68,12 @@ struct sampler_config {
 	uint32_t max_mappings;	  /* executable mappings of all processes; 0: 32768 */
 	uint32_t max_tables;	  /* unwind tables (files) loaded at once; 0: 8192 */
 	uint32_t max_rules;	  /* distinct unwind rules; 0: 16384 */
+	/*
+	 * Tests only: every oracle_every-th sample walked by tables whole is
+	 * also copied out with its frames, to sampler_set_oracle_handler()'s
+	 * handler (tests/oracle/unwind_libdw.c checks them with elfutils).
+	 */
+	uint32_t oracle_every;
 };
 
 /*
@@ -261,6 +267,13 @@ typedef uint32_t (*sampler_copy_fn)(const struct sampler_copy *copy, uint64_t *i
  * first frame only, counted as no table. Call before the first poll.
  */
 void sampler_set_copy_handler(struct sampler *s, sampler_copy_fn fn, void *ctx);
+
+/* Gets a copied sample with the frames the program found: ips, n of them. */
+typedef void (*sampler_oracle_fn)(const struct sampler_copy *copy, const uint64_t *ips,
+				  uint32_t n, void *ctx);
+
+/* Sets the handler of oracle copies (see oracle_every). */
+void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *ctx);
 
 /* How user stacks are walked: SAMPLER_UNWIND_FP or SAMPLER_UNWIND_TABLES. */
 enum sampler_unwind sampler_unwind_mode(const struct sampler *s);

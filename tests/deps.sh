@@ -8,6 +8,7 @@ pkgs=(
 	liblzma-dev g++ xz-utils
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
+	libdw-dev
 )
 missing=()
 for p in "${pkgs[@]}"; do
