@@ -13,6 +13,13 @@ Usage: folded.py FILE COMMAND [ARGS...]
                             exactly that chain; prints "pct hits total"
   outermost PROC REGEX      percent of PROC's samples with a user frame whose
                             outermost user frame matches REGEX; "pct hits total"
+  rooted PROC REGEX ROOT    of PROC's samples with a frame matching REGEX, the
+                            percent whose outermost user frame matches ROOT;
+                            "pct hits total"
+  entry PROC NAME LO HI     percent of PROC's samples with a user frame whose
+                            outermost user frame is _start, or [NAME+0xX] with
+                            X in [LO, HI) (hex: a stripped binary's _start);
+                            "pct hits total"
   under PROC LEAF CHAIN     of PROC's samples whose user leaf matches regex
                             LEAF, the percent whose user frames from main on
                             match regex CHAIN (frames joined by ';');
@@ -110,6 +117,29 @@ def main():
                 continue
             tot += c
             hit += c if rx.search(u[0]) else 0
+        print(pct(hit, tot))
+    elif cmd == "rooted":
+        rx, root = re.compile(args[1]), re.compile(args[2])
+        hit = tot = 0
+        for s, c in of(stacks, args[0]):
+            if not any(rx.search(f) for f in s):
+                continue
+            tot += c
+            u = user(s)
+            hit += c if u and root.search(u[0]) else 0
+        print(pct(hit, tot))
+    elif cmd == "entry":
+        name, lo, hi = args[1], int(args[2], 16), int(args[3], 16)
+        rx = re.compile(r"^\[" + re.escape(name) + r"\+0x([0-9a-f]+)\]$")
+        hit = tot = 0
+        for s, c in of(stacks, args[0]):
+            u = user(s)
+            if not u:
+                continue
+            tot += c
+            m = rx.match(u[0])
+            if u[0] == "_start" or (m and lo <= int(m.group(1), 16) < hi):
+                hit += c
         print(pct(hit, tot))
     elif cmd == "under":
         leaf, chain = re.compile(args[1]), re.compile(args[2])
