@@ -96,16 +96,19 @@ int stacktab_add_chunk(struct stacktab *t, uint64_t id, uint32_t index, uint32_t
 			return -ENOMEM;
 		slot->id = id;
 		slot->at = t->n_frames;
+		memset(slot->seen, 0, sizeof(slot->seen));
 		slot->chunks = 0;
 		slot->need = per_chunk ? (nr + per_chunk - 1) / per_chunk : 0;
 		t->frames[t->n_frames++] = nr;
 		t->n_frames += nr;
 		t->n++;
 	}
-	if (t->frames[slot->at] != nr || first >= nr || slot->chunks >= slot->need)
-		return 0; /* another stack's chunk under this id, or one too many */
+	if (t->frames[slot->at] != nr || first >= nr || index >= STACKTAB_MAX_CHUNKS ||
+	    (slot->seen[index / 64] >> (index % 64) & 1))
+		return 0; /* another stack's chunk under this id, or one seen already */
 	n = nr - first < per_chunk ? (uint32_t)(nr - first) : per_chunk;
 	memcpy(&t->frames[slot->at + 1 + first], ips, (size_t)n * sizeof(*ips));
+	slot->seen[index / 64] |= 1ull << (index % 64);
 	slot->chunks++;
 	return 0;
 }

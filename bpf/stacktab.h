@@ -19,10 +19,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define STACKTAB_MAX_CHUNKS 128 /* 4,096 frames in chunks of 32 */
+
 struct stacktab_slot {
 	uint64_t id; /* 0: empty */
 	uint64_t at; /* index of the stack's frame count in frames[] */
-	uint32_t chunks; /* chunks added so far */
+	uint64_t seen[STACKTAB_MAX_CHUNKS / 64]; /* which chunks are in */
+	uint32_t chunks; /* how many */
 	uint32_t need;	 /* chunks the whole stack has */
 };
 
@@ -47,8 +50,8 @@ int stacktab_add(struct stacktab *t, uint64_t id, const uint64_t *ips, uint32_t 
 /*
  * Adds chunk index of the stack id of nr frames in all: frames [index *
  * per_chunk, ...) from ips (at most per_chunk of them). The first chunk of
- * an id fixes its frame count; a chunk that disagrees, or comes twice, is
- * ignored. Returns 0 or -ENOMEM.
+ * an id fixes its frame count; a chunk that disagrees, comes twice, or is
+ * past STACKTAB_MAX_CHUNKS, is ignored. Returns 0 or -ENOMEM.
  */
 int stacktab_add_chunk(struct stacktab *t, uint64_t id, uint32_t index, uint32_t nr,
 		       const uint64_t *ips, uint32_t per_chunk);
