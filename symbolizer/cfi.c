@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "symbolizer/debuginfo.h"
+#include "symbolizer/elfsym.h"
 
 #define CFI_MAX_REMEMBER 32
 
@@ -120,17 +121,12 @@ struct fde {
 	uint32_t order; /* sources first, then position: ties keep .eh_frame */
 };
 
-struct cfi_segment {
-	uint64_t vaddr, offset, filesz;
-	bool exec;
-};
-
 struct cfi {
 	struct cfi_row *rows;
 	size_t n_rows, cap_rows;
 	struct cfi_function *funcs;
 	size_t n_funcs;
-	struct cfi_segment *segs;
+	struct elfsym_segment *segs; /* the file's PT_LOAD segments */
 	size_t n_segs;
 	struct cfi_stats stats;
 };
@@ -1086,7 +1082,7 @@ static bool add_eh_frame_from_hdr(struct collect *col, Elf *e, const struct cfi 
 		if (c.bad)
 			return false;
 		for (size_t j = 0; j < cfi->n_segs; j++) {
-			const struct cfi_segment *seg = &cfi->segs[j];
+			const struct elfsym_segment *seg = &cfi->segs[j];
 			uint64_t off;
 
 			if (eh_vaddr < seg->vaddr || eh_vaddr - seg->vaddr >= seg->filesz)
@@ -1105,28 +1101,6 @@ static bool add_eh_frame_from_hdr(struct collect *col, Elf *e, const struct cfi 
 		return false;
 	}
 	return false;
-}
-
-static int read_segments(Elf *e, struct cfi *cfi)
-{
-	size_t phnum;
-
-	if (elf_getphdrnum(e, &phnum))
-		return -ENOEXEC;
-	cfi->segs = calloc(phnum ? phnum : 1, sizeof(*cfi->segs));
-	if (!cfi->segs)
-		return -ENOMEM;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(e, (int)i, &ph))
-			return -ENOEXEC;
-		if (ph.p_type == PT_LOAD)
-			cfi->segs[cfi->n_segs++] = (struct cfi_segment){
-				ph.p_vaddr, ph.p_offset, ph.p_filesz, (ph.p_flags & PF_X) != 0
-			};
-	}
-	return 0;
 }
 
 /*
@@ -1157,7 +1131,7 @@ static bool mostly_uncovered(const struct cfi *cfi, const struct collect *col)
 	uint64_t exec = 0, covered = 0;
 
 	for (size_t i = 0; i < cfi->n_segs; i++)
-		if (cfi->segs[i].exec)
+		if (cfi->segs[i].flags & PF_X)
 			exec += cfi->segs[i].filesz;
 	for (size_t i = 0; i < col->n_fdes; i++)
 		covered += col->fdes[i].end - col->fdes[i].start;
@@ -1228,7 +1202,7 @@ static int open_elf(Elf *e, const struct debuginfo_paths *paths, struct cfi **ou
 	col.stats = &cfi->stats;
 	err = elf_kind(e) == ELF_K_ELF && gelf_getclass(e) == ELFCLASS64 ? 0 : -ENOEXEC;
 	if (!err)
-		err = read_segments(e, cfi);
+		err = elfsym_read_segments(e, &cfi->segs, &cfi->n_segs);
 	if (!err)
 		err = collect_image(&col, e, cfi, true);
 	if (!err && col.n_fdes)
@@ -1335,9 +1309,9 @@ const struct cfi_rule *cfi_lookup(const struct cfi *cfi, uint64_t vaddr)
 int cfi_vaddr_to_offset(const struct cfi *cfi, uint64_t vaddr, uint64_t *offset)
 {
 	for (size_t i = 0; i < cfi->n_segs; i++) {
-		const struct cfi_segment *seg = &cfi->segs[i];
+		const struct elfsym_segment *seg = &cfi->segs[i];
 
-		if (seg->exec && vaddr >= seg->vaddr && vaddr - seg->vaddr < seg->filesz) {
+		if ((seg->flags & PF_X) && vaddr >= seg->vaddr && vaddr - seg->vaddr < seg->filesz) {
 			*offset = vaddr - seg->vaddr + seg->offset;
 			return 0;
 		}

@@ -67,23 +67,29 @@ static int pool_add(struct reader *r, const char *s, size_t *off)
 	return 0;
 }
 
-static int read_segments(Elf *e, struct elfsym *elf)
+int elfsym_read_segments(Elf *e, struct elfsym_segment **out, size_t *n)
 {
+	struct elfsym_segment *segs;
 	size_t phnum;
 
+	*out = NULL;
+	*n = 0;
 	if (elf_getphdrnum(e, &phnum))
 		return -ENOEXEC;
-	elf->segments = calloc(phnum ? phnum : 1, sizeof(*elf->segments));
-	if (!elf->segments)
+	segs = calloc(phnum ? phnum : 1, sizeof(*segs));
+	if (!segs)
 		return -ENOMEM;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph))
+		if (!gelf_getphdr(e, (int)i, &ph)) {
+			free(segs);
+			*n = 0;
 			return -ENOEXEC;
+		}
 		if (ph.p_type != PT_LOAD)
 			continue;
-		elf->segments[elf->nr_segments++] = (struct elfsym_segment){
+		segs[(*n)++] = (struct elfsym_segment){
 		    .vaddr = ph.p_vaddr,
 		    .offset = ph.p_offset,
 		    .filesz = ph.p_filesz,
@@ -91,6 +97,16 @@ static int read_segments(Elf *e, struct elfsym *elf)
 		    .flags = ph.p_flags,
 		};
 	}
+	*out = segs;
+	return 0;
+}
+
+static int read_segments(Elf *e, struct elfsym *elf)
+{
+	int err = elfsym_read_segments(e, &elf->segments, &elf->nr_segments);
+
+	if (err)
+		return err;
 	return elf->nr_segments ? 0 : -ENOEXEC;
 }
 
