@@ -77,11 +77,12 @@
  */
 #define SAMPLER_PROCESS_RING_BYTES (64 * 1024)
 /*
- * With copies: a copy is ~1.3 KiB plus the stack it carries (up to 16
- * KiB), so 4 MiB hold a few hundred; copies are sent only while the ring
- * is less than half full, so reports always find room.
+ * With copies: a copy is ~2.3 KiB plus the stack it carries (up to 16
+ * KiB), and copies are sent only while the ring is less than half full,
+ * so reports always find room: 2 MiB hold 50 to 400 copies between two
+ * polls of the watch thread, which reads them within milliseconds.
  */
-#define SAMPLER_COPY_RING_BYTES (4u << 20)
+#define SAMPLER_COPY_RING_BYTES (2u << 20)
 /* The table unwinder's maps (see sampler_config). */
 #define SAMPLER_DEFAULT_MAPPINGS 32768
 #define SAMPLER_DEFAULT_TABLES 8192
@@ -530,6 +531,7 @@ static int sampler_on_copy(struct sampler *s, const struct ebprof_copy_event *e,
 	};
 	uint32_t n = 0;
 	int stop = UNW_NO_TABLE;
+	bool stale = false;
 	char comm[SAMPLER_COMM_LEN];
 
 	if (size < head)
@@ -547,7 +549,15 @@ static int sampler_on_copy(struct sampler *s, const struct ebprof_copy_event *e,
 		return 0;
 	}
 	if (s->copy_fn)
-		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, s->copy_ctx);
+		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, &stale, s->copy_ctx);
+	if (s->copy_fn && stale && s->process_fn) {
+		/* Its mappings changed since its report: report it again, then retry. */
+		struct sampler_process again = { .tgid = e->tgid, .start_time = e->start_time };
+
+		memcpy(again.comm, comm, sizeof(again.comm));
+		s->process_fn(&again, s->process_ctx);
+		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, &stale, s->copy_ctx);
+	}
 	if (!n && (e->regs.valid & UNW_REG(UNW_RIP))) {
 		s->copy_ips[0] = e->regs.r[UNW_RIP];
 		n = 1;

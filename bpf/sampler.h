@@ -257,10 +257,15 @@ struct sampler_copy {
  * Unwinds a copy into ips (leaf first, at most cap) and returns the
  * number of frames; *stop gets why it ended (enum unw_result of
  * bpf/unwind.h: UNW_END, or an early stop). Runs on the thread that polls
- * the reports, after the process's own report.
+ * the reports, after the process's own report. A handler that meets a pc
+ * in none of the process's known mappings (it mapped something since its
+ * report: at its first sample the dynamic loader may not have mapped libc
+ * yet) may set *stale and stop: the sampler then reports the process again
+ * to the poll's callback, so that the caller reads its mappings anew, and
+ * calls the handler once more with *stale already true.
  */
 typedef uint32_t (*sampler_copy_fn)(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
-				    int *stop, void *ctx);
+				    int *stop, bool *stale, void *ctx);
 
 /*
  * Sets the copy handler. Without one, copies are handed out with their

@@ -3,12 +3,12 @@
  * a known call chain (tests/e2e/82_unwind_cases.sh):
  *
  *   qsort    main -> sort_rounds -> qsort (libc) -> libc's merge sort
- *            -> cmp_slow: a callback through libc, whose internal frames
- *            have no frame pointer
+ *            -> cmp_slow -> spin: a callback through libc, whose internal
+ *            frames have no frame pointer
  *   signal   main -> signal_target, spinning; a SIGPROF timer fires every
  *            millisecond and its handler on_prof spins too:
  *            main -> signal_target -> __restore_rt (libc's signal return)
- *            -> on_prof
+ *            -> on_prof -> spin
  *   vdso     main -> vdso_loop -> clock_gettime (libc) -> the vDSO's
  *   plt      main -> plt_loop -> the PLT stub of strlen -> strlen (libc):
  *            samples land in the stub itself now and then
@@ -42,8 +42,12 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Spins n rounds of a multiply chain: the CPU time of every mode. */
-static inline unsigned long spin(unsigned long n, unsigned long x)
+/*
+ * Spins n rounds of a multiply chain: the CPU time of the qsort and signal
+ * modes. A frame of its own (not inlined), so that a profiler that shows
+ * inlined functions and one that does not name the same leaf.
+ */
+NOCLEVER unsigned long spin(unsigned long n, unsigned long x)
 {
 	for (unsigned long i = 0; i < n; i++) {
 		x = x * 6364136223846793005UL + i;
@@ -76,19 +80,23 @@ NOCLEVER void sort_rounds(double end)
 
 /* --- signal: a handler, and the function it interrupted ------------------- */
 
+/* Most of the CPU time: the timer fires every ms of CPU, the handler spins ~0.7 ms. */
 NOCLEVER void on_prof(int sig)
 {
 	(void)sig;
-	sink += spin(300000, 7);
+	sink += spin(700000, 7);
 }
 
 NOCLEVER void signal_target(double end)
 {
 	unsigned long x = 3;
 
+	/* Its own loop, not spin(): a sample in spin() is then the handler's. */
 	while (now() < end) {
-		x = spin(100000, x);
-		__asm__ volatile("" : "+r"(x));
+		for (unsigned long i = 0; i < 100000; i++) {
+			x = x * 2862933555777941757UL + i;
+			__asm__ volatile("" : "+r"(x));
+		}
 	}
 	sink += x;
 }

@@ -363,7 +363,7 @@ static void expr_cfa(struct cfi_rule *r, const uint8_t *p, size_t len)
 	if (expr_plt(p, len, &limit)) {
 		r->cfa_kind = CFI_CFA_PLT;
 		r->cfa_reg = CFI_REG_RSP;
-		r->cfa_off = limit;
+		r->cfa_off = (int32_t)limit;
 		return;
 	}
 	if (!read_breg(&c, &reg, &off) || !fits32(off))
@@ -381,12 +381,12 @@ static void expr_cfa(struct cfi_rule *r, const uint8_t *p, size_t len)
 		if (c.bad || c.p != c.end || add > INT32_MAX)
 			return;
 		r->cfa_kind = CFI_CFA_DEREF;
-		r->cfa_add = (int64_t)add;
+		r->cfa_add = (int32_t)add;
 	} else {
 		return;
 	}
 	r->cfa_reg = reg;
-	r->cfa_off = off;
+	r->cfa_off = (int32_t)off;
 }
 
 /* DW_CFA_expression: the expression gives the address the register is saved at. */
@@ -428,18 +428,20 @@ static void set_reg(struct interp *in, uint64_t reg, uint8_t kind, uint64_t reg2
 
 	if (!rbp && !ra)
 		return;
-	if (!fits32(off) || reg2 >= CFI_NR_REGS)
+	if (!fits32(off) || reg2 >= CFI_NR_REGS) {
 		kind = CFI_REG_UNSUPPORTED;
+		off = 0;
+	}
 	if (rbp) {
 		in->cur.rbp_kind = kind;
 		in->cur.rbp_reg = (uint8_t)reg2;
-		in->cur.rbp_off = off;
+		in->cur.rbp_off = (int32_t)off;
 		in->cur.flags = (in->cur.flags & ~CFI_RBP_EXPR) | (expr_flag ? CFI_RBP_EXPR : 0);
 	}
 	if (ra) {
 		in->cur.ra_kind = kind;
 		in->cur.ra_reg = (uint8_t)reg2;
-		in->cur.ra_off = off;
+		in->cur.ra_off = (int32_t)off;
 		in->cur.flags = (in->cur.flags & ~CFI_RA_EXPR) | (expr_flag ? CFI_RA_EXPR : 0);
 	}
 }
@@ -524,7 +526,7 @@ static void def_cfa(struct interp *in, uint64_t reg, int64_t off)
 	}
 	in->cur.cfa_kind = CFI_CFA_REG;
 	in->cur.cfa_reg = (uint8_t)reg;
-	in->cur.cfa_off = off;
+	in->cur.cfa_off = (int32_t)off;
 }
 
 static void def_cfa_offset(struct interp *in, int64_t off)
@@ -532,9 +534,11 @@ static void def_cfa_offset(struct interp *in, int64_t off)
 	in->reg_off = off;
 	if (in->cur.cfa_kind != CFI_CFA_REG || (in->cur.flags & CFI_CFA_EXPR))
 		return; /* only the register form has an offset to change */
-	if (!fits32(off))
+	if (!fits32(off)) {
 		in->cur.cfa_kind = CFI_CFA_UNSUPPORTED;
-	in->cur.cfa_off = off;
+		return;
+	}
+	in->cur.cfa_off = (int32_t)off;
 }
 
 static void remember(struct interp *in)

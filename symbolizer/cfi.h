@@ -70,13 +70,14 @@ enum cfi_reg_kind {
 #define CFI_RBP_EXPR (1u << 2) /* rbp's rule came from an expression */
 #define CFI_RA_EXPR (1u << 3)  /* the return address's rule came from an expression */
 
+/* Offsets past 32 bits make a rule unsupported, so 32 bits hold every offset kept. */
 struct cfi_rule {
 	uint8_t cfa_kind, cfa_reg;
 	uint8_t rbp_kind, rbp_reg;
 	uint8_t ra_kind, ra_reg;
 	uint8_t flags;
-	int64_t cfa_off, rbp_off, ra_off;
-	int64_t cfa_add; /* CFI_CFA_DEREF only */
+	int32_t cfa_off, rbp_off, ra_off;
+	int32_t cfa_add; /* CFI_CFA_DEREF only */
 };
 
 /* rule holds from pc up to the next row's pc. */

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -45,6 +46,8 @@
 
 #define PROC_BUCKETS 1024
 #define MAX_BUILD_ID 64
+/* Tables of more rows than this are followed by a malloc_trim(): see table_load(). */
+#define UNWINDER_TRIM_ROWS 65536
 
 struct file_key {
 	uint32_t dev_major, dev_minor;
@@ -69,7 +72,6 @@ struct uproc {
 	struct ebprof_unw_mapping *maps;
 	struct utable **tables; /* per mapping; NULL: none */
 	uint32_t n;
-	uint64_t maps_drain; /* when its maps were last read */
 	struct uproc *next;
 };
 
@@ -226,6 +228,7 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	uint32_t n_rules;
 	uint64_t kernel_bytes;
 	long page = sysconf(_SC_PAGESIZE);
+	bool big;
 	int err;
 
 	cfi_stats(cfi, &cs);
@@ -250,7 +253,15 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 		t->rows = tab->n_rows;
 		u->kernel_bytes += kernel_bytes;
 	}
+	/*
+	 * A big file's rows took tens of MB for a moment (libLLVM: ~1M rows);
+	 * glibc keeps freed memory that large in the heap (its mmap threshold
+	 * grows with each big free): give it back, or RSS stays at the peak.
+	 */
+	big = tab->n_rows > UNWINDER_TRIM_ROWS;
 	unwtab_free(tab);
+	if (big)
+		malloc_trim(0);
 	return 0;
 }
 
@@ -440,7 +451,6 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 		}
 	}
 	p->n = (uint32_t)n;
-	p->maps_drain = u->drain;
 	procmaps_free(pm);
 	return 0;
 }
@@ -544,6 +554,9 @@ static const struct ebprof_unw_mapping *find_mapping(const struct uproc *p, uint
 	return &p->maps[lo - 1];
 }
 
+/* What copy_step says of a pc in none of the process's known mappings. */
+#define COPY_STALE (-1)
+
 /* One frame of a copy, as walk_step in ebprof.bpf.c. */
 static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *regs)
 {
@@ -551,14 +564,8 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 	const struct ebprof_unw_mapping *m = p ? find_mapping(p, pc) : NULL;
 	struct table_words t;
 
-	if (!m && p && p->maps_drain != env->u->drain) {
-		/* Mapped since we read its maps (dlopen): read them again, once a drain. */
-		track_locked(env->u, p->tgid, p->start_time);
-		p = *proc_slot(env->u, env->copy->tgid);
-		m = p ? find_mapping(p, pc) : NULL;
-	}
 	if (!m)
-		return UNW_NO_TABLE;
+		return p ? COPY_STALE : UNW_NO_TABLE;
 	if (!m->table)
 		return unw_step_fp(env, regs);
 	t.words = unwmaps_table_words(env->u->maps, m->table, &t.n);
@@ -570,7 +577,7 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 }
 
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
-			      int *stop, void *ctx)
+			      int *stop, bool *stale, void *ctx)
 {
 	struct unwinder *u = ctx;
 	struct copy_env env = { .copy = copy, .u = u };
@@ -594,7 +601,13 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		}
 		ips[n++] = regs.r[UNW_RIP];
 		ret = copy_step(&env, p, &regs);
-		if (ret == UNW_NO_TABLE) {
+		if (ret == COPY_STALE && !*stale) {
+			/* Mapped since we read its maps: the sampler has it tracked again. */
+			*stale = true;
+			ret = UNW_NO_TABLE;
+			break;
+		}
+		if (ret == COPY_STALE || ret == UNW_NO_TABLE) {
 			/* As the program does when it cannot copy: the frame pointer. */
 			ret = unw_step_fp(&env, &regs);
 			if (ret != UNW_NEXT && ret != UNW_END)

@@ -24,6 +24,7 @@
 #ifndef EBPROF_SYMBOLIZER_UNWINDER_H
 #define EBPROF_SYMBOLIZER_UNWINDER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct unwinder;
@@ -65,10 +66,13 @@ int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time);
  * Unwinds a copied sample into ips (leaf first, at most cap frames), by the
  * tables (tracking the process first if needed): the sampler's copy
  * handler (sampler_copy_fn; ctx is the unwinder). *stop gets how the walk
- * ended (enum unw_result). Returns the number of frames.
+ * ended (enum unw_result). A pc in none of the process's mappings stops
+ * the walk and sets *stale, unless *stale is set already (the retry after
+ * the process was tracked again): then that frame is walked by frame
+ * pointer. Returns the number of frames.
  */
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
-			      int *stop, void *ctx);
+			      int *stop, bool *stale, void *ctx);
 
 /*
  * Marks the end of a drain: forgets processes that have exited, and frees

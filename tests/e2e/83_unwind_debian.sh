@@ -11,11 +11,15 @@ source "$ROOT/tests/accuracy/acc.bash"
 
 # entry_range BINARY: the file offsets of its _start: [entry, entry + 0x40).
 entry_range() {
-	local entry
+	local entry type off va fsz rest
 	entry=$(readelf -h "$1" | awk '/Entry point/ { print $4 }')
-	readelf -lW "$1" | awk -v e=$((entry)) '$1 == "LOAD" {
-		off = strtonum($2); va = strtonum($3); sz = strtonum($5)
-		if (e >= va && e < va + sz) { printf "%x %x\n", e - va + off, e - va + off + 64; exit } }'
+	while read -r type off va _ fsz rest; do
+		[ "$type" = LOAD ] || continue
+		if (( entry >= va && entry < va + fsz )); then
+			printf '%x %x\n' $((entry - va + off)) $((entry - va + off + 64))
+			return
+		fi
+	done < <(readelf -lW "$1")
 }
 
 # sort reads its whole input before it sorts: 8M lines keep it busy ~10 s.

@@ -20,6 +20,9 @@ Usage: folded.py FILE COMMAND [ARGS...]
                             outermost user frame is _start, or [NAME+0xX] with
                             X in [LO, HI) (hex: a stripped binary's _start);
                             "pct hits total"
+  within PROC LEAF REGEX    of PROC's samples whose user leaf matches regex
+                            LEAF, the percent whose frames (joined by ';')
+                            contain a match of REGEX; "pct hits total"
   under PROC LEAF CHAIN     of PROC's samples whose user leaf matches regex
                             LEAF, the percent whose user frames from main on
                             match regex CHAIN (frames joined by ';');
@@ -140,6 +143,16 @@ def main():
             m = rx.match(u[0])
             if u[0] == "_start" or (m and lo <= int(m.group(1), 16) < hi):
                 hit += c
+        print(pct(hit, tot))
+    elif cmd == "within":
+        leaf, rx = re.compile(args[1]), re.compile(args[2])
+        hit = tot = 0
+        for s, c in of(stacks, args[0]):
+            u = user(s)
+            if not u or not leaf.fullmatch(u[-1]):
+                continue
+            tot += c
+            hit += c if rx.search(";".join(s)) else 0
         print(pct(hit, tot))
     elif cmd == "under":
         leaf, chain = re.compile(args[1]), re.compile(args[2])

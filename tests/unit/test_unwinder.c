@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -221,6 +222,7 @@ static void test_copy_unwinds_through_our_own_calls(void **state)
 	uint64_t start = now_ns(), ips[64];
 	struct sampler_copy copy;
 	struct unwinder *u;
+	bool stale = false;
 	uint32_t n;
 	int stop;
 
@@ -236,23 +238,62 @@ static void test_copy_unwinds_through_our_own_calls(void **state)
 		.stack_len = c->len,
 	};
 	/* Not tracked yet: the copy's walk tracks the process first. */
-	n = unwinder_unwind_copy(&copy, ips, 64, &stop, u);
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
 	assert_true(n >= 4);
 	assert_int_equal(ips[0], c->regs.r[UNW_RIP]);
 	assert_int_equal(ips[1], c->ra_middle);
 	assert_int_equal(ips[2], c->ra_outer);
 	/* ...and on through cmocka and libc to _start, where the stack ends. */
 	assert_int_equal(stop, UNW_END);
+	assert_false(stale);
 	/* A copy cut short is a read fault, with the frames before it. */
 	copy.stack_len = 16;
-	n = unwinder_unwind_copy(&copy, ips, 64, &stop, u);
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
 	assert_true(n >= 1 && n < 4);
 	assert_int_equal(stop, UNW_READ_FAULT);
 	/* The cap stops it, counted as such. */
 	copy.stack_len = c->len;
-	n = unwinder_unwind_copy(&copy, ips, 2, &stop, u);
+	n = unwinder_unwind_copy(&copy, ips, 2, &stop, &stale, u);
 	assert_int_equal(n, 2);
 	assert_int_equal(stop, UNW_DEPTH_CAP);
+	unwinder_free(u);
+	free(c);
+}
+
+/* A pc in memory mapped after the process was tracked: stale, then by frame pointer. */
+static void test_pc_in_a_new_mapping_is_stale(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	struct sampler_copy copy;
+	struct unwinder *u;
+	uint64_t ips[64], start = now_ns();
+	bool stale = false;
+	void *code;
+	uint32_t n;
+	int stop;
+
+	assert_non_null(c);
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(code != MAP_FAILED);
+	t_outer(c);
+	c->regs.r[UNW_RIP] = (uint64_t)code + 16;
+	copy = (struct sampler_copy){ .tgid = (uint32_t)getpid(), .start_time = start,
+				      .comm = "test_unwinder", .regs = &c->regs,
+				      .stack = c->stack, .stack_len = c->len };
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(stale);
+	assert_int_equal(n, 1);
+	assert_int_equal(stop, UNW_NO_TABLE);
+	/* Tracked again, the new mapping is known (anonymous: by frame pointer). */
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
+	stale = false;
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_false(stale);
+	assert_true(n >= 2);
+	munmap(code, 4096);
 	unwinder_free(u);
 	free(c);
 }
@@ -344,6 +385,8 @@ int main(void)
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_copy_unwinds_through_our_own_calls,
 						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_pc_in_a_new_mapping_is_stale, maps_setup,
+						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_memory_bound_refuses_tables, maps_setup,
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_process_is_dropped_and_its_tables_freed,
