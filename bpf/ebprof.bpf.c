@@ -158,6 +158,14 @@ struct {
 	__type(value, struct ebprof_unw_rule);
 } unw_rules SEC(".maps");
 
+/* See struct ebprof_rule_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_rule_cache);
+} rule_cache SEC(".maps");
+
 /* The template of every table: the same type, flags and element size, any length. */
 struct unw_table_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -579,6 +587,8 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebp
 struct walk {
 	struct ebprof_scratch *s;
 	struct ebprof_cpu *c;
+	struct ebprof_rule_cache *cache;
+	struct stack_hash h; /* of the frames so far, mixed as they are found */
 	__u32 first, n_maps; /* the process's mappings in unw_mappings */
 	__u32 stop;	     /* the stats index of an early stop; 0: none */
 	bool have_proc;	     /* its mappings are loaded */
@@ -587,7 +597,7 @@ struct walk {
 	bool no_table;	     /* a missing table was walked by frame pointer */
 	bool m_valid;	     /* the last mapping found, below */
 	__u64 m_start, m_end, m_adjust;
-	__u32 m_table, m_flags;
+	__u32 m_table, m_table_id;
 };
 
 /* Finds the mapping holding pc among the process's: the last one found, or a binary search. */
@@ -621,7 +631,7 @@ static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 	w->m_end = m->end;
 	w->m_adjust = m->adjust;
 	w->m_table = m->table;
-	w->m_flags = m->flags;
+	w->m_table_id = m->table_id;
 	return true;
 }
 
@@ -633,17 +643,29 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	void *table;
 	__u32 index;
 
-	if (!w->have_proc || !walk_mapping(w, pc) || (w->m_flags & EBPROF_MAPPING_PENDING))
+	struct ebprof_rule_cache_entry *e;
+	__u64 off;
+
+	if (!w->have_proc || !walk_mapping(w, pc))
 		return UNW_NO_TABLE;
 	if (!w->m_table) {
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
 		return unw_step_fp(NULL, regs);
 	}
-	table = bpf_map_lookup_elem(&unw_tables, &w->m_table);
-	if (!table)
-		return UNW_NO_TABLE;
 	/* A return address is the instruction after the call: look up the call. */
-	index = unw_find_rule(table, pc + w->m_adjust - (regs->exact ? 0 : 1));
+	off = pc + w->m_adjust - (regs->exact ? 0 : 1);
+	e = &w->cache->e[(off ^ (__u64)w->m_table_id * 0x9e3779b1) & (EBPROF_RULE_CACHE - 1)];
+	if (e->table_id == w->m_table_id && e->offset == off) {
+		index = e->rule;
+	} else {
+		table = bpf_map_lookup_elem(&unw_tables, &w->m_table);
+		if (!table)
+			return UNW_NO_TABLE;
+		index = unw_find_rule(table, off);
+		e->offset = off;
+		e->table_id = w->m_table_id;
+		e->rule = index;
+	}
 	rule = UNW_RULE(NULL, index);
 	if (!rule)
 		return UNW_UNSUPPORTED;
@@ -671,14 +693,15 @@ static long walk_frame(__u32 i, void *arg)
 {
 	struct walk *w = arg;
 	struct ebprof_scratch *s = w->s;
-	__u64 n = s->ustack.nr;
+	__u64 n = s->ustack.nr, pc;
 	int ret;
 
 	if (n >= max_frames || n >= EBPROF_MAX_FRAMES) {
 		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
-	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = s->regs.r[UNW_RIP];
+	pc = s->regs.r[UNW_RIP];
+	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;
 	s->ustack.nr = n + 1;
 	ret = walk_step(w, &s->regs);
 	if (ret == UNW_NO_TABLE && w->may_copy) {
@@ -687,6 +710,7 @@ static long walk_frame(__u32 i, void *arg)
 		s->ustack.nr = n;
 		return 1;
 	}
+	stack_hash_add(&w->h, n, pc);
 	if (ret == UNW_NO_TABLE) {
 		w->no_table = true;
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
@@ -742,17 +766,24 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
 #define WALK_COPIED 1
 
 /*
- * Walks the user stack into s->ustack by the tables. Returns WALK_COPIED
- * when the sample went to user space instead, else 0 (the stack is
- * there, perhaps truncated: the cause is counted).
+ * Walks the user stack into s->ustack by the tables, and sets *id to its
+ * hash (0: no frames). Returns WALK_COPIED when the sample went to user
+ * space instead, else 0 (the stack is there, perhaps truncated: the cause
+ * is counted).
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
-				     struct ebprof_scratch *s)
+				     struct ebprof_scratch *s, __u64 *id)
 {
-	struct walk w = { .s = s, .c = c, .may_copy = copy_samples };
+	struct walk w = { .s = s, .c = c, .may_copy = copy_samples,
+			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	const struct ebprof_unw_proc *proc;
+	__u32 zero = 0;
 
 	s->ustack.nr = 0;
+	*id = 0;
+	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
+	if (!w.cache)
+		return 0; /* cannot happen: a one-slot per-CPU array */
 	if (user_regs(ctx, &s->regs)) {
 		stat_add(c, EBPROF_STAT_UNW_READ_FAULT);
 		return 0;
@@ -780,6 +811,10 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
 	if (w.stop)
 		stat_add(c, w.stop);
+	if (s->ustack.nr) {
+		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
+		*id = stack_hash_end(&w.h);
+	}
 	else if (oracle_every && w.have_proc && !w.no_table &&
 		 c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
 		send_copy(s, c, EBPROF_EVENT_ORACLE);
@@ -830,18 +865,21 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	/* Kernel threads have no user stack, and that is not an error. */
+	s->key.ustack = 0;
 	if (user_stacks && s->user) {
 		if (unwind_mode == EBPROF_UNWIND_TABLES) {
-			if (walk_user(ctx, s, sc) == WALK_COPIED)
+			/* The walk hashes the frames as it finds them. */
+			if (walk_user(ctx, s, sc, &s->key.ustack) == WALK_COPIED)
 				return 0; /* user space records it */
 		} else if (stack_read(ctx, sc->ustack.ips, &sc->ustack.nr,
 				      EBPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)) {
 			stat_add(s, EBPROF_STAT_USTACK_ERR);
 			return 0;
+		} else {
+			s->key.ustack = stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
 		}
 	}
 	s->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
-	s->key.ustack = stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
 
 	count_map = bpf_map_lookup_elem(&counts, &zero);
 	if (!count_map)

@@ -146,13 +146,28 @@ struct ebprof_unw_proc {
 	__u32 first, n;
 };
 
-#define EBPROF_MAPPING_PENDING 1 /* its file's table is being built */
-
 struct ebprof_unw_mapping {
 	__u64 start, end;
-	__u64 adjust; /* a pc's file offset is pc + adjust (pgoff - start) */
-	__u32 table;  /* slot in the tables map; 0: none, walk by frame pointer */
-	__u32 flags;
+	__u64 adjust;	/* a pc's file offset is pc + adjust (pgoff - start) */
+	__u32 table;	/* slot in the tables map; 0: none, walk by frame pointer */
+	__u32 table_id; /* the table's own number, never reused (a slot is) */
+};
+
+/*
+ * The rules a CPU looked up last, direct-mapped by (table, file offset):
+ * a hot stack's frames find their rule without searching their table.
+ * 1024 entries of 16 bytes, one set per CPU.
+ */
+#define EBPROF_RULE_CACHE 1024
+
+struct ebprof_rule_cache_entry {
+	__u64 offset;
+	__u32 table_id; /* 0: empty */
+	__u32 rule;
+};
+
+struct ebprof_rule_cache {
+	struct ebprof_rule_cache_entry e[EBPROF_RULE_CACHE];
 };
 
 /*

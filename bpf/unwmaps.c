@@ -48,6 +48,7 @@ struct unwmaps {
 	struct unw_table *tables; /* by slot; slot 0 unused */
 	uint32_t n_tables;
 	uint32_t next_slot; /* where the search for a free slot starts */
+	uint32_t last_id;   /* the last table's number */
 	struct unw_process *procs; /* sorted by tgid */
 	size_t n_procs, cap_procs;
 	struct extents free;	   /* sorted by first, coalesced */
@@ -127,7 +128,8 @@ static uint32_t find_free_slot(struct unwmaps *m)
 	return 0;
 }
 
-int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot)
+int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot,
+		      uint32_t *id)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	size_t mapped = (n * sizeof(*words) + (size_t)m->page - 1) & ~((size_t)m->page - 1);
@@ -135,6 +137,7 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 	int fd, err = 0;
 
 	*slot = 0;
+	*id = 0;
 	if (!n || n > UINT32_MAX)
 		return -EINVAL;
 	pthread_mutex_lock(&m->lock);
@@ -172,6 +175,7 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 	close(fd); /* the array of maps and our mapping hold it */
 	m->tables[*slot] = (struct unw_table){ mem, n, mapped };
 	m->n_tables++;
+	*id = ++m->last_id ? m->last_id : ++m->last_id; /* never 0, even after 2^32 tables */
 	m->table_bytes += n * sizeof(*words);
 	m->table_kernel_bytes += mapped;
 unlock:

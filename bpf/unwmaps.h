@@ -48,11 +48,14 @@ void unwmaps_free(struct unwmaps *m);
 int unwmaps_rules_sync(struct unwmaps *m, const struct ebprof_unw_rule *rules, uint32_t n);
 
 /*
- * Loads a table of n words into a free slot (*slot, never 0). Returns 0,
- * -ENOSPC when every slot is taken, or -errno (-ENOMEM, or -EPERM where
- * locked memory runs out).
+ * Loads a table of n words into a free slot (*slot, never 0), and gives it
+ * a number no other table of this unwmaps had (*id, never 0; mappings name
+ * it, so that the program's rule cache never mixes two tables that shared
+ * a slot). Returns 0, -ENOSPC when every slot is taken, or -errno
+ * (-ENOMEM, or -EPERM where locked memory runs out).
  */
-int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot);
+int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot,
+		      uint32_t *id);
 
 /* The words of the table in slot, read-only, valid until it is removed; NULL if none. */
 const uint32_t *unwmaps_table_words(struct unwmaps *m, uint32_t slot, size_t *n);

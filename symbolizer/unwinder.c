@@ -60,6 +60,7 @@ struct utable {
 	struct file_key *keys; /* the files known to hold this build */
 	size_t n_keys;
 	uint32_t slot; /* 0: none loaded (no CFI, or refused): frame pointers */
+	uint32_t id;   /* unwmaps' number for it */
 	uint64_t bytes, kernel_bytes, rows;
 	uint32_t users;
 	uint64_t used_drain;
@@ -244,7 +245,7 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	u->totals.frame_bytes += cs.eh_frame_bytes + cs.debug_frame_bytes;
 	rules = unwtab_rules_array(u->rules, &n_rules);
 	if (!make_room(u, kernel_bytes) || unwmaps_rules_sync(u->maps, rules, n_rules) ||
-	    unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot)) {
+	    unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot, &t->id)) {
 		t->slot = 0;
 		u->totals.refused++;
 	} else {
@@ -443,6 +444,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 			.end = m->end,
 			.adjust = m->pgoff - m->start,
 			.table = t ? t->slot : 0,
+			.table_id = t ? t->id : 0,
 		};
 		p->tables[i] = t;
 		if (t) {
