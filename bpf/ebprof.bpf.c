@@ -811,13 +811,13 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
 	if (w.stop)
 		stat_add(c, w.stop);
+	else if (oracle_every && w.have_proc && !w.no_table &&
+		 c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
+		send_copy(s, c, EBPROF_EVENT_ORACLE);
 	if (s->ustack.nr) {
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
 		*id = stack_hash_end(&w.h);
 	}
-	else if (oracle_every && w.have_proc && !w.no_table &&
-		 c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
-		send_copy(s, c, EBPROF_EVENT_ORACLE);
 	return 0;
 }
 

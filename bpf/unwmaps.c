@@ -2,11 +2,11 @@
  * unwmaps: load unwind tables, rules and process mappings into the BPF
  * maps (see unwmaps.h).
  *
- * A table is a BPF array of 64-bit elements (two words each) made for it alone, flagged
- * BPF_F_INNER_MAP (so arrays of any length fit one array of maps) and
- * BPF_F_MMAPABLE (so it is filled with one memcpy, and user space reads it
- * where BPF does). The kernel holds it in whole pages; both sizes are
- * reported. The mapping array is cut into per-process ranges by a
+ * A table is a BPF array of 64-bit elements (two words each) made for it
+ * alone, flagged BPF_F_INNER_MAP (so arrays of any length fit one array of
+ * maps) and BPF_F_MMAPABLE (so it is filled with one memcpy, through a
+ * mapping dropped right after). The kernel holds it in whole pages; both
+ * sizes are reported. Its fd is kept, to read words back for copies. The mapping array is cut into per-process ranges by a
  * first-fit allocator over a sorted free list; processes are kept in an
  * array sorted by tgid.
  */
@@ -32,7 +32,7 @@ struct unw_process {
 };
 
 struct unw_table {
-	uint32_t *words; /* the map's memory, mapped here; NULL: free slot */
+	int fd; /* -1: a free slot */
 	size_t n, mapped;
 };
 
@@ -73,6 +73,8 @@ int unwmaps_new(const struct unwmaps_maps *maps, struct unwmaps **out)
 		unwmaps_free(m);
 		return -ENOMEM;
 	}
+	for (uint32_t i = 0; i < maps->max_tables; i++)
+		m->tables[i].fd = -1;
 	m->free.cap = 1;
 	if (maps->max_mappings)
 		m->free.v[m->free.n++] = (struct extent){ 0, maps->max_mappings };
@@ -87,8 +89,8 @@ void unwmaps_free(struct unwmaps *m)
 	if (!m)
 		return;
 	for (uint32_t i = 0; m->tables && i < m->maps.max_tables; i++)
-		if (m->tables[i].words)
-			munmap(m->tables[i].words, m->tables[i].mapped);
+		if (m->tables[i].fd >= 0)
+			close(m->tables[i].fd);
 	free(m->tables);
 	free(m->procs);
 	free(m->free.v);
@@ -120,7 +122,7 @@ static uint32_t find_free_slot(struct unwmaps *m)
 	for (uint32_t k = 0; k + 1 < m->maps.max_tables; k++) {
 		uint32_t slot = 1 + (m->next_slot - 1 + k) % (m->maps.max_tables - 1);
 
-		if (!m->tables[slot].words) {
+		if (m->tables[slot].fd < 0) {
 			m->next_slot = slot + 1 < m->maps.max_tables ? slot + 1 : 1;
 			return slot;
 		}
@@ -131,7 +133,8 @@ static uint32_t find_free_slot(struct unwmaps *m)
 int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot,
 		      uint32_t *id)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct bpf_map_create_opts opts = { .sz = sizeof(opts),
+					    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE };
 	size_t mapped = (n * sizeof(*words) + (size_t)m->page - 1) & ~((size_t)m->page - 1);
 	uint32_t *mem;
 	int fd, err = 0;
@@ -164,16 +167,13 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 		goto unlock;
 	}
 	memcpy(mem, words, n * sizeof(*words));
-	/* Filled: from here on BPF and we only read it. */
-	mprotect(mem, mapped, PROT_READ);
+	munmap(mem, mapped);
 	if (bpf_map_update_elem(m->maps.tables, slot, &fd, BPF_ANY)) {
 		err = -errno;
-		munmap(mem, mapped);
 		close(fd);
 		goto unlock;
 	}
-	close(fd); /* the array of maps and our mapping hold it */
-	m->tables[*slot] = (struct unw_table){ mem, n, mapped };
+	m->tables[*slot] = (struct unw_table){ fd, n, mapped };
 	m->n_tables++;
 	*id = ++m->last_id ? m->last_id : ++m->last_id; /* never 0, even after 2^32 tables */
 	m->table_bytes += n * sizeof(*words);
@@ -185,18 +185,27 @@ unlock:
 	return err;
 }
 
-const uint32_t *unwmaps_table_words(struct unwmaps *m, uint32_t slot, size_t *n)
+int unwmaps_table_word(struct unwmaps *m, uint32_t slot, uint32_t i, uint32_t *word,
+		       struct unwmaps_pair *pair)
 {
-	const uint32_t *words = NULL;
+	uint32_t k = i / 2;
+	int err = 0;
 
-	*n = 0;
-	pthread_mutex_lock(&m->lock);
-	if (slot && slot < m->maps.max_tables && m->tables[slot].words) {
-		words = m->tables[slot].words;
-		*n = m->tables[slot].n;
+	if (!pair->slot || pair->slot != slot || pair->index != k) {
+		pthread_mutex_lock(&m->lock);
+		if (!slot || slot >= m->maps.max_tables || m->tables[slot].fd < 0 ||
+		    i >= m->tables[slot].n ||
+		    bpf_map_lookup_elem(m->tables[slot].fd, &k, &pair->value))
+			err = -ENOENT;
+		pthread_mutex_unlock(&m->lock);
+		if (err)
+			return err;
+		pair->slot = slot;
+		pair->index = k;
 	}
-	pthread_mutex_unlock(&m->lock);
-	return words;
+	/* Little-endian: word 2k is the element's low half. */
+	*word = (uint32_t)(i & 1 ? pair->value >> 32 : pair->value);
+	return 0;
 }
 
 void unwmaps_table_remove(struct unwmaps *m, uint32_t slot)
@@ -204,16 +213,16 @@ void unwmaps_table_remove(struct unwmaps *m, uint32_t slot)
 	struct unw_table *t;
 
 	pthread_mutex_lock(&m->lock);
-	if (!slot || slot >= m->maps.max_tables || !m->tables[slot].words)
+	if (!slot || slot >= m->maps.max_tables || m->tables[slot].fd < 0)
 		goto unlock;
 	t = &m->tables[slot];
 	/* A program still running with the map keeps it until it ends (RCU). */
 	bpf_map_delete_elem(m->maps.tables, &slot);
-	munmap(t->words, t->mapped);
+	close(t->fd);
 	m->table_bytes -= t->n * sizeof(uint32_t);
 	m->table_kernel_bytes -= t->mapped;
 	m->n_tables--;
-	*t = (struct unw_table){ 0 };
+	*t = (struct unw_table){ .fd = -1 };
 unlock:
 	pthread_mutex_unlock(&m->lock);
 }

@@ -412,7 +412,7 @@ int cli_record(int argc, char **argv)
 	struct sampler_watch *watch = NULL;
 	char err[512], subtitle[256];
 	double start, next, end;
-	int ret = 1, rc;
+	int ret = 1, rc = 0;
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
@@ -476,9 +476,22 @@ int cli_record(int argc, char **argv)
 		if (now_s() >= end || !targets_alive(&o))
 			break;
 	}
-	/* Whatever ended the loop, the last window was drained above. */
+	/*
+	 * Whatever ended the loop, the last window was drained above. What the
+	 * watch thread had not read yet (reports, and samples copied before
+	 * their tables) is read here, and the copies recorded with one drain
+	 * more: no copied sample is left behind.
+	 */
 	sampler_watch_stop(watch);
 	watch = NULL;
+	if (!rc) {
+		sampler_poll_processes(s, track_process, &run, 0);
+		if (sampler_drain(s, add_sample, &run, NULL) == 0) {
+			pthread_mutex_lock(&run.lock);
+			symbolizer_end_drain(run.sym);
+			pthread_mutex_unlock(&run.lock);
+		}
+	}
 	if (!o.quiet)
 		print_summary(&o, s, &run, run.profile, now_s() - start);
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",

@@ -497,12 +497,16 @@ static int ebprof_shutdown(void)
 	double seconds, drain_seconds;
 
 	if (ebprof.sampler && ebprof.spool) {
-		/* The last partial window: drain, detach, then write. */
+		/*
+		 * The last partial window: stop the watch thread, read what it
+		 * left (reports, copied samples), drain, detach, then write.
+		 */
+		sampler_watch_stop(ebprof.watch);
+		ebprof.watch = NULL;
+		sampler_poll_processes(ebprof.sampler, ebprof_track, NULL, 0);
 		if (ebprof_drain(&window, &seconds, &drain_seconds) == 0 &&
 		    profile_merge(ebprof.window, ebprof.interval) == 0)
 			ebprof.window_reads++;
-		sampler_watch_stop(ebprof.watch);
-		ebprof.watch = NULL;
 		/* The unwinder's tables live in the sampler's maps: it goes first. */
 		unwinder_free(ebprof.unwinder);
 		ebprof.unwinder = NULL;

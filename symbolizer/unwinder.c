@@ -11,8 +11,8 @@
  * container's copy of libc).
  *
  * The copy walk is bpf/unwind.h's, with memory read from the copy and
- * words from the table's mapping, so it gives the frames the BPF program
- * would have given had the tables been there.
+ * words read back from the table's map, so it gives the frames the BPF
+ * program would have given had the tables been there.
  */
 #include "symbolizer/unwinder.h"
 
@@ -47,7 +47,7 @@
 #define PROC_BUCKETS 1024
 #define MAX_BUILD_ID 64
 /* Tables of more rows than this are followed by a malloc_trim(): see table_load(). */
-#define UNWINDER_TRIM_ROWS 65536
+#define UNWINDER_TRIM_ROWS 16384
 
 struct file_key {
 	uint32_t dev_major, dev_minor;
@@ -503,8 +503,9 @@ struct copy_env {
 };
 
 struct table_words {
-	const uint32_t *words;
-	size_t n;
+	struct unwmaps *maps;
+	uint32_t slot;
+	struct unwmaps_pair pair;
 };
 
 static int copy_read(const struct copy_env *env, __u64 *dst, __u64 addr)
@@ -518,11 +519,13 @@ static int copy_read(const struct copy_env *env, __u64 *dst, __u64 addr)
 	return 0;
 }
 
-static int table_word(const struct table_words *t, __u32 i, __u32 *dst)
+static int table_word(struct table_words *t, __u32 i, __u32 *dst)
 {
-	if (i >= t->n)
+	uint32_t w;
+
+	if (unwmaps_table_word(t->maps, t->slot, i, &w, &t->pair))
 		return -1;
-	*dst = t->words[i];
+	*dst = w;
 	return 0;
 }
 
@@ -570,9 +573,7 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 		return p ? COPY_STALE : UNW_NO_TABLE;
 	if (!m->table)
 		return unw_step_fp(env, regs);
-	t.words = unwmaps_table_words(env->u->maps, m->table, &t.n);
-	if (!t.words)
-		return UNW_NO_TABLE;
+	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
 	return unw_step_rule(env, rule_at(env, unw_find_rule(&t, pc + m->adjust -
 							      (regs->exact ? 0 : 1))),
 			     regs);
