@@ -452,6 +452,12 @@ int cli_record(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* Loading takes a moment (the verifier checks the unwinder): say when it samples. */
+	if (!o.quiet)
+		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n",
+			o.sampler.frequency, sampler_cpu_count(s),
+			sampler_unwind_mode(s) == SAMPLER_UNWIND_TABLES ? "unwind tables"
+									: "frame pointers");
 
 	start = now_s();
 	end = start + (double)o.duration_s;

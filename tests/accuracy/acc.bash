@@ -23,12 +23,25 @@ record_both() {
 	shift 2
 	local pids=("$@") eargs=()
 	for p in "${pids[@]}"; do eargs+=(-p "$p"); done
-	"$PERF" record -q -F 999 ${PERF_CALL_GRAPH:--g} -p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" \
-		>"$out.perf.log" 2>&1 &
+	# perf starts paused (-D -1) and is enabled through its control fifo once
+	# ebprof says it samples (its verifier takes a moment; perf is quicker):
+	# both then count over the same window.
+	mkfifo "$out.ctl" "$out.ack"
+	"$PERF" record -q -F 999 ${PERF_CALL_GRAPH:--g} -D -1 --control "fifo:$out.ctl,$out.ack" \
+		-p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" >"$out.perf.log" 2>&1 &
 	perf_pid=$!
-	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
-		-o "$out.ebprof.folded" 2>"$out.ebprof.log" &
+	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" \
+		--format folded -o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
+	for _ in $(seq 200); do
+		grep -q "^ebprof: sampling" "$out.ebprof.log" 2>/dev/null && break
+		kill -0 "$eb_pid" 2>/dev/null || fail "ebprof record exited: $(cat "$out.ebprof.log")"
+		sleep 0.05
+	done
+	exec {ctl}>"$out.ctl" {ack}<"$out.ack"
+	echo enable >&"$ctl"
+	read -r -t 10 _ <&"$ack" || fail "perf did not acknowledge 'enable': $(cat "$out.perf.log")"
+	exec {ctl}>&- {ack}<&-
 	wait_cpu "$cpu" "${ACC_MAX_WALL:-120}" "${pids[@]}"
 	kill -INT "$eb_pid" "$perf_pid" 2>/dev/null
 	wait "$eb_pid"

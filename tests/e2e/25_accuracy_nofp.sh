@@ -16,7 +16,7 @@ bg "$EX/recurse-nofp" 600 24; B=$BG
 ln -s "$EX/unwcases-nofp" "$T/qsort-nofp"
 bg "$T/qsort-nofp" qsort 600; C=$BG
 sleep 0.3
-record_both 2 "$T/dw" "$A" "$B" "$C"
+record_both 3 "$T/dw" "$A" "$B" "$C"
 
 rc=0
 steps=$(printf 'recurse_step;%.0s' $(seq 25))
