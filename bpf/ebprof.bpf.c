@@ -635,6 +635,20 @@ static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 	return true;
 }
 
+/*
+ * Code its file's table has no row for (assembly written without CFI):
+ * its frame pointer, as for a file without a table; a walk that cannot go
+ * on from there stopped for want of a row.
+ */
+static __always_inline int walk_no_row(struct walk *w, struct ebprof_regs *regs)
+{
+	int ret;
+
+	stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
+	ret = unw_step_fp(NULL, regs);
+	return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
+}
+
 /* One frame: its pc's table row, or the frame pointer where its file has no table. */
 static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 {
@@ -669,6 +683,8 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	rule = UNW_RULE(NULL, index);
 	if (!rule)
 		return UNW_UNSUPPORTED;
+	if (rule->cfa_kind == EBPROF_CFA_NONE)
+		return walk_no_row(w, regs);
 	return unw_step_rule(NULL, rule, regs);
 }
 

@@ -4,9 +4,9 @@
  *
  * A table is a BPF array of 64-bit elements (two words each) made for it
  * alone, flagged BPF_F_INNER_MAP (so arrays of any length fit one array of
- * maps) and BPF_F_MMAPABLE (so it is filled with one memcpy, through a
- * mapping dropped right after). The kernel holds it in whole pages; both
- * sizes are reported. Its fd is kept, to read words back for copies. The mapping array is cut into per-process ranges by a
+ * maps) and BPF_F_MMAPABLE (so it is filled with one memcpy, and read
+ * where BPF reads it). The kernel holds it in whole pages; both sizes are
+ * reported. The array of maps and our mapping keep it; its fd is closed. The mapping array is cut into per-process ranges by a
  * first-fit allocator over a sorted free list; processes are kept in an
  * array sorted by tgid.
  */
@@ -32,7 +32,7 @@ struct unw_process {
 };
 
 struct unw_table {
-	int fd; /* -1: a free slot */
+	uint32_t *words; /* the map's memory, mapped here read-only; NULL: a free slot */
 	size_t n, mapped;
 };
 
@@ -73,8 +73,6 @@ int unwmaps_new(const struct unwmaps_maps *maps, struct unwmaps **out)
 		unwmaps_free(m);
 		return -ENOMEM;
 	}
-	for (uint32_t i = 0; i < maps->max_tables; i++)
-		m->tables[i].fd = -1;
 	m->free.cap = 1;
 	if (maps->max_mappings)
 		m->free.v[m->free.n++] = (struct extent){ 0, maps->max_mappings };
@@ -89,8 +87,8 @@ void unwmaps_free(struct unwmaps *m)
 	if (!m)
 		return;
 	for (uint32_t i = 0; m->tables && i < m->maps.max_tables; i++)
-		if (m->tables[i].fd >= 0)
-			close(m->tables[i].fd);
+		if (m->tables[i].words)
+			munmap(m->tables[i].words, m->tables[i].mapped);
 	free(m->tables);
 	free(m->procs);
 	free(m->free.v);
@@ -122,7 +120,7 @@ static uint32_t find_free_slot(struct unwmaps *m)
 	for (uint32_t k = 0; k + 1 < m->maps.max_tables; k++) {
 		uint32_t slot = 1 + (m->next_slot - 1 + k) % (m->maps.max_tables - 1);
 
-		if (m->tables[slot].fd < 0) {
+		if (!m->tables[slot].words) {
 			m->next_slot = slot + 1 < m->maps.max_tables ? slot + 1 : 1;
 			return slot;
 		}
@@ -167,13 +165,16 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 		goto unlock;
 	}
 	memcpy(mem, words, n * sizeof(*words));
-	munmap(mem, mapped);
+	/* Filled: from here on BPF and we only read it. */
+	mprotect(mem, mapped, PROT_READ);
 	if (bpf_map_update_elem(m->maps.tables, slot, &fd, BPF_ANY)) {
 		err = -errno;
+		munmap(mem, mapped);
 		close(fd);
 		goto unlock;
 	}
-	m->tables[*slot] = (struct unw_table){ fd, n, mapped };
+	close(fd); /* the array of maps and our mapping hold it */
+	m->tables[*slot] = (struct unw_table){ mem, n, mapped };
 	m->n_tables++;
 	*id = ++m->last_id ? m->last_id : ++m->last_id; /* never 0, even after 2^32 tables */
 	m->table_bytes += n * sizeof(*words);
@@ -188,23 +189,21 @@ unlock:
 int unwmaps_table_word(struct unwmaps *m, uint32_t slot, uint32_t i, uint32_t *word,
 		       struct unwmaps_pair *pair)
 {
-	uint32_t k = i / 2;
-	int err = 0;
-
-	if (!pair->slot || pair->slot != slot || pair->index != k) {
+	if (!pair->slot || pair->slot != slot) {
 		pthread_mutex_lock(&m->lock);
-		if (!slot || slot >= m->maps.max_tables || m->tables[slot].fd < 0 ||
-		    i >= m->tables[slot].n ||
-		    bpf_map_lookup_elem(m->tables[slot].fd, &k, &pair->value))
-			err = -ENOENT;
+		pair->words = NULL;
+		if (slot && slot < m->maps.max_tables && m->tables[slot].words) {
+			pair->words = m->tables[slot].words;
+			pair->n = m->tables[slot].n;
+		}
 		pthread_mutex_unlock(&m->lock);
-		if (err)
-			return err;
+		if (!pair->words)
+			return -ENOENT;
 		pair->slot = slot;
-		pair->index = k;
 	}
-	/* Little-endian: word 2k is the element's low half. */
-	*word = (uint32_t)(i & 1 ? pair->value >> 32 : pair->value);
+	if (i >= pair->n)
+		return -ENOENT;
+	*word = pair->words[i];
 	return 0;
 }
 
@@ -213,16 +212,16 @@ void unwmaps_table_remove(struct unwmaps *m, uint32_t slot)
 	struct unw_table *t;
 
 	pthread_mutex_lock(&m->lock);
-	if (!slot || slot >= m->maps.max_tables || m->tables[slot].fd < 0)
+	if (!slot || slot >= m->maps.max_tables || !m->tables[slot].words)
 		goto unlock;
 	t = &m->tables[slot];
 	/* A program still running with the map keeps it until it ends (RCU). */
 	bpf_map_delete_elem(m->maps.tables, &slot);
-	close(t->fd);
+	munmap(t->words, t->mapped);
 	m->table_bytes -= t->n * sizeof(uint32_t);
 	m->table_kernel_bytes -= t->mapped;
 	m->n_tables--;
-	*t = (struct unw_table){ .fd = -1 };
+	*t = (struct unw_table){ 0 };
 unlock:
 	pthread_mutex_unlock(&m->lock);
 }

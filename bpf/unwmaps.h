@@ -8,10 +8,11 @@
  * range of a big array of mappings, which this module allocates, and the
  * process's entry pointing at it). The sampler makes one when it opens
  * with tables; the caller that builds tables (symbolizer/unwinder) fills
- * it. User space unwinds copied stacks from the very words BPF reads, read
- * back from the map (unwmaps_table_word): a table stays mapped here only
- * while it is filled, so that it is not counted twice, in the kernel and
- * in our resident memory.
+ * it. A table stays mapped read-only in this process (unwmaps_table_word),
+ * so that user space unwinds copied stacks from the very words BPF reads:
+ * the same pages as the kernel's, counted in our RSS as a shared mapping,
+ * not a second copy. Not a kept fd per table: a host maps thousands of
+ * files, and collectd's other plugins need their descriptors.
  *
  * Safe to call from several threads (one lock). Ranges of the mapping
  * array a process no longer uses are reused only after the sampler's next
@@ -59,17 +60,17 @@ int unwmaps_rules_sync(struct unwmaps *m, const struct ebprof_unw_rule *rules, u
 int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32_t *slot,
 		      uint32_t *id);
 
-/* The element of a table read last: words 2 * index and 2 * index + 1. */
+/* The table a walk read last. */
 struct unwmaps_pair {
 	uint32_t slot; /* 0: none read yet */
-	uint32_t index;
-	uint64_t value;
+	const uint32_t *words;
+	size_t n;
 };
 
 /*
- * Word i of the table in slot, as BPF reads it, into *word: one system
- * call, or none when *pair (zeroed before a walk) holds its element.
- * Returns 0, or -ENOENT past its end or for no table.
+ * Word i of the table in slot, as BPF reads it, into *word (*pair, zeroed
+ * before a walk, keeps the table's mapping at hand). Returns 0, or
+ * -ENOENT past its end or for no table.
  */
 int unwmaps_table_word(struct unwmaps *m, uint32_t slot, uint32_t i, uint32_t *word,
 		       struct unwmaps_pair *pair);

@@ -11,8 +11,8 @@
  * container's copy of libc).
  *
  * The copy walk is bpf/unwind.h's, with memory read from the copy and
- * words read back from the table's map, so it gives the frames the BPF
- * program would have given had the tables been there.
+ * words from the table's map (mapped read-only), so it gives the frames
+ * the BPF program would have given had the tables been there.
  */
 #include "symbolizer/unwinder.h"
 
@@ -567,16 +567,22 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 {
 	uint64_t pc = regs->r[UNW_RIP];
 	const struct ebprof_unw_mapping *m = p ? find_mapping(p, pc) : NULL;
+	const struct ebprof_unw_rule *rule;
 	struct table_words t;
+	int ret;
 
 	if (!m)
 		return p ? COPY_STALE : UNW_NO_TABLE;
 	if (!m->table)
 		return unw_step_fp(env, regs);
 	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
-	return unw_step_rule(env, rule_at(env, unw_find_rule(&t, pc + m->adjust -
-							      (regs->exact ? 0 : 1))),
-			     regs);
+	rule = rule_at(env, unw_find_rule(&t, pc + m->adjust - (regs->exact ? 0 : 1)));
+	if (rule && rule->cfa_kind == EBPROF_CFA_NONE) {
+		/* No row (assembly without CFI): its frame pointer, as walk_no_row(). */
+		ret = unw_step_fp(env, regs);
+		return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
+	}
+	return unw_step_rule(env, rule, regs);
 }
 
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
