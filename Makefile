@@ -2,6 +2,7 @@
 #
 #   make            the CLI (build/ebprof) and the collectd plugin (build/ebprof.so)
 #   make check      every test: unit tests under ASan+UBSan, then end to end
+#   make check-kernels  the end-to-end tests inside Debian 12's 6.1 (qemu)
 #   make deps       install the Debian packages (safe to run again)
 #   make demo       collectd with the plugin on examples/collectd.conf
 #   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
@@ -150,6 +151,9 @@ $(B)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -o $@ $<
 
+# The workloads with a known split share examples/clocksplit.h.
+$(EXAMPLES): examples/clocksplit.h
+
 examples: $(EXAMPLES)
 
 # Oracles the end-to-end tests run: tests/oracle/NAME.c against build/libebprof.a.
@@ -174,6 +178,23 @@ e2e: all $(ORACLES)
 
 check: all $(UNIT_BINS) $(ORACLES)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
+
+# --- other kernels (tests/kernel/) ------------------------------------------
+# `make check` runs tests/e2e/90_kernel_61_smoke.sh: a smoke suite inside
+# Debian 12's own 6.1 kernel, booted in qemu (tests/kernel/vm.sh). `make
+# check-kernels` runs the whole end-to-end suite (KERNEL_TESTS) in that
+# guest, which takes hours under TCG (see README); its logs land in
+# build/test-logs-kernel/. KERNEL_PACKAGE picks another Debian kernel
+# package (default: the newest linux-image-6.1.0-*-amd64-unsigned).
+KERNEL_TESTS ?= $(filter-out %_kernel_61_smoke.sh,$(sort $(wildcard tests/e2e/*.sh)))
+KERNEL_TIMEOUT ?= 21600
+KERNEL_PACKAGE ?=
+.PHONY: check-kernels
+check-kernels: all fuzz-build bench-tools
+	@rm -rf $(B)/test-logs-kernel && mkdir -p $(B)/test-logs-kernel
+	@tests/kernel/vm.sh -t $(KERNEL_TIMEOUT) -m 4096 -w $(B)/test-logs-kernel \
+		$(if $(KERNEL_PACKAGE),-k $(KERNEL_PACKAGE)) -- \
+		env TEST_LOGS=$(B)/test-logs-kernel tests/run.sh kernel $(KERNEL_TESTS)
 
 # --- fuzzing and soak (tests/fuzz, tests/e2e/6*_reliability_*) -------------
 # libFuzzer targets, one per parser of outside input, built with clang and

@@ -254,8 +254,8 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
  * everything fixed at load: the .rodata switches and the map sizes and
  * flags. Without BPF_F_NO_PREALLOC the two
  * stacks maps would pin max_stacks KiB each from the start; kernels before
- * 6.1 refuse non-preallocated maps in perf_event programs, so the caller
- * retries with prealloc there.
+ * 6.1 refuse non-preallocated maps in perf_event programs (KFEAT_NOPREALLOC),
+ * so the caller asks for prealloc there.
  * Not preallocating has one catch at start-up: see sampler_prime_stacks().
  */
 /* Defaults a zero in the config stands for. */
@@ -696,7 +696,10 @@ static int sampler_open_unwmaps(struct sampler *s)
 int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
 		 size_t errlen)
 {
+	const struct kfeat *config_features;
+	enum kfeat_state noprealloc;
 	struct sampler_config defaults;
+	struct kfeat features;
 	unsigned int frequency;
 	struct sampler *s;
 	int ret;
@@ -748,8 +751,17 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		goto free_sampler;
 	}
 
-	s->skel = sampler_load(s, config, task_offsets, false, &ret);
-	if (!s->skel && ret == -EINVAL) {
+	if (!config->features) {
+		kfeat_probe(&features);
+		config_features = &features;
+	} else {
+		config_features = config->features;
+	}
+	noprealloc = kfeat_state(config_features, KFEAT_NOPREALLOC);
+	s->prealloc = noprealloc == KFEAT_ABSENT;
+	s->skel = sampler_load(s, config, task_offsets, s->prealloc, &ret);
+	/* A probe refused for lack of privilege leaves it to the load to tell. */
+	if (!s->skel && ret == -EINVAL && noprealloc == KFEAT_UNKNOWN) {
 		s->prealloc = true;
 		s->skel = sampler_load(s, config, task_offsets, true, &ret);
 	}

@@ -29,6 +29,7 @@
 #include <linux/types.h>
 
 #include "bpf/ebprof.h"
+#include "bpf/kfeat.h"
 
 #define SAMPLER_DEFAULT_FREQUENCY 99
 #define SAMPLER_MAX_FREQUENCY 100000
@@ -74,6 +75,12 @@ struct sampler_config {
 	 * handler (tests/oracle/unwind_libdw.c checks them with elfutils).
 	 */
 	uint32_t oracle_every;
+	/*
+	 * The kernel's features, from kfeat_probe() (not owned); NULL: the
+	 * sampler probes them itself. Without KFEAT_NOPREALLOC its maps are
+	 * preallocated.
+	 */
+	const struct kfeat *features;
 };
 
 /*

@@ -164,7 +164,64 @@ static int diag_sysctl(const char *name, int fallback)
 	return value;
 }
 
-void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *err, size_t errlen)
+void sampler_diag_privileges(struct sampler_diag_privileges *priv)
+{
+	priv->paranoid = diag_sysctl("perf_event_paranoid", 2);
+	priv->perfmon = diag_has_cap(DIAG_CAP_PERFMON);
+	priv->sys_admin = diag_has_cap(DIAG_CAP_SYS_ADMIN);
+}
+
+/*
+ * A refused CPU-wide perf event, explained from what the kernel checks
+ * (kernel/events/core.c): an event that counts in the kernel needs
+ * CAP_PERFMON or perf_event_paranoid <= 1, a CPU-wide one CAP_PERFMON or
+ * <= 0, and CAP_SYS_ADMIN implies CAP_PERFMON. Above 2 upstream adds
+ * nothing, but Debian's kernels (and Android's) read 3 as "perf_event_open
+ * for CAP_SYS_ADMIN only" and Debian ships 3 as the default; so a refusal
+ * at 3 with CAP_PERFMON held is that patch. With what the kernel asks
+ * held, only a security module or lockdown is left to blame.
+ */
+static void diag_perf_event_denied(int error, int cpu,
+				   const struct sampler_diag_privileges *priv, char *err,
+				   size_t errlen)
+{
+	const char *why = strerror(-error);
+
+	if (!priv->perfmon && !priv->sys_admin && priv->paranoid <= 2) {
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s: needs CAP_PERFMON (or root); "
+			 "kernel.perf_event_paranoid is %d, and CPU-wide events without "
+			 "CAP_PERFMON need 0 or less",
+			 cpu, why, priv->paranoid);
+	} else if (!priv->perfmon && !priv->sys_admin) {
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s: needs CAP_PERFMON (or root); and "
+			 "kernel.perf_event_paranoid is %d, which Debian's kernels reserve "
+			 "to CAP_SYS_ADMIN: also set kernel.perf_event_paranoid=2 or grant "
+			 "CAP_SYS_ADMIN (see contrib/systemd/ebprof.conf)",
+			 cpu, why, priv->paranoid);
+	} else if (!priv->sys_admin && priv->paranoid >= 3) {
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s although CAP_PERFMON is held: "
+			 "kernel.perf_event_paranoid is %d, and this kernel (Debian's do) "
+			 "then allows perf_event_open only with CAP_SYS_ADMIN: set "
+			 "kernel.perf_event_paranoid=2 (contrib/systemd/ebprof.conf does, for "
+			 "collectd) or grant CAP_SYS_ADMIN",
+			 cpu, why, priv->paranoid);
+	} else {
+		snprintf(err, errlen,
+			 "perf_event_open on CPU %d: %s although %s is held and "
+			 "kernel.perf_event_paranoid is %d: a security module (SELinux, "
+			 "AppArmor) or kernel lockdown refuses perf events; the kernel or "
+			 "audit log says which",
+			 cpu, why, priv->sys_admin ? "CAP_SYS_ADMIN" : "CAP_PERFMON",
+			 priv->paranoid);
+	}
+}
+
+void sampler_diag_perf_event_as(int error, int cpu, unsigned int frequency,
+				const struct sampler_diag_privileges *priv, char *err,
+				size_t errlen)
 {
 	int max_rate = diag_sysctl("perf_event_max_sample_rate", 100000);
 
@@ -179,11 +236,7 @@ void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *e
 	switch (-error) {
 	case EACCES:
 	case EPERM:
-		snprintf(err, errlen,
-			 "perf_event_open on CPU %d: %s: needs CAP_PERFMON (or root); "
-			 "kernel.perf_event_paranoid is %d, and CPU-wide events without "
-			 "CAP_PERFMON need 0 or less",
-			 cpu, strerror(-error), diag_sysctl("perf_event_paranoid", 2));
+		diag_perf_event_denied(error, cpu, priv, err, errlen);
 		break;
 	case ENOENT:
 	case EOPNOTSUPP:
@@ -201,4 +254,12 @@ void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *e
 	default:
 		snprintf(err, errlen, "perf_event_open on CPU %d: %s", cpu, strerror(-error));
 	}
+}
+
+void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *err, size_t errlen)
+{
+	struct sampler_diag_privileges priv;
+
+	sampler_diag_privileges(&priv);
+	sampler_diag_perf_event_as(error, cpu, frequency, &priv, err, errlen);
 }

@@ -25,10 +25,26 @@ int sampler_diag_btf(char *err, size_t errlen);
 /* Explains a failed BPF object load (error is a negative errno). */
 void sampler_diag_load(int error, char *err, size_t errlen);
 
+/* What the kernel weighs when it refuses a perf event to this process. */
+struct sampler_diag_privileges {
+	int paranoid;	/* kernel.perf_event_paranoid */
+	bool perfmon;	/* CAP_PERFMON in the effective set */
+	bool sys_admin; /* CAP_SYS_ADMIN in the effective set */
+};
+
+/* Reads them for this process. */
+void sampler_diag_privileges(struct sampler_diag_privileges *priv);
+
 /*
- * Explains a failed perf_event_open() on one CPU at frequency Hz (error is
- * a negative errno).
+ * Explains a failed CPU-wide perf_event_open() on one CPU at frequency Hz
+ * (error is a negative errno) for a process holding priv: a refusal names
+ * what is missing, never a capability that is held.
  */
+void sampler_diag_perf_event_as(int error, int cpu, unsigned int frequency,
+				const struct sampler_diag_privileges *priv, char *err,
+				size_t errlen);
+
+/* The same for this process, as sampler_diag_privileges() reads it. */
 void sampler_diag_perf_event(int error, int cpu, unsigned int frequency, char *err,
 			     size_t errlen);
 

@@ -5,6 +5,7 @@
 #ifndef EBPROF_CLI_CLI_H
 #define EBPROF_CLI_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "render/profile.h"
@@ -17,6 +18,7 @@ enum cli_format { CLI_FORMAT_SVG, CLI_FORMAT_FOLDED, CLI_FORMAT_SPEEDSCOPE, CLI_
 int cli_record(int argc, char **argv);
 int cli_render(int argc, char **argv);
 int cli_diff(int argc, char **argv);
+int cli_features(int argc, char **argv);
 
 /* Parses "svg", "folded", "speedscope" or "pprof"; -1 otherwise. */
 int cli_parse_format(const char *s);

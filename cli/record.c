@@ -407,6 +407,7 @@ int cli_record(int argc, char **argv)
 	struct record_opts o = { 0 };
 	struct record_run run = { 0 };
 	struct symbolizer_config scfg;
+	struct kfeat features;
 	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
 	struct sampler_watch *watch = NULL;
@@ -416,9 +417,19 @@ int cli_record(int argc, char **argv)
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
+	/* What this kernel lacks is turned off, and said once. */
+	kfeat_probe(&features);
+	for (int id = 0; id < KFEAT_NR && !o.quiet; id++) {
+		if (kfeat_state(&features, id) == KFEAT_ABSENT) {
+			kfeat_missing_message(id, err, sizeof(err));
+			fprintf(stderr, "ebprof record: %s\n", err);
+		}
+	}
+	o.sampler.features = &features;
 	/* The symbolizer first: reports are read from the first sample on. */
 	symbolizer_config_init(&scfg);
 	scfg.addresses = o.addresses;
+	scfg.maps_text_only = kfeat_state(&features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	run.sym = symbolizer_new(&scfg);
 	run.profile = profile_new();
 	if (!run.sym || !run.profile) {

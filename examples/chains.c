@@ -7,8 +7,10 @@
  *   main -> run_chains -> chain_c1 -> chain_c2 -> chain_c3 -> chain_c4
  *                      -> chain_c_leaf                                  20%
  *
- * Every round gives the leaves 5, 3 and 2 units of the same loop, so the
- * split holds up to the last unfinished round whatever the CPU. The chains
+ * run_chains() gives the three chains 50, 30 and 20% of the thread's CPU
+ * time by the clock (clocksplit.h): a chunk of the same loop at a time to
+ * whichever is behind its share, so the split holds to within one chunk
+ * whatever a call or an iteration costs (under emulation too). The chains
  * are there to test call-chain fidelity: a frame-pointer walk must return
  * each leaf's exact callers, at three depths.
  *
@@ -28,7 +30,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define UNIT 200000UL /* about 0.1 ms of work on this machine */
+#include "clocksplit.h"
+
+#define CHUNK 1000000UL /* about 0.5 ms of work on this machine */
 
 #ifdef __clang__
 #define NOCLEVER __attribute__((noinline, used))
@@ -90,15 +94,15 @@ LINK(chain_c3, chain_c4, 0xc3)
 LINK(chain_c2, chain_c3, 0xc2)
 LINK(chain_c1, chain_c2, 0xc1)
 
+static struct clocksplit split = { .chunk = CHUNK };
+
+/* A round is about ten chunks, 5 ms. */
 NOCLEVER unsigned long run_chains(unsigned long rounds)
 {
 	unsigned long sink = 0;
 
-	for (unsigned long r = 0; r < rounds; r++) {
-		sink += chain_a_leaf(5 * UNIT);
-		sink += chain_b1(3 * UNIT);
-		sink += chain_c1(2 * UNIT);
-	}
+	for (unsigned long r = 0; r < rounds; r++)
+		sink += clocksplit_round(&split);
 	return sink;
 }
 
@@ -116,6 +120,9 @@ int main(int argc, char **argv)
 	double end = now() + seconds;
 	unsigned long sink = 0;
 
+	clocksplit_add(&split, chain_a_leaf, 5);
+	clocksplit_add(&split, chain_b1, 3);
+	clocksplit_add(&split, chain_c1, 2);
 	while (now() < end)
 		sink += run_chains(4);
 	printf("%lu\n", sink & 1);

@@ -1,10 +1,12 @@
 /*
  * split7030: burns CPU in an exact 70/30 split between two functions.
  *
- * Every round calls burn_seventy() with 7 units of work and burn_thirty()
- * with 3. The two loops run the same instructions (only an immediate
- * differs, which also keeps identical-code folding from merging them), so
- * the split of CPU time is 70/30 up to the last unfinished round.
+ * run_split() gives burn_seventy() 70% of the thread's CPU time and
+ * burn_thirty() 30%, by the clock (clocksplit.h): a chunk of work at a
+ * time to whichever is behind its share, so the split is 70/30 to within
+ * one chunk whatever an iteration costs (under emulation too). The two
+ * loops run the same instructions (only an immediate differs, which also
+ * keeps identical-code folding from merging them).
  * The compiler is kept from inlining, cloning and tail-calling them, so the
  * symbols the profiler sees are the ones named here.
  *
@@ -14,7 +16,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define UNIT 200000UL /* about 0.1 ms of work on this machine */
+#include "clocksplit.h"
+
+#define CHUNK 1000000UL /* about 0.5 ms of work on this machine */
 
 /* clang has no noclone, and clones nothing that noinline keeps out */
 #ifdef __clang__
@@ -45,14 +49,15 @@ NOCLEVER unsigned long burn_thirty(unsigned long n)
 	return x;
 }
 
+static struct clocksplit split = { .chunk = CHUNK };
+
+/* A round is about ten chunks, 5 ms. */
 NOCLEVER unsigned long run_split(unsigned long rounds)
 {
 	unsigned long sink = 0;
 
-	for (unsigned long r = 0; r < rounds; r++) {
-		sink += burn_seventy(7 * UNIT);
-		sink += burn_thirty(3 * UNIT);
-	}
+	for (unsigned long r = 0; r < rounds; r++)
+		sink += clocksplit_round(&split);
 	return sink;
 }
 
@@ -70,6 +75,8 @@ int main(int argc, char **argv)
 	double end = now() + seconds;
 	unsigned long sink = 0;
 
+	clocksplit_add(&split, burn_seventy, 7);
+	clocksplit_add(&split, burn_thirty, 3);
 	while (now() < end)
 		sink += run_split(4);
 	printf("%lu\n", sink & 1);

@@ -4,9 +4,10 @@
  * flame graphs ("splitpct 70" then "splitpct 50": burn_first shrinks from
  * 70% to 50%, burn_second grows from 30% to 50%).
  *
- * Each round gives burn_first PCT units of work and burn_second 100 - PCT;
- * both loops run the same instructions, so CPU time follows the units. As
- * in split7030, nothing is inlined, cloned or tail-called.
+ * run_pct() gives burn_first PCT% of the thread's CPU time and burn_second
+ * the rest, by the clock (clocksplit.h), so the split holds whatever an
+ * iteration costs. As in split7030, nothing is inlined, cloned or
+ * tail-called.
  *
  * Usage: splitpct PCT [SECONDS]   (PCT 0 to 100; default 6 seconds)
  */
@@ -14,7 +15,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define UNIT 20000UL /* about 0.01 ms of work: a round is about 1 ms */
+#include "clocksplit.h"
+
+#define CHUNK 1000000UL /* about 0.5 ms of work on this machine */
 
 #ifdef __clang__
 #define NOCLEVER __attribute__((noinline, used))
@@ -44,14 +47,15 @@ NOCLEVER unsigned long burn_second(unsigned long n)
 	return x;
 }
 
-NOCLEVER unsigned long run_pct(unsigned long pct, unsigned long rounds)
+static struct clocksplit split = { .chunk = CHUNK };
+
+/* A round is about ten chunks, 5 ms. */
+NOCLEVER unsigned long run_pct(unsigned long rounds)
 {
 	unsigned long sink = 0;
 
-	for (unsigned long r = 0; r < rounds; r++) {
-		sink += burn_first(pct * UNIT);
-		sink += burn_second((100 - pct) * UNIT);
-	}
+	for (unsigned long r = 0; r < rounds; r++)
+		sink += clocksplit_round(&split);
 	return sink;
 }
 
@@ -74,8 +78,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: splitpct PCT [SECONDS]   (PCT from 0 to 100)\n");
 		return 2;
 	}
+	clocksplit_add(&split, burn_first, (double)pct);
+	clocksplit_add(&split, burn_second, (double)(100 - pct));
 	while (now() < end)
-		sink += run_pct((unsigned long)pct, 4);
+		sink += run_pct(4);
 	printf("%lu\n", sink & 1);
 	return 0;
 }

@@ -72,6 +72,7 @@ static struct {
 	char spool_error[512];
 	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
 	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
+	struct kfeat features;	   /* what the kernel offers, probed at init */
 } ebprof;
 
 static pthread_mutex_t ebprof_symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -375,6 +376,7 @@ static int ebprof_open_sampler(void)
 		    : ebprof.conf.unwind == PCONF_UNWIND_DWARF ? SAMPLER_UNWIND_TABLES
 							       : SAMPLER_UNWIND_AUTO;
 	sc.max_frames = ebprof.conf.max_frames;
+	sc.features = &ebprof.features;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start sampling: %s",
@@ -382,6 +384,20 @@ static int ebprof_open_sampler(void)
 		ebprof.sampler = NULL;
 	}
 	return rc;
+}
+
+/* What this kernel lacks is turned off, and said once, at init. */
+static void ebprof_probe_kernel(void)
+{
+	char line[512];
+
+	kfeat_probe(&ebprof.features);
+	for (int id = 0; id < KFEAT_NR; id++) {
+		if (kfeat_state(&ebprof.features, id) != KFEAT_ABSENT)
+			continue;
+		kfeat_missing_message(id, line, sizeof(line));
+		NOTICE(EBPROF_LOG "%s", line);
+	}
 }
 
 static int ebprof_open_spool(void)
@@ -423,10 +439,13 @@ static int ebprof_init(void)
 	if (pconf_finish(&ebprof.conf, ebprof.read_interval,
 			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
 		goto fail;
+	ebprof_probe_kernel();
 	if (ebprof_open_sampler())
 		goto fail;
 	symbolizer_config_init(&symc);
 	symc.addresses = ebprof.conf.addresses;
+	symc.maps_text_only =
+		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	ebprof.symbolizer = symbolizer_new(&symc);
 	ebprof.interval = profile_new();
 	ebprof.window = profile_new();

@@ -200,6 +200,7 @@ struct maps_query {
 	uint64_t build_id_addr;
 };
 
+_Static_assert(sizeof(struct maps_query) == 104, "struct procmap_query is 104 bytes (6.11)");
 #define MAPS_QUERY _IOWR(0x66, 17, struct maps_query)
 #define MAPS_QUERY_EXECUTABLE 0x04
 #define MAPS_QUERY_COVERING_OR_NEXT 0x10
@@ -351,6 +352,11 @@ out:
 
 int procmaps_load(const char *path, struct procmaps **out)
 {
+	return procmaps_load_opt(path, true, out);
+}
+
+int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
+{
 	struct builder b = {0};
 	struct procmaps *maps;
 	struct statfs fs;
@@ -368,7 +374,7 @@ int procmaps_load(const char *path, struct procmaps **out)
 	b.maps = maps;
 	/* Only /proc answers the ioctl: a test's copy of maps is never asked. */
 	err = -ENOTTY;
-	if (!fstatfs(fd, &fs) && fs.f_type == PROC_SUPER_MAGIC)
+	if (query && !fstatfs(fd, &fs) && fs.f_type == PROC_SUPER_MAGIC)
 		err = load_queried(fd, &b);
 	if (err && err != -ENOMEM) {
 		/* No ioctl (or it failed part way): start again from the text. */

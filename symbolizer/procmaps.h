@@ -43,6 +43,12 @@ int procmaps_parse_line(const char *line, struct procmaps_mapping *m);
  */
 int procmaps_load(const char *path, struct procmaps **out);
 
+/*
+ * procmaps_load() that never asks the ioctl when query is false: for a
+ * kernel known to lack it (kfeat's KFEAT_PROCMAP_QUERY).
+ */
+int procmaps_load_opt(const char *path, bool query, struct procmaps **out);
+
 void procmaps_free(struct procmaps *maps);
 
 /* Mappings kept, sorted by start. */

@@ -92,6 +92,7 @@ struct proc {
 
 struct symbolizer {
 	bool addresses;
+	bool maps_text_only;
 	char *proc_root;
 	char *perfmap_dir;
 	char *debug_root;
@@ -127,6 +128,7 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	    .raw_names = false,
 	    .debug_root = "/usr/lib/debug",
 	    .max_processes = 0,
+	    .maps_text_only = false,
 	};
 }
 
@@ -212,6 +214,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	if (!sym)
 		return NULL;
 	sym->addresses = config->addresses;
+	sym->maps_text_only = config->maps_text_only;
 	sym->ns_per_tick = ns_per_tick();
 	sym->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
@@ -418,7 +421,7 @@ static int proc_read_maps(struct symbolizer *sym, struct proc *proc, bool verify
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", sym->proc_root, proc->tgid);
 	proc->maps_drain = sym->drain;
 	/* A process gone before its first read keeps no maps; one read before keeps them. */
-	err = procmaps_load(path, &maps);
+	err = procmaps_load_opt(path, !sym->maps_text_only, &maps);
 	if (err)
 		return err;
 	if (verify && read_start_time(sym, proc->tgid) != proc->start_time) {

@@ -28,6 +28,7 @@ struct symbolizer_config {
 	bool raw_names;		 /* keep mangled C++ and Rust names as the files give them */
 	const char *debug_root;	 /* separate debug files: "/usr/lib/debug"; "" for none */
 	size_t max_processes;	 /* process records kept; 0: default (4096) */
+	bool maps_text_only;	 /* never ask PROCMAP_QUERY (kfeat: the kernel lacks it) */
 };
 
 void symbolizer_config_init(struct symbolizer_config *config);

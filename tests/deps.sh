@@ -7,6 +7,7 @@ pkgs=(
 	libcmocka-dev collectd-core collectd-dev
 	liblzma-dev g++ xz-utils
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
+	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	libdw-dev
 )

@@ -3,12 +3,12 @@
 # "N passed, N failed". A cmocka binary counts each of its cases; a script
 # counts as one test. A script may exit 77 to say "skipped", which is
 # reported and counted as a failure: on the machines we support every test
-# must run.
+# must run. Logs go to build/test-logs/ (TEST_LOGS overrides).
 set -u
 label=$1; shift
 passed=0 failed=0
 failures=()
-logdir=build/test-logs
+logdir=${TEST_LOGS:-build/test-logs}
 mkdir -p "$logdir"
 for t in "$@"; do
 	name=$(basename "$t")

@@ -19,9 +19,13 @@ record_pct 50
 xmllint --noout "$T/diff.svg" || fail "the diff SVG is not well-formed"
 grep -q 'before normalized' "$T/diff.svg" || fail "the graph does not say it is normalized"
 
-# "<title>NAME (N samples, P%; before B, after A, +X.XX%; self ...)</title><rect ... fill="#rrggbb""
+# "<title>NAME (N samples, P%; before B, after A, +X.XX%; self ...)</title><rect ... fill="#rrggbb"",
+# the widest frame of that name: a sample taken on a function's first
+# instruction, before it sets up its frame, skips its caller and makes a
+# one-sample frame of the same name elsewhere in the graph.
 frame() {
-	grep -o "<title>$1 ([^<]*</title><rect[^>]*fill=\"#[0-9a-f]*\"" "$T/diff.svg" | head -1
+	grep -o "<title>$1 ([^<]*</title><rect[^>]*fill=\"#[0-9a-f]*\"" "$T/diff.svg" |
+		sort -t'(' -k2 -n -r | head -1
 }
 first=$(frame burn_first)
 second=$(frame burn_second)

@@ -7,30 +7,28 @@
 #   it they are one [kernel] frame, checked by dropping it): a second
 #   process of nobody's spends its time in read(), because the 70/30 one
 #   is almost never caught in the kernel (0 or 1 tick in 2,000);
-# - the file grants nothing beyond the list the README explains.
+# - the file grants nothing beyond the list the README explains;
+# - its ExecStartPre runs first, as systemd runs it (see the drop-in on
+#   perf_event_paranoid; 90_kernel_61_smoke.sh tests both levels on 6.1).
 source "$(dirname "$0")/collectd.bash"
 command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
 
-DROPIN=$ROOT/contrib/systemd/ebprof.conf
-line=$(grep '^CapabilityBoundingSet=' "$DROPIN") || fail "no CapabilityBoundingSet= in $DROPIN"
-caps=$(echo "${line#*=}" | tr ' ' '\n' | sed -n 's/^CAP_//p' | tr 'A-Z' 'a-z')
+# As systemd would: the drop-in's ExecStartPre first (on a kernel at
+# Debian's perf_event_paranoid=3 it lowers the level to 2), put back on exit.
+PARANOID=$(sysctl -n kernel.perf_event_paranoid)
+trap 'sysctl -qw kernel.perf_event_paranoid="$PARANOID"; cleanup' EXIT
+dropin_exec_start_pre
+
+caps=$(dropin_caps)
 for c in $caps; do
 	case $c in
 	bpf | perfmon | sys_ptrace | checkpoint_restore | dac_read_search | syslog) ;;
 	*) fail "the drop-in grants CAP_${c^^}, which the README does not explain" ;;
 	esac
 done
-bounding="-all$(printf ',+%s' $caps)"
+bounding=$(dropin_bounding)
 
-cp "$EX/split7030" "$EX/syscalls" "$T/"
-chmod 755 "$T" "$T/split7030" "$T/syscalls"
-for w in split7030 syscalls; do
-	setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/$w" 60 >/dev/null 2>&1 &
-	BG_PIDS+=("$!")
-done
-for _ in $(seq 20); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
-for _ in $(seq 20); do K=$(pgrep -u 65534 -n -x syscalls) && break; sleep 0.1; done
-[ -n "$W" ] && [ -n "$K" ] || fail "the workloads did not start as nobody"
+start_nobody_workloads 60
 
 # run NAME BOUNDING: collectd with that bounding set, kernel and user stacks.
 run() {

@@ -102,3 +102,48 @@ has_rows() {
 show_log() {
 	sed 's/^/    log| /' "$1/log" >&2
 }
+
+# The systemd drop-in a hardened collectd runs with.
+DROPIN=$ROOT/contrib/systemd/ebprof.conf
+
+# dropin_caps: the capabilities its CapabilityBoundingSet= line grants, in
+# lower case without CAP_ (bpf perfmon ...), one a line.
+dropin_caps() {
+	local line
+	line=$(grep '^CapabilityBoundingSet=' "$DROPIN") || fail "no CapabilityBoundingSet= in $DROPIN"
+	echo "${line#*=}" | tr ' ' '\n' | sed -n 's/^CAP_//p' | tr 'A-Z' 'a-z'
+}
+
+# dropin_bounding: the same as setpriv's --bounding-set (-all,+bpf,...).
+dropin_bounding() {
+	echo "-all$(printf ',+%s' $(dropin_caps))"
+}
+
+# dropin_exec_start_pre: runs the drop-in's ExecStartPre= command lines as
+# systemd would ("+": as root, outside the bounding set; "$$" is "$").
+dropin_exec_start_pre() {
+	local line cmd
+	while IFS= read -r line; do
+		cmd=${line#ExecStartPre=}
+		cmd=${cmd#+}
+		eval "${cmd//\$\$/\$}" || fail "the drop-in's ExecStartPre failed: $cmd"
+	done < <(grep '^ExecStartPre=' "$DROPIN")
+}
+
+# start_nobody_workloads SECONDS: copies of split7030 (the 70/30 split) and
+# syscalls (kernel frames: the 70/30 one is almost never caught in the
+# kernel) run as nobody, the user a hardened collectd must still profile;
+# their PIDs are in $W and $K.
+start_nobody_workloads() {
+	local w
+	cp "$EX/split7030" "$EX/syscalls" "$T/"
+	chmod 755 "$T" "$T/split7030" "$T/syscalls"
+	for w in split7030 syscalls; do
+		setpriv --reuid=65534 --regid=65534 --clear-groups -- "$T/$w" "$1" >/dev/null 2>&1 &
+		BG_PIDS+=("$!")
+	done
+	W="" K=""
+	for _ in $(seq 50); do W=$(pgrep -u 65534 -n -x split7030) && break; sleep 0.1; done
+	for _ in $(seq 50); do K=$(pgrep -u 65534 -n -x syscalls) && break; sleep 0.1; done
+	[ -n "$W" ] && [ -n "$K" ] || fail "the workloads did not start as nobody"
+}

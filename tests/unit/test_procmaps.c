@@ -269,15 +269,31 @@ static bool is_vsyscall(const struct procmaps_mapping *m)
  * same mappings, a path with a newline (shown "\012" in the text) and a
  * deleted file included.
  */
+/* Copies this process's maps text to a new file named by mkstemp() from path. */
+static void copy_own_maps(char *path)
+{
+	char buf[65536];
+	int in, out;
+	ssize_t n;
+
+	in = open("/proc/self/maps", O_RDONLY);
+	assert_true(in >= 0);
+	out = mkstemp(path);
+	assert_true(out >= 0);
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		assert_int_equal(write(out, buf, (size_t)n), n);
+	close(in);
+	close(out);
+}
+
 static void test_proc_maps_match_their_text(void **state)
 {
 	char dir[4096], odd[4200], gone[4200], copy[] = "/tmp/test_procmaps.XXXXXX";
-	char buf[65536];
 	struct procmaps *live = NULL, *text = NULL;
 	void *odd_map, *gone_map;
-	ssize_t len, n;
+	ssize_t len;
 	size_t i, j;
-	int fd, out;
+	int fd;
 
 	(void)state;
 	/* Next to the test binary: a file system where files may be mapped executable. */
@@ -298,14 +314,7 @@ static void test_proc_maps_match_their_text(void **state)
 	}
 	unlink(gone);
 
-	fd = open("/proc/self/maps", O_RDONLY);
-	assert_true(fd >= 0);
-	out = mkstemp(copy);
-	assert_true(out >= 0);
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		assert_int_equal(write(out, buf, (size_t)n), n);
-	close(fd);
-	close(out);
+	copy_own_maps(copy);
 	assert_int_equal(procmaps_load("/proc/self/maps", &live), 0);
 	assert_int_equal(procmaps_load(copy, &text), 0);
 	unlink(copy);
@@ -368,6 +377,30 @@ static void test_own_maps_find_own_code(void **state)
 	procmaps_free(maps);
 }
 
+/*
+ * For a kernel without PROCMAP_QUERY (kfeat), the text of /proc's own
+ * maps is read, never the ioctl: the gate page ([vsyscall]), which only
+ * the text lists, is there whenever the text has it.
+ */
+static void test_text_only_reads_the_text_of_proc(void **state)
+{
+	struct procmaps *text, *copy;
+	char path[] = "/tmp/ebprof-maps-XXXXXX";
+
+	(void)state;
+	copy_own_maps(path);
+	assert_int_equal(procmaps_load_opt("/proc/self/maps", false, &text), 0);
+	assert_int_equal(procmaps_load(path, &copy), 0);
+	unlink(path);
+	assert_int_equal(procmaps_count(text), procmaps_count(copy));
+	for (size_t i = 0; i < procmaps_count(copy); i++) {
+		assert_int_equal(procmaps_at(text, i)->start, procmaps_at(copy, i)->start);
+		assert_string_equal(procmaps_at(text, i)->path, procmaps_at(copy, i)->path);
+	}
+	procmaps_free(text);
+	procmaps_free(copy);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +412,7 @@ int main(void)
 	    cmocka_unit_test(test_load_long_maps_and_unterminated_last_line),
 	    cmocka_unit_test(test_anonymous_exec_memory_is_told_apart),
 	    cmocka_unit_test(test_proc_maps_match_their_text),
+	    cmocka_unit_test(test_text_only_reads_the_text_of_proc),
 	    cmocka_unit_test(test_load_missing_process),
 	    cmocka_unit_test(test_own_maps_find_own_code),
 	};

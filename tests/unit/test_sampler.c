@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -352,6 +353,85 @@ static void test_profiles_one_process(void **state)
 	assert_int_equal(t.samples + after.samples, total.recorded);
 	assert_int_equal(total.drains, 11);
 	assert_true(accounted_for(&total, sampler_cpu_count(s)));
+}
+
+/* Bytes of kernel memory the BPF maps open in this process hold (fdinfo's memlock). */
+static uint64_t maps_memlock(void)
+{
+	char path[64], line[128];
+	uint64_t sum = 0;
+
+	for (int fd = 0; fd < 1024; fd++) {
+		uint64_t memlock = 0;
+		bool map = false;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			map |= !strncmp(line, "map_type:", 9);
+			sscanf(line, "memlock: %" SCNu64, &memlock);
+		}
+		fclose(f);
+		if (map)
+			sum += memlock;
+	}
+	return sum;
+}
+
+/*
+ * On a kernel without non-preallocated maps in perf_event programs
+ * (before 6.1, KFEAT_NOPREALLOC absent) the sampler preallocates them,
+ * and still records every sample; otherwise it holds far less.
+ */
+static void test_preallocates_where_the_kernel_lacks_noprealloc(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { 0 };
+	struct kfeat old_kernel = { 0 }, here;
+	struct sampler_config config;
+	struct sampler_stats total;
+	struct tally t = { 0 };
+	uint64_t prealloc, grown;
+	struct sampler *s;
+	double cpu;
+	pid_t child;
+
+	kfeat_probe(&here);
+	assert_int_equal(kfeat_state(&here, KFEAT_NOPREALLOC), KFEAT_PRESENT);
+	old_kernel.state[KFEAT_NOPREALLOC] = KFEAT_ABSENT;
+	child = workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = (const uint32_t *)&child;
+	config.n_tgids = 1;
+	config.features = &old_kernel;
+	t.want[0] = (uint32_t)child;
+	s = open_or_fail(f, &config);
+	prealloc = maps_memlock();
+	cpu = cpu_seconds(child);
+	for (int i = 0; i < 5; i++) {
+		sleep_ms(200);
+		drain_or_fail(s, &t, NULL);
+	}
+	cpu = cpu_seconds(child) - cpu;
+	sampler_totals(s, &total);
+	assert_samples_match(t.samples, cpu, 999);
+	assert_int_equal(sampler_stats_lost(&total), 0);
+	assert_true(t.leaf_in_burn >= t.samples * 7 / 10);
+
+	/* A second sampler beside it, on this kernel's features. */
+	config.features = &here;
+	open_or_fail(f, &config);
+	grown = maps_memlock() - prealloc;
+	workload_stop(f, child);
+	print_message("maps hold %.1f MiB preallocated, %.1f MiB not\n", prealloc / 1048576.0,
+		      grown / 1048576.0);
+	/* Two stacks maps of 16384 entries of ~1 KiB each. */
+	assert_true(prealloc >= 32ULL << 20);
+	assert_true(grown < prealloc / 8);
 }
 
 /*
@@ -801,8 +881,10 @@ static void test_perf_event_advice_names_the_fix(void **state)
 {
 	char err[ERRLEN];
 
+	struct sampler_diag_privileges none = { .paranoid = 2 };
+
 	(void)state;
-	sampler_diag_perf_event(-EACCES, 3, 99, err, sizeof(err));
+	sampler_diag_perf_event_as(-EACCES, 3, 99, &none, err, sizeof(err));
 	assert_non_null(strstr(err, "CAP_PERFMON"));
 	assert_non_null(strstr(err, "perf_event_paranoid"));
 	assert_non_null(strstr(err, "CPU 3"));
@@ -812,6 +894,42 @@ static void test_perf_event_advice_names_the_fix(void **state)
 	assert_non_null(strstr(err, "1000000 Hz"));
 	sampler_diag_load(-ENOSYS, err, sizeof(err));
 	assert_non_null(strstr(err, "5.8"));
+}
+
+/*
+ * A refused perf event is explained from what the process holds and the
+ * paranoid level: never by a capability that is held (Debian's 6.1 at its
+ * default level 3 refuses CAP_PERFMON without CAP_SYS_ADMIN).
+ */
+static void test_perf_event_advice_never_blames_a_held_capability(void **state)
+{
+	struct sampler_diag_privileges perfmon3 = { .paranoid = 3, .perfmon = true };
+	struct sampler_diag_privileges none3 = { .paranoid = 3 };
+	struct sampler_diag_privileges perfmon2 = { .paranoid = 2, .perfmon = true };
+	struct sampler_diag_privileges root3 = { .paranoid = 3, .perfmon = true,
+						 .sys_admin = true };
+	char err[ERRLEN];
+
+	(void)state;
+	sampler_diag_perf_event_as(-EACCES, 0, 99, &perfmon3, err, sizeof(err));
+	assert_null(strstr(err, "needs CAP_PERFMON"));
+	assert_non_null(strstr(err, "although CAP_PERFMON is held"));
+	assert_non_null(strstr(err, "kernel.perf_event_paranoid is 3"));
+	assert_non_null(strstr(err, "CAP_SYS_ADMIN"));
+	assert_non_null(strstr(err, "kernel.perf_event_paranoid=2"));
+
+	/* Without CAP_PERFMON at 3, both fixes are needed on Debian. */
+	sampler_diag_perf_event_as(-EACCES, 0, 99, &none3, err, sizeof(err));
+	assert_non_null(strstr(err, "needs CAP_PERFMON"));
+	assert_non_null(strstr(err, "CAP_SYS_ADMIN"));
+
+	/* What the kernel asks is held: something else refuses. */
+	sampler_diag_perf_event_as(-EACCES, 0, 99, &perfmon2, err, sizeof(err));
+	assert_null(strstr(err, "needs CAP"));
+	assert_non_null(strstr(err, "security module"));
+	sampler_diag_perf_event_as(-EPERM, 0, 99, &root3, err, sizeof(err));
+	assert_null(strstr(err, "needs CAP"));
+	assert_non_null(strstr(err, "although CAP_SYS_ADMIN is held"));
 }
 
 /* --- new-process reports ---------------------------------------------------- */
@@ -1106,6 +1224,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_cpu_lists),
 		cmocka_unit_test(test_perf_event_advice_names_the_fix),
+		TEST(test_preallocates_where_the_kernel_lacks_noprealloc),
+		cmocka_unit_test(test_perf_event_advice_never_blames_a_held_capability),
 		cmocka_unit_test(test_rejects_bad_config),
 		cmocka_unit_test(test_unprivileged_open_names_capabilities),
 		TEST(test_attaches_every_online_cpu),

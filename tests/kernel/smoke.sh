@@ -1,0 +1,164 @@
+# The smoke suite on Debian 12's own kernel, run INSIDE a guest booted by
+# tests/kernel/vm.sh (tests/e2e/90_kernel_61_smoke.sh boots it): one boot,
+# several checks, since a boot under TCG costs ~15 s and every check here
+# is a few seconds of emulated CPU.
+#  0. the kernel is 6.1 at Debian's defaults (perf_event_paranoid=3);
+#  1. `ebprof record` system-wide and `-p`, and the plugin in a root
+#     collectd writing CSV and a spool, all on one 70/30 workload at once;
+#  2. the systemd drop-in's exact capability set (contrib/systemd/ebprof.conf):
+#     a. at paranoid 3 without its ExecStartPre: refused, and the message
+#        blames the level and CAP_SYS_ADMIN, not the CAP_PERFMON it holds;
+#     b. its ExecStartPre takes 3 to 2, and collectd with that set then
+#        profiles the known split of a process of another user (nobody),
+#        with kernel functions named;
+#     c. the alternative it documents: level 3 with CAP_SYS_ADMIN added;
+#     d. its ExecStartPre leaves a level of 2 or less alone;
+#  3. the README's kernel feature table holds here (68_kernel_features.sh:
+#     noprealloc present, procmap_query absent and said once).
+# Sourced by bash in the guest's root, which is the host's, read-only
+# under a tmpfs overlay: build/ is the host's build.
+source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
+[ "${EBPROF_VM:-}" = 1 ] || fail "smoke.sh runs inside a guest: bash tests/kernel/vm.sh -- bash $0"
+command -v setpriv >/dev/null || fail "setpriv (util-linux) is not installed"
+
+step() {
+	echo "--- $* (at ${SECONDS} s)"
+}
+
+# 0. The kernel under test, at its own defaults.
+release=$(uname -r)
+[[ $release == 6.1.* ]] || fail "expected Debian's 6.1 kernel, booted $release"
+paranoid=$(sysctl -n kernel.perf_event_paranoid)
+[ "$paranoid" -eq 3 ] || fail "Debian's 6.1 ships perf_event_paranoid=3, the guest has $paranoid"
+ok "kernel $release, perf_event_paranoid=$paranoid (Debian's default)"
+
+# split_of FOLDED PROC: "PCT SAMPLES" of burn_seventy in PROC's 70/30 split.
+split_of() {
+	local pct a b
+	read -r pct a b < <($FOLDED_PY "$1" pair "$2" burn_seventy burn_thirty)
+	echo "$pct $((a + b))"
+}
+
+# csv_split DIR: "PCT" of burn_seventy in the mean self values of the CSV.
+csv_split() {
+	local a b
+	a=$(csv_mean "$1/csv/e2ehost/ebprof-self/gauge-burn_seventy-*")
+	b=$(csv_mean "$1/csv/e2ehost/ebprof-self/gauge-burn_thirty-*")
+	[ "$a" != nan ] && [ "$b" != nan ] || { echo nan; return; }
+	awk -v a="$a" -v b="$b" 'BEGIN { printf "%.1f", 100 * a / (a + b) }'
+}
+
+# daemon NAME PLUGIN-LINES [WRAPPER...]: collectd with csv and ebprof,
+# spool every 2 s, started in the background; its directory is $D.
+daemon() {
+	local name=$1 lines=$2
+	shift 2
+	D=$(collectd_dir "$name" csv)
+	{
+		collectd_conf "$D" e2ehost 1
+		collectd_csv "$D"
+		printf 'LoadPlugin ebprof\n<Plugin ebprof>\n%s\n  SpoolDir "%s/spool"\n  SpoolInterval 2\n</Plugin>\n' \
+			"$lines" "$D"
+	} >"$D/collectd.conf"
+	collectd_start "$D" "$@"
+}
+
+# 1. Three profilers on one workload: record system-wide, record -p, and
+# the plugin in collectd as root (Debian's collectd.service).
+step "record system-wide, record -p, collectd"
+bg "$EX/split7030" 300; W=$BG
+"$EBPROF" record -F 999 -d 250 --format folded -o "$T/wide.folded" 2>"$T/wide.err" &
+R1=$!
+"$EBPROF" record -p "$W" -F 999 -d 250 --format folded -o "$T/pid.folded" 2>"$T/pid.err" &
+R2=$!
+daemon root "  Frequency 999
+  PID $W"
+C1=$COLLECTD D1=$D
+# Start-up takes seconds under TCG: count the workload's CPU time only
+# once all three sample. Under TCG a guest CPU-second holds fewer samples
+# (a tick that falls while the host runs something else is lost: 60-90%
+# of 999 per second measured), so 12 s of CPU for the 5,000 needed.
+sampling() {
+	ls -l "/proc/$1/fd" 2>/dev/null | grep -q 'perf_event'
+}
+wait_for 120 sampling "$R1" && wait_for 120 sampling "$R2" && wait_for 120 sampling "$COLLECTD" ||
+	{ show_log "$D"; fail "the three profilers did not start within 120 s"; }
+step "all three sample"
+wait_cpu 12 240 "$W"
+kill -INT "$R1" "$R2"
+wait "$R1" || fail "ebprof record (system-wide) failed: $(cat "$T/wide.err")"
+wait "$R2" || fail "ebprof record -p failed: $(cat "$T/pid.err")"
+collectd_stop "$C1"
+for run in wide pid; do
+	read -r pct n < <(split_of "$T/$run.folded" split7030)
+	at_least "$n" 5000 || fail "record ($run): $n samples of burn_*, need 5000 for ±3"
+	within "$pct" 70 3 || fail "record ($run): burn_seventy $pct% of the split (want 70±3)"
+	ok "record ($run): burn_seventy $pct% of $n samples"
+done
+pct=$(csv_split "$D1")
+within "$pct" 70 5 || { show_log "$D1"; fail "collectd (root): burn_seventy $pct% in the CSV (want 70±5)"; }
+ls "$D1"/spool/ebprof-*.svg "$D1"/spool/ebprof-*.folded >/dev/null 2>&1 ||
+	{ ls -la "$D1/spool" >&2; fail "collectd (root): no SVG or folded file in the spool"; }
+xmllint --noout "$D1/spool/latest.svg" || fail "collectd (root): latest.svg is not well-formed"
+ok "collectd (root, paranoid 3): burn_seventy $pct% in the CSV; spool: $(ls "$D1/spool" | tr '\n' ' ')"
+kill "$W"
+
+# 2. The drop-in's capability set. The workloads run as nobody, as in
+# 67_reliability_capabilities.sh: the 70/30 split, and syscalls for
+# kernel frames (the 70/30 one is almost never caught in the kernel).
+bounding=$(dropin_bounding)
+[ "$bounding" != -all ] || fail "no capability read from $DROPIN"
+start_nobody_workloads 300
+lines="  Frequency 999
+  PID $W
+  PID $K
+  TopFunctions 50"
+
+step "2a. paranoid 3, the drop-in's set without its ExecStartPre"
+daemon dropin3 "$lines" setpriv --bounding-set="$bounding" --inh-caps=-all
+wait_for 60 grep -q "Initialization of plugin \`ebprof' failed" "$D/log" ||
+	{ show_log "$D"; fail "2a: the plugin started at paranoid 3 without CAP_SYS_ADMIN"; }
+collectd_stop "$COLLECTD"
+msg=$(grep -m1 'ebprof plugin: .*perf_event_open' "$D/log") || { show_log "$D"; fail "2a: no perf_event_open error"; }
+[[ $msg == *"although CAP_PERFMON is held"* && $msg == *"perf_event_paranoid is 3"* &&
+	$msg == *"CAP_SYS_ADMIN"* && $msg == *"perf_event_paranoid=2"* ]] ||
+	fail "2a: the message does not say what this kernel needs: $msg"
+[[ $msg != *"needs CAP_PERFMON"* ]] || fail "2a: the message blames CAP_PERFMON, which is held: $msg"
+ok "2a: refused, and said so: ${msg#*ebprof plugin: }"
+
+step "2b. the drop-in's ExecStartPre, then its set"
+dropin_exec_start_pre
+paranoid=$(sysctl -n kernel.perf_event_paranoid)
+[ "$paranoid" -eq 2 ] || fail "2b: the drop-in's ExecStartPre left perf_event_paranoid at $paranoid, want 2"
+daemon dropin2 "$lines" setpriv --bounding-set="$bounding" --inh-caps=-all
+wait_for 120 has_rows 1 "$D/csv/e2ehost/ebprof-health/frequency-samples-*" ||
+	{ show_log "$D"; fail "2b: no values from the plugin with the drop-in's set"; }
+wait_cpu 4 120 "$W"
+collectd_stop "$COLLECTD"
+grep -q 'ebprof plugin: .*\(error\|failed\|cannot\)' "$D/log" && { show_log "$D"; fail "2b: the plugin logged an error"; }
+pct=$(csv_split "$D")
+samples=$(cat "$D"/csv/e2ehost/ebprof-health/frequency-samples-* | awk -F, '$1 ~ /^[0-9]/ { s += $2 } END { printf "%d", s }')
+at_least "$samples" 2000 || fail "2b: only $samples samples (need 2000 for ±5)"
+within "$pct" 70 5 || { show_log "$D"; fail "2b: burn_seventy $pct% of nobody's split in the CSV (want 70±5)"; }
+ls "$D/csv/e2ehost/ebprof-total" | grep -q '_\[k\]-' ||
+	{ ls "$D/csv/e2ehost/ebprof-total" >&2; fail "2b: no kernel function named with the drop-in's set"; }
+ok "2b: ExecStartPre took paranoid 3 to 2; the drop-in's set ($(dropin_caps | tr '\n' ' ')) profiles nobody's split: burn_seventy $pct% of ~$samples samples, kernel functions named"
+
+step "2c. paranoid 3, the drop-in's set plus CAP_SYS_ADMIN"
+sysctl -qw kernel.perf_event_paranoid=3
+daemon sysadmin3 "$lines" setpriv --bounding-set="$bounding,+sys_admin" --inh-caps=-all
+wait_for 60 has_rows 2 "$D/csv/e2ehost/ebprof-self/gauge-burn_seventy-*" ||
+	{ show_log "$D"; fail "2c: no values at paranoid 3 with CAP_SYS_ADMIN"; }
+collectd_stop "$COLLECTD"
+ok "2c: paranoid 3 with CAP_SYS_ADMIN added: values flow"
+
+step "2d. ExecStartPre at a level of 2 or less"
+sysctl -qw kernel.perf_event_paranoid=1
+dropin_exec_start_pre
+paranoid=$(sysctl -n kernel.perf_event_paranoid)
+[ "$paranoid" -eq 1 ] || fail "2d: the drop-in's ExecStartPre changed perf_event_paranoid 1 to $paranoid"
+sysctl -qw kernel.perf_event_paranoid=3
+ok "2d: a level of 1 is left alone"
+step "3. kernel features: 68_kernel_features.sh"
+bash "$ROOT/tests/e2e/68_kernel_features.sh" || fail "68_kernel_features.sh failed on $release"
+step "done"
