@@ -323,6 +323,7 @@ static __always_inline int stack_read(void *ctx, __u64 *ips, __u64 *nr, __u32 si
 
 struct store_ctx {
 	void *map;
+	struct ebprof_chunk *chunk; /* the CPU's scratch chunk */
 	const __u64 *ips; /* EBPROF_MAX_FRAMES entries, or more */
 	__u64 id;
 	__u32 nr;
@@ -339,12 +340,14 @@ static long store_chunk(__u32 k, void *arg)
 	struct store_ctx *c = arg;
 	__u32 i = c->n_chunks - 1 - k;
 	struct ebprof_chunk_key key = { .id = c->id, .index = i };
-	struct ebprof_chunk chunk = { .nr = c->nr };
+	struct ebprof_chunk *chunk = c->chunk;
 	__u32 at = (i & (EBPROF_MAX_CHUNKS - 1)) * EBPROF_CHUNK_FRAMES;
 	long err;
 
-	__builtin_memcpy(chunk.ips, &c->ips[at], sizeof(chunk.ips));
-	err = bpf_map_update_elem(c->map, &key, &chunk, BPF_NOEXIST);
+	chunk->nr = c->nr;
+	chunk->pad = 0;
+	__builtin_memcpy(chunk->ips, &c->ips[at], sizeof(chunk->ips));
+	err = bpf_map_update_elem(c->map, &key, chunk, BPF_NOEXIST);
 	/* -EEXIST: another CPU stored the same stack first. */
 	if (err && err != -EBPROF_EEXIST) {
 		c->loss = EBPROF_STAT_STACKS_FULL;
@@ -355,13 +358,15 @@ static long store_chunk(__u32 k, void *arg)
 
 /*
  * Stores the stack of nr frames under its id (not 0) unless it is already
- * there. ips has room for EBPROF_MAX_FRAMES. Returns 0, or the stats index
- * of the loss.
+ * there, through the scratch chunk. ips has room for EBPROF_MAX_FRAMES.
+ * Returns 0, or the stats index of the loss.
  */
-static __always_inline __u32 stack_store(void *map, const __u64 *ips, __u64 nr, __u64 id)
+static __always_inline __u32 stack_store(void *map, struct ebprof_chunk *chunk, const __u64 *ips,
+					 __u64 nr, __u64 id)
 {
 	struct ebprof_chunk_key key = { .id = id };
-	struct store_ctx c = { .map = map, .ips = ips, .id = id, .nr = (__u32)nr };
+	struct store_ctx c = { .map = map, .chunk = chunk, .ips = ips, .id = id,
+			       .nr = (__u32)nr };
 	const struct ebprof_chunk *seen;
 	__u32 last;
 
@@ -527,7 +532,6 @@ static __always_inline int unw_word(void *table, __u32 i, __u32 *dst)
 
 #include "bpf/unwind.h"
 
-#define PT_REGS_WORDS 21
 #define PT_REGS_CS 17
 
 /*
@@ -559,27 +563,30 @@ static __always_inline void regs_from_pt_regs(struct ebprof_regs *r, const __u64
 }
 
 /*
- * The interrupted task's user registers: the sample's own when the tick
- * hit user code, else those the kernel saved at the top of the task's
- * kernel stack when it entered the kernel (bpf_task_pt_regs). Returns 0,
- * or -1 when there are none (a kernel thread's, or unreadable).
+ * Sets s->regs to the interrupted task's user registers: the sample's
+ * own when the tick hit user code, else those the kernel saved at the top
+ * of the task's kernel stack when it entered the kernel
+ * (bpf_task_pt_regs). Returns 0, or -1 when there are none (a kernel
+ * thread's, or unreadable). The words go through the scratch space: the
+ * program's stack is kept small, since Linux 6.1 counts it together with
+ * each bpf_loop() callback's against 512 bytes.
  */
-static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebprof_regs *r)
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebprof_scratch *s)
 {
 	const __u64 *ctx_words = (const __u64 *)ctx;
-	__u64 words[PT_REGS_WORDS];
+	__u64 *words = s->pt_regs;
 
 	if (in_user_mode(ctx)) {
 		/* Word by word at constant offsets: the verifier rewrites each context load. */
 #pragma clang loop unroll(full)
-		for (int i = 0; i < PT_REGS_WORDS; i++)
+		for (int i = 0; i < EBPROF_PT_REGS_WORDS; i++)
 			words[i] = ctx_words[i];
-	} else if (bpf_probe_read_kernel(words, sizeof(words),
+	} else if (bpf_probe_read_kernel(words, sizeof(s->pt_regs),
 					 (const void *)bpf_task_pt_regs(bpf_get_current_task_btf())) ||
 		   (words[PT_REGS_CS] & 3) != 3) {
 		return -1;
 	}
-	regs_from_pt_regs(r, words);
+	regs_from_pt_regs(&s->regs, words);
 	return 0;
 }
 
@@ -800,7 +807,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
 	if (!w.cache)
 		return 0; /* cannot happen: a one-slot per-CPU array */
-	if (user_regs(ctx, &s->regs)) {
+	if (user_regs(ctx, s)) {
 		stat_add(c, EBPROF_STAT_UNW_READ_FAULT);
 		return 0;
 	}
@@ -910,9 +917,11 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		stack_map = bpf_map_lookup_elem(&stacks, &zero);
 		if (!stack_map)
 			return 0; /* cannot happen */
-		loss = stack_store(stack_map, sc->kstack.ips, sc->kstack.nr, s->key.kstack);
+		loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr,
+				   s->key.kstack);
 		if (!loss)
-			loss = stack_store(stack_map, sc->ustack.ips, sc->ustack.nr, s->key.ustack);
+			loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
+					   s->key.ustack);
 		if (!loss)
 			loss = count_insert(count_map, &s->key);
 	}

@@ -234,6 +234,9 @@ struct ebprof_cpu {
 	__u64 stats[EBPROF_STAT_NR];
 };
 
+/* Words of x86-64's user ABI struct pt_regs (asm/ptrace.h). */
+#define EBPROF_PT_REGS_WORDS 21
+
 /*
  * A CPU's scratch space, too big for the BPF stack and for a per-CPU
  * array (32 KiB at most): one slot per CPU of a plain array, indexed by
@@ -244,6 +247,13 @@ struct ebprof_scratch {
 	struct ebprof_ustack ustack;
 	struct ebprof_regs regs; /* the walk's current frame */
 	struct ebprof_copy_event copy; /* the sample's first frame, and the copy if sent */
+	/*
+	 * The chunk being stored: 264 bytes that would not fit on the stack
+	 * of a bpf_loop() callback next to the program's own (Linux 6.1
+	 * counts them together against 512 bytes).
+	 */
+	struct ebprof_chunk chunk;
+	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
 };
 
 /*
