@@ -636,41 +636,23 @@ static int sampler_alloc_buffers(struct sampler *s, uint32_t chunk)
 }
 
 /*
- * Whether this kernel can run the table unwinder: bpf_loop() (5.17),
- * bpf_task_pt_regs() (5.15) and bpf_ringbuf_query() (5.8) in perf_event
- * programs. Arrays of maps of any size (BPF_F_INNER_MAP) came in 5.10.
+ * Picks the walk: tables where asked and the kernel has what the table
+ * unwinder calls (KFEAT_UNWIND_TABLES); auto falls back to frame
+ * pointers without them, and the caller has said so (kfeat's line).
  */
-static bool sampler_tables_supported(void)
+static int sampler_pick_unwind(struct sampler *s, const struct sampler_config *config,
+			       const struct kfeat *features, char *err, size_t errlen)
 {
-	static const enum bpf_func_id needed[] = { BPF_FUNC_loop, BPF_FUNC_task_pt_regs,
-						   BPF_FUNC_get_current_task_btf,
-						   BPF_FUNC_ringbuf_query };
-
-	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
-		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, needed[i], NULL) != 1)
-			return false;
-	return true;
-}
-
-/* Picks the walk: tables where asked and possible. */
-static int sampler_pick_unwind(struct sampler *s, const struct sampler_config *config, char *err,
-			       size_t errlen)
-{
-	bool supported;
-
 	s->unwind = SAMPLER_UNWIND_FP;
 	if (config->unwind == SAMPLER_UNWIND_FP || !config->user_stacks)
 		return 0;
-	supported = sampler_tables_supported();
-	if (supported) {
+	if (kfeat_state(features, KFEAT_UNWIND_TABLES) == KFEAT_PRESENT) {
 		s->unwind = SAMPLER_UNWIND_TABLES;
 		return 0;
 	}
 	if (config->unwind == SAMPLER_UNWIND_AUTO)
 		return 0;
-	snprintf(err, errlen,
-		 "unwinding by tables needs Linux 5.17 or later (bpf_loop, bpf_task_pt_regs in "
-		 "perf_event programs); this kernel lacks them: use frame pointers (unwind fp)");
+	kfeat_missing_message(KFEAT_UNWIND_TABLES, err, errlen);
 	return -EOPNOTSUPP;
 }
 
@@ -733,7 +715,13 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->late_lock, NULL);
-	ret = sampler_pick_unwind(s, config, err, errlen);
+	if (!config->features) {
+		kfeat_probe(&features);
+		config_features = &features;
+	} else {
+		config_features = config->features;
+	}
+	ret = sampler_pick_unwind(s, config, config_features, err, errlen);
 	if (ret)
 		goto free_sampler;
 	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
@@ -751,12 +739,6 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		goto free_sampler;
 	}
 
-	if (!config->features) {
-		kfeat_probe(&features);
-		config_features = &features;
-	} else {
-		config_features = config->features;
-	}
 	noprealloc = kfeat_state(config_features, KFEAT_NOPREALLOC);
 	s->prealloc = noprealloc == KFEAT_ABSENT;
 	s->skel = sampler_load(s, config, task_offsets, s->prealloc, &ret);
