@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,25 +340,50 @@ static struct utable *table_for_vdso(struct unwinder *u)
 	return t;
 }
 
-/* Opens a mapping's file where the process sees it; -errno. */
+#define UNWINDER_OVERLAYFS_MAGIC 0x794c7630 /* <linux/magic.h> OVERLAYFS_SUPER_MAGIC */
+
+/*
+ * Whether the file open on fd, found by path, is the one the mapping m
+ * names. /proc/PID/maps gives the device of the file the kernel mapped,
+ * which under overlayfs (containers; the 6.1 test guest's root) is the
+ * layer's file, while fstat() through the overlay gives the overlay's own
+ * device with the same inode number: there the inode alone decides.
+ */
+static bool same_file(int fd, const struct procmaps_mapping *m)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (fstat(fd, &st) || st.st_ino != m->inode)
+		return false;
+	if (major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor)
+		return true;
+	return fstatfs(fd, &sfs) == 0 && sfs.f_type == UNWINDER_OVERLAYFS_MAGIC;
+}
+
+/*
+ * Opens a mapping's file: through /proc/PID/map_files, the very file the
+ * kernel mapped (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else by
+ * its path where the process sees it, checked to be that file. -errno.
+ */
 static int open_mapping(const struct unwinder *u, uint32_t tgid, const struct procmaps_mapping *m,
 			const char *root)
 {
 	char path[8192];
-	struct stat st;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
 		 u->proc_root, tgid, m->start, m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && m->path[0] == '/') {
-		snprintf(path, sizeof(path), "%s%s", root, m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
+	if (fd >= 0)
+		return fd;
+	if (m->path[0] != '/')
+		return -errno;
+	snprintf(path, sizeof(path), "%s%s", root, m->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
-	    minor(st.st_dev) != m->dev_minor) {
+	if (!same_file(fd, m)) {
 		close(fd);
 		return -ENOENT; /* not the file the process mapped */
 	}
