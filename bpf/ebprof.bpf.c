@@ -235,10 +235,16 @@ struct {
 /* Per-CPU, and perf_event programs do not nest on one CPU: no atomic. */
 static __always_inline void stat_add(struct ebprof_cpu *c, __u32 index)
 {
-	/* The barrier makes clang bound-check the very register it indexes with. */
-	asm volatile("" : "+r"(index));
-	if (index < EBPROF_STAT_NR)
-		c->stats[index] += 1;
+	/*
+	 * The barrier makes clang bound-check the very register it indexes
+	 * with; 64 bits wide, so that no zero-extension after it makes a
+	 * second copy the verifier cannot tie to the checked one.
+	 */
+	__u64 i = index;
+
+	asm volatile("" : "+r"(i));
+	if (i < EBPROF_STAT_NR)
+		c->stats[i] += 1;
 }
 
 /*
@@ -830,12 +836,17 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		w.want_copy = false;
 		bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	}
+	/*
+	 * One cause a sample: a walk that met a file without its table yet
+	 * and went on by frame pointer usually ends in a read fault, which
+	 * is that missing table's doing, not a second truncation.
+	 */
 	if (w.no_table)
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
-	if (w.stop)
+	else if (w.stop)
 		stat_add(c, w.stop);
-	else if (oracle_every && w.have_proc && !w.no_table &&
-		 c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
+	if (!w.stop && !w.no_table && oracle_every && w.have_proc &&
+	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
 		send_copy(s, c, EBPROF_EVENT_ORACLE);
 	if (s->ustack.nr) {
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
