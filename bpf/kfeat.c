@@ -114,7 +114,7 @@ static const struct {
 	[KFEAT_NOPREALLOC] = {
 		{ "noprealloc", "6.1",
 		  "hash maps without preallocation in perf_event programs",
-		  "the stacks and counts maps are preallocated: 38 MiB of kernel memory held "
+		  "the stacks and counts maps are preallocated: 15 MiB of kernel memory held "
 		  "from the start at the default MaxStacks (16384), where 1 MiB grows with use" },
 		kfeat_probe_noprealloc },
 	[KFEAT_PROCMAP_QUERY] = {
