@@ -37,6 +37,8 @@ for t in "$@"; do
 	else
 		[ "$rc" -eq 77 ] && why="skipped, which counts as failed" || why="exit $rc"
 		printf 'FAIL %-40s %3ss  (%s) -- log: %s\n' "$name" "$secs" "$why" "$log"
+		# the failed checks first: the tail below may not reach them
+		grep -E '^(FAIL|not ok|\[  (FAILED|ERROR) )' "$log" | head -10 | sed 's/^/    ! /'
 		sed 's/^/    | /' "$log" | tail -40
 		failures+=("$name")
 	fi

@@ -9,39 +9,44 @@ PERF=${PERF:-/usr/bin/perf}
 [ -x "$PERF" ] || fail "$PERF is missing: the accuracy tests compare against perf (apt install linux-perf)"
 
 # record_both CPU_SECONDS OUT_PREFIX PID...: ebprof and perf (-g) at 999 Hz on
-# the same PIDs, started together, and stopped together (SIGINT, which both
+# the same PIDs over the same window, stopped together (SIGINT, which both
 # answer by writing what they have) once every PID has used CPU_SECONDS of
-# CPU since the start. A fixed wall-clock window would give too few samples
-# when other jobs share the CPUs; a CPU-time window gives the same count on
-# a busy machine as on an idle one, only later (at most ACC_MAX_WALL s).
+# CPU since the window opened. A fixed wall-clock window would give too few
+# samples when other jobs share the CPUs; a CPU-time window gives the same
+# count on a busy machine as on an idle one, only later (at most
+# ACC_MAX_WALL s).
+# The window opens on one instant for both: perf is set up with its events
+# disabled (-D -1), ebprof is started and waited for until it holds a
+# perf event per CPU (it attaches right after opening them), and only then
+# is perf enabled through its control FIFO, its acknowledgement awaited.
+# Started together, each would begin sampling when its own set-up ended
+# (perf's is the slower), a difference of windows rather than of samplers.
 # Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded. Both walk
 # stacks by frame pointer unless ACC_UNWIND=dwarf, which makes ebprof use
 # its tables and perf --call-graph dwarf (PERF_CALL_GRAPH) on the same
 # samples.
 record_both() {
-	local cpu=$1 out=$2 perf_pid eb_pid rc p start=$SECONDS
+	local cpu=$1 out=$2 perf_pid eb_pid rc p start=$SECONDS ack
 	shift 2
 	local pids=("$@") eargs=()
 	for p in "${pids[@]}"; do eargs+=(-p "$p"); done
-	# perf starts paused (-D -1) and is enabled through its control fifo once
-	# ebprof says it samples (its verifier takes a moment; perf is quicker):
-	# both then count over the same window.
-	mkfifo "$out.ctl" "$out.ack"
+	rm -f "$out.ctl" "$out.ack"
+	mkfifo "$out.ctl" "$out.ack" || fail "cannot make perf's control FIFOs at $out"
 	"$PERF" record -q -F 999 ${PERF_CALL_GRAPH:--g} -D -1 --control "fifo:$out.ctl,$out.ack" \
 		-p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" >"$out.perf.log" 2>&1 &
 	perf_pid=$!
 	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" \
 		--format folded -o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
-	for _ in $(seq 200); do
-		grep -q "^ebprof: sampling" "$out.ebprof.log" 2>/dev/null && break
-		kill -0 "$eb_pid" 2>/dev/null || fail "ebprof record exited: $(cat "$out.ebprof.log")"
-		sleep 0.05
-	done
-	exec {ctl}>"$out.ctl" {ack}<"$out.ack"
-	echo enable >&"$ctl"
-	read -r -t 10 _ <&"$ack" || fail "perf did not acknowledge 'enable': $(cat "$out.perf.log")"
-	exec {ctl}>&- {ack}<&-
+	wait_perf_events "$eb_pid" "$(nproc)" 30 ||
+		fail "ebprof record did not open its perf events within 30 s: $(cat "$out.ebprof.log")"
+	# Opening a FIFO blocks until the other end is open: both sides under a
+	# timeout, so a perf that died at set-up fails the test instead of hanging it.
+	timeout 30 bash -c 'echo enable >"$1"' _ "$out.ctl" ||
+		fail "perf record took no 'enable' within 30 s: $(cat "$out.perf.log")"
+	ack=$(timeout 30 head -n1 "$out.ack") ||
+		fail "perf record did not acknowledge 'enable' within 30 s: $(cat "$out.perf.log")"
+	[ "$ack" = ack ] || fail "perf record answered '$ack' to 'enable', not 'ack'"
 	wait_cpu "$cpu" "${ACC_MAX_WALL:-120}" "${pids[@]}"
 	kill -INT "$eb_pid" "$perf_pid" 2>/dev/null
 	wait "$eb_pid"
@@ -54,6 +59,19 @@ record_both() {
 	perf_fold "$out.perf.data" "$out.perf.folded"
 	echo "recorded $((SECONDS - start)) s of wall time for $cpu CPU-seconds per process"
 	cat "$out.ebprof.log"
+}
+
+# wait_perf_events PID N SECONDS: until process PID holds at least N perf
+# event descriptors; fails (status 1) if it exits or SECONDS pass first.
+wait_perf_events() {
+	local pid=$1 want=$2 max=$3 start=$SECONDS n
+	while [ $((SECONDS - start)) -lt "$max" ]; do
+		kill -0 "$pid" 2>/dev/null || return 1
+		n=$(find "/proc/$pid/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)
+		[ "$n" -ge "$want" ] && return 0
+		sleep 0.05
+	done
+	return 1
 }
 
 # perf_fold DATA OUT: perf's samples as folded stacks, by our own collapser.

@@ -168,8 +168,8 @@ def cmd_diff(a):
     if not o_total or not p_total:
         return
     # Same processes, same window, same frequency: the counts must match too.
-    # perf starts a little later than ebprof (it is slower to set up), which
-    # costs it a few percent; a sampler that loses samples silently loses more.
+    # record_both opens one window for both; a sampler that loses samples
+    # silently loses more than the tolerance.
     ratio = o_total / p_total
     check(abs(ratio - 1) <= COUNT_TOL, f"{label}: ebprof has {100 * (ratio - 1):+.1f}% samples "
           f"vs perf over the same window (within {100 * COUNT_TOL:g}%)")
