@@ -1259,14 +1259,8 @@ int cfi_open_mem(const void *image, size_t size, struct cfi **out)
 	int err;
 
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
-	/* libelf wants a writable buffer; the rows keep nothing of it. */
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	err = open_elf(elf_memory(copy, size), NULL, out);
+	/* The rows keep nothing of the copy. */
+	err = open_elf(elfsym_memory(image, size, &copy), NULL, out);
 	free(copy);
 	return err;
 }

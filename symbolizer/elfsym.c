@@ -404,6 +404,25 @@ int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elf
 	return open_elf(e, (uint64_t)st.st_size, paths, out);
 }
 
+Elf *elfsym_memory(const void *image, size_t size, char **copy)
+{
+	Elf *e;
+
+	*copy = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	*copy = malloc(size ? size : 1);
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, image, size);
+	e = elf_memory(*copy, size);
+	if (!e) {
+		free(*copy);
+		*copy = NULL;
+	}
+	return e;
+}
+
 int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
 {
 	char *copy;
@@ -411,18 +430,10 @@ int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
 	int err;
 
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	/* The table keeps nothing of the copy. */
+	e = elfsym_memory(image, size, &copy);
+	if (!e)
 		return -ENOEXEC;
-	/* libelf wants a writable buffer; the table keeps nothing of it. */
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	e = elf_memory(copy, size);
-	if (!e) {
-		free(copy);
-		return -ENOEXEC;
-	}
 	err = open_elf(e, size, NULL, out);
 	free(copy);
 	return err;

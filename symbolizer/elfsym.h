@@ -69,6 +69,14 @@ size_t elfsym_count(const struct elfsym *elf);
 size_t elfsym_segment_count(const struct elfsym *elf);
 
 /*
+ * libelf's view of the in-memory ELF image of size bytes (the vDSO's),
+ * through a private copy, since libelf wants a writable buffer: *copy
+ * (owned by the caller, freed after elf_end()). NULL, with *copy NULL,
+ * when out of memory or libelf is unusable.
+ */
+Elf *elfsym_memory(const void *image, size_t size, char **copy);
+
+/*
  * Reads the PT_LOAD segments of the ELF file e into *out (a new array,
  * *n entries, which the caller frees; at least one entry is allocated).
  * Returns 0, -ENOEXEC for unreadable program headers, or -ENOMEM. A file
