@@ -75,8 +75,11 @@ wait_perf_events() {
 }
 
 # perf_fold DATA OUT: perf's samples as folded stacks, by our own collapser.
+# --no-inline: perf's dwarf mode would otherwise add the functions inlined
+# at each pc (examples/clocksplit.h's helpers, inlined into run_chains),
+# which neither ebprof nor a frame-pointer walk shows: like for like.
 perf_fold() {
-	"$PERF" script -F comm,pid,tid,ip,sym,dso -i "$1" 2>"$1.script.log" |
+	"$PERF" script --no-inline -F comm,pid,tid,ip,sym,dso -i "$1" 2>"$1.script.log" |
 		/usr/bin/python3 "$ACC/perf_collapse.py" >"$2" ||
 		fail "collapsing perf's samples failed: $(cat "$1.script.log")"
 	[ -s "$2" ] || fail "perf recorded no samples: $(cat "$1.script.log")"
