@@ -3,9 +3,11 @@
 #   make            the CLI (build/ebprof) and the collectd plugin (build/ebprof.so)
 #   make check      every test: unit tests under ASan+UBSan, then end to end
 #   make check-kernels  the end-to-end tests inside Debian 12's 6.1 (qemu)
-#   make deps       install the Debian packages (safe to run again)
+#   make deps       install the Debian packages (safe to run again), then
+#                   check that every collectd plugin the tests load can load
 #   make demo       collectd with the plugin on examples/collectd.conf
 #   make install    ebprof.so into collectd's PluginDir, ebprof into $(PREFIX)/bin
+#   make deb        the same as a Debian package, build/ebprof_VERSION_ARCH.deb
 #   make lint       cppcheck and clang-tidy
 
 CC       ?= cc
@@ -13,7 +15,8 @@ CLANG    ?= clang
 BPFTOOL  ?= bpftool
 PREFIX   ?= /usr/local
 PLUGINDIR ?= /usr/lib/collectd
-B        := build
+B        ?= build
+VERSION  := 0.1.0
 
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
@@ -40,7 +43,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
 
 SKEL := $(B)/bpf/ebprof.skel.h
 
-.PHONY: all examples check unit e2e deps install uninstall demo lint clean bench
+.PHONY: all examples check preflight unit e2e deps install uninstall deb demo lint clean bench
 .DEFAULT_GOAL := all
 
 all: $(B)/ebprof $(B)/ebprof.so examples
@@ -61,22 +64,22 @@ $(SKEL): $(B)/bpf/ebprof.bpf.o
 # --- user space ------------------------------------------------------------
 $(B)/obj/%.o: %.c | $(SKEL)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/obj/plugin/%.o: plugin/%.c | $(SKEL)
 	@mkdir -p $(@D)
-	$(CC) $(BASEFLAGS) $(CFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+	$(CC) $(BASEFLAGS) $(CPPFLAGS) $(CFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
 
 $(B)/libebprof.a: $(CORE_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/ebprof: $(CLI_OBJS) $(B)/libebprof.a
-	$(CC) $(CFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(CLI_OBJS) $(B)/libebprof.a $(LIBS)
 
 # The plugin exports module_register only (-fvisibility=hidden everywhere else).
 $(B)/ebprof.so: $(PLUGIN_OBJS) $(B)/libebprof.a
-	$(CC) $(CFLAGS) -shared -o $@ $(PLUGIN_OBJS) $(B)/libebprof.a $(LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -o $@ $(PLUGIN_OBJS) $(B)/libebprof.a $(LIBS)
 
 # --- tests: unit tests build against an ASan+UBSan copy of every module ----
 $(B)/san/%.o: %.c | $(SKEL)
@@ -173,10 +176,18 @@ oracles: $(ORACLES)
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
-e2e: all $(ORACLES)
+e2e: preflight
+	@$(MAKE) --no-print-directory all $(ORACLES)
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
 
-check: all $(UNIT_BINS) $(ORACLES)
+# The fresh-machine guard first, before anything is built: a collectd
+# plugin that cannot load fails here, naming its library and package, not
+# in a test minutes later.
+preflight:
+	@tests/preflight.sh
+
+check: preflight
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(ORACLES)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- other kernels (tests/kernel/) ------------------------------------------
@@ -277,13 +288,31 @@ accuracy: all
 deps:
 	@tests/deps.sh
 
+# The Debian package puts the plugin at the same path: refuse to overwrite
+# a file dpkg owns (dpkg -r would then delete our copy, and dpkg -V flag it).
 install: all
+	@if [ -z "$(DESTDIR)" ] && owner=$$(dpkg-query -S $(PLUGINDIR)/ebprof.so 2>/dev/null); then \
+		echo "make install: $(PLUGINDIR)/ebprof.so belongs to the Debian package" \
+			"$${owner%%:*}: remove it first (dpkg -r $${owner%%:*}), or install" \
+			"elsewhere (DESTDIR=..., PLUGINDIR=...)" >&2; exit 1; fi
 	install -d $(DESTDIR)$(PLUGINDIR) $(DESTDIR)$(PREFIX)/bin
 	install -m 0644 $(B)/ebprof.so $(DESTDIR)$(PLUGINDIR)/ebprof.so
 	install -m 0755 $(B)/ebprof $(DESTDIR)$(PREFIX)/bin/ebprof
 
 uninstall:
 	rm -f $(DESTDIR)$(PLUGINDIR)/ebprof.so $(DESTDIR)$(PREFIX)/bin/ebprof
+
+# The Debian package (contrib/debian/mkdeb.sh says what goes where and why
+# dpkg-deb rather than debhelper). Its binaries are built apart, under
+# $(B)/deb-build, with Debian's own flags (hardening=+all), so the package
+# is built the way Debian builds packages and `make` keeps its flags.
+DEB_FLAGS = DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get
+deb:
+	@command -v dpkg-buildflags >/dev/null || { echo "make deb: needs dpkg-dev (make deps)" >&2; exit 1; }
+	$(MAKE) --no-print-directory B=$(B)/deb-build CFLAGS="$$($(DEB_FLAGS) CFLAGS)" \
+		CPPFLAGS="$$($(DEB_FLAGS) CPPFLAGS)" LDFLAGS="$$($(DEB_FLAGS) LDFLAGS)" \
+		$(B)/deb-build/ebprof $(B)/deb-build/ebprof.so
+	contrib/debian/mkdeb.sh $(B)/deb-build $(B) $(VERSION)
 
 demo: all
 	@examples/demo.sh

@@ -459,10 +459,12 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 		}
 		link = bpf_program__attach_perf_event(s->skel->progs.ebprof_sample, fd);
 		if (!link) {
+			char advice[64];
+
 			ret = -errno;
 			close(fd);
-			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s", cpu,
-				 strerror(-ret));
+			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s%s", cpu,
+				 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
 			goto free_online;
 		}
 		s->links[s->n_links++] = link;
@@ -597,9 +599,12 @@ static int sampler_attach_hooks(struct sampler *s, char *err, size_t errlen)
 	if (s->exec_link)
 		s->rename_link = bpf_program__attach(s->skel->progs.ebprof_rename);
 	if (!s->exec_link || !s->rename_link) {
+		char advice[64];
+
 		ret = -errno;
-		snprintf(err, errlen, "attaching to the %s tracepoint: %s",
-			 s->exec_link ? "task_rename" : "sched_process_exec", strerror(-ret));
+		snprintf(err, errlen, "attaching to the %s tracepoint: %s%s",
+			 s->exec_link ? "task_rename" : "sched_process_exec", strerror(-ret),
+			 sampler_diag_advice(ret, advice, sizeof(advice)));
 		return ret;
 	}
 	return 0;
@@ -613,8 +618,11 @@ static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 	s->processes = ring_buffer__new(bpf_map__fd(s->skel->maps.process_events),
 					sampler_on_process, s, NULL);
 	if (!s->processes) {
+		char advice[64];
+
 		ret = -errno;
-		snprintf(err, errlen, "reading the process ring buffer: %s", strerror(-ret));
+		snprintf(err, errlen, "reading the process ring buffer: %s%s", strerror(-ret),
+			 sampler_diag_advice(ret, advice, sizeof(advice)));
 		return ret;
 	}
 	return 0;

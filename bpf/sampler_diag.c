@@ -14,10 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 
 #include "bpf/sampler_diag.h"
+
+/*
+ * Descriptors the sampler and symbolizer need at once, measured: loading
+ * the program and its maps takes ~20, the ring buffer and the watch
+ * thread a few more, naming a file 2 or 3; plus one perf event per CPU.
+ */
+#define DIAG_FDS_NEEDED 40
 
 /* Capability numbers from linux/capability.h (CAP_BPF, CAP_PERFMON: 5.8). */
 #define DIAG_CAP_SYS_ADMIN 21
@@ -108,10 +117,61 @@ static const char *diag_kernel_release(struct utsname *uts)
 	return uname(uts) == 0 ? uts->release : "unknown";
 }
 
+static unsigned long long diag_fd_limit(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : (unsigned long long)rl.rlim_cur;
+}
+
+/* Descriptors open now; -1 when even /proc/self/fd cannot be opened. */
+static long diag_fds_open(void)
+{
+	DIR *dir = opendir("/proc/self/fd");
+	long n = 0;
+
+	if (!dir)
+		return -1;
+	while (readdir(dir))
+		n++;
+	closedir(dir);
+	return n - 3; /* ".", ".." and the directory's own */
+}
+
+/* Fewer descriptors left than the sampler needs (libbpf's probes fail quietly then). */
+static bool diag_fds_short(void)
+{
+	long open_now = diag_fds_open();
+	unsigned long long limit = diag_fd_limit();
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (open_now < 0)
+		return true;
+	return limit < (unsigned long long)open_now + DIAG_FDS_NEEDED + (cpus > 0 ? cpus : 1);
+}
+
+const char *sampler_diag_advice(int error, char *buf, size_t len)
+{
+	if (error != -EMFILE && error != -ENFILE)
+		return "";
+	snprintf(buf, len, ": raise `ulimit -n` (now %llu)", diag_fd_limit());
+	return buf;
+}
+
 void sampler_diag_load(int error, char *err, size_t errlen)
 {
 	struct utsname uts;
 
+	if (error == -EMFILE || error == -ENFILE || diag_fds_short()) {
+		long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+		snprintf(err, errlen,
+			 "loading the BPF program: %s: raise `ulimit -n` (now %llu; ebprof needs "
+			 "about %ld here)",
+			 strerror(error == -ENFILE ? ENFILE : EMFILE), diag_fd_limit(),
+			 DIAG_FDS_NEEDED + (cpus > 0 ? cpus : 1));
+		return;
+	}
 	if ((error == -EPERM || error == -EACCES) && !diag_may_trace()) {
 		snprintf(err, errlen,
 			 "loading the BPF program: %s: needs CAP_BPF and CAP_PERFMON (or root)",
@@ -246,10 +306,11 @@ void sampler_diag_perf_event_as(int error, int cpu, unsigned int frequency,
 			 cpu, strerror(-error));
 		break;
 	case EMFILE:
+	case ENFILE:
 		snprintf(err, errlen,
-			 "perf_event_open on CPU %d: %s: raise the open-file limit (ulimit -n): "
-			 "ebprof needs one descriptor per CPU",
-			 cpu, strerror(-error));
+			 "perf_event_open on CPU %d: %s: raise `ulimit -n` (now %llu): ebprof "
+			 "needs one descriptor per CPU",
+			 cpu, strerror(-error), diag_fd_limit());
 		break;
 	default:
 		snprintf(err, errlen, "perf_event_open on CPU %d: %s", cpu, strerror(-error));

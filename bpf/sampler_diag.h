@@ -22,9 +22,15 @@ int sampler_diag_online_cpus(bool *cpus, int n_cpus);
 /* 0 if the kernel exposes its BTF; else -EOPNOTSUPP and advice in err. */
 int sampler_diag_btf(char *err, size_t errlen);
 
-/* Explains a failed BPF object load (error is a negative errno). */
+/*
+ * Explains a failed BPF object load (error is a negative errno). Out of
+ * file descriptors is said as such even when libbpf's own probes, failing
+ * for want of one, left another errno (it used to blame the kernel).
+ */
 void sampler_diag_load(int error, char *err, size_t errlen);
 
+/* ": raise `ulimit -n` (now N)" after an EMFILE or ENFILE error, "" otherwise. */
+const char *sampler_diag_advice(int error, char *buf, size_t len);
 /* What the kernel weighs when it refuses a perf event to this process. */
 struct sampler_diag_privileges {
 	int paranoid;	/* kernel.perf_event_paranoid */

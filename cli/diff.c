@@ -27,7 +27,8 @@ static void diff_usage(FILE *out)
 	      "                      callees', so every caller on the path shows it) or\n"
 	      "                      self (only where samples end, as difffolded.pl)\n"
 	      "      --title TEXT    the SVG's title\n"
-	      "      --minwidth PX   prune frames narrower than this (default 0.1)\n",
+	      "      --minwidth PX   prune frames narrower than this (default 0.1)\n"
+	      CLI_BOUND_USAGE,
 	      out);
 }
 
@@ -40,29 +41,31 @@ static const struct option diff_longopts[] = {
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+	CLI_BOUND_OPTIONS,
 	{ 0 },
 };
 
-static int diff_read(struct profile *p, const char *path)
+static int diff_read(struct profile *p, const char *path, const struct lines_bounds *bounds)
 {
 	struct folded_read_stats st = { 0 };
-	FILE *in = fopen(path, "r");
+	FILE *in = cli_open_input("diff", path);
+	char note[256];
 	int err;
 
-	if (!in) {
-		fprintf(stderr, "ebprof diff: cannot open %s: %m\n", path);
+	if (!in)
 		return -1;
-	}
-	err = folded_read(p, in, &st);
+	err = folded_read_bounded(p, in, bounds, &st);
 	fclose(in);
 	if (err) {
-		fprintf(stderr, "ebprof diff: reading %s: %s\n", path, strerror(-err));
+		cli_report_read_error("diff", path, err, st.binary_at);
 		return -1;
 	}
+	cli_bounds_note(note, sizeof(note), st.too_long, st.too_deep, bounds);
 	if (st.skipped)
 		fprintf(stderr, "ebprof diff: %s: skipped %llu malformed line(s), the first at "
-				"line %llu\n",
-			path, (unsigned long long)st.skipped, (unsigned long long)st.first_bad_line);
+				"line %llu%s\n",
+			path, (unsigned long long)st.skipped, (unsigned long long)st.first_bad_line,
+			note);
 	if (!st.lines) {
 		fprintf(stderr, "ebprof diff: %s has no stacks\n", path);
 		return -1;
@@ -101,6 +104,7 @@ int cli_diff(int argc, char **argv)
 {
 	struct profile *before = NULL, *after = NULL;
 	struct diff_options o;
+	struct lines_bounds bounds = { 0 };
 	const char *output = NULL;
 	char *end;
 	int c, ret = 1, err;
@@ -139,6 +143,11 @@ int cli_diff(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case CLI_OPT_MAX_LINE:
+		case CLI_OPT_MAX_DEPTH:
+			if (cli_parse_bound("diff", c, optarg, &bounds))
+				return 2;
+			break;
 		default:
 			diff_usage(stderr);
 			return 2;
@@ -155,7 +164,8 @@ int cli_diff(int argc, char **argv)
 		fprintf(stderr, "ebprof diff: out of memory\n");
 		goto free_profiles;
 	}
-	if (diff_read(before, argv[optind]) || diff_read(after, argv[optind + 1]))
+	if (diff_read(before, argv[optind], &bounds) ||
+	    diff_read(after, argv[optind + 1], &bounds))
 		goto free_profiles;
 	err = diff_overlay(after, before);
 	if (err) {

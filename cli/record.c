@@ -7,16 +7,17 @@
  * drain one last time and write the output. Ctrl-C never loses what was
  * recorded. The summary on stderr counts every loss by cause.
  *
- * Meanwhile the sampler's watch thread has the symbolizer snapshot each
- * new process the moment it is first sampled, so a process that exits
- * before the drain (a compiler in a build) is still named, and has the
- * unwinder load the unwind tables of its files (and unwind the samples
- * taken before they were loaded). A mutex keeps the two threads out of
- * the symbolizer at the same time; the unwinder has its own.
+ * Naming the samples is render/capture's: a worker thread does it, and
+ * snapshots each new process the moment it is first sampled (a compiler
+ * in a build exits before the drain). This thread never opens a file of
+ * a profiled process, so a read that blocks there cannot keep it from
+ * stopping on time: capture_drain() returns within the stall timeout of
+ * the worker's last progress, whatever the worker is stuck in. With
+ * unwind tables, capture also has the unwinder load each new process's
+ * tables and unwind the samples copied before they were loaded.
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
+#include "bpf/kfeat.h"
 #include "bpf/sampler.h"
 #include "cli/cli.h"
-#include "symbolizer/symbolizer.h"
-#include "symbolizer/unwinder.h"
+#include "render/capture.h"
 
 #define MAX_TARGETS 1024
-/* The process, every user frame the unwinder may give, the kernel frames. */
-#define MAX_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH)
 
 struct record_opts {
 	struct sampler_config sampler;
@@ -46,17 +47,9 @@ struct record_opts {
 	double min_width;
 	bool addresses;
 	bool quiet;
+	unsigned long stall_s;
+	uint64_t max_symbol_table, max_perf_map;
 	unsigned long unwind_mib; /* table memory bound; 0: the unwinder's default */
-};
-
-struct record_run {
-	pthread_mutex_t lock; /* the symbolizer and the counts below */
-	struct symbolizer *sym;
-	struct unwinder *unwinder; /* NULL: stacks walked by frame pointer */
-	uint64_t tracked, gone; /* new processes snapshot, or already gone */
-	struct profile *profile;
-	struct frame frames[MAX_FRAMES];
-	int err;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -93,12 +86,19 @@ static void record_usage(FILE *out)
 	      "      --addresses        add +0xOFFSET to every resolved frame\n"
 	      "      --title TEXT       the SVG's title\n"
 	      "      --minwidth PX      prune SVG frames narrower than this (default 0.1)\n"
+	      "      --stall-timeout S  give up on a symbolizer making no progress for S\n"
+	      "                         seconds (default 5; see README, Reliability)\n"
+	      "      --max-symbol-table SIZE  skip ELF symbol tables larger than this\n"
+	      "                         (default 256MiB)\n"
+	      "      --max-perf-map SIZE  read at most this much of a JIT perf map\n"
+	      "                         (default 256MiB)\n"
 	      "  -q, --quiet            no summary on stderr\n",
 	      out);
 }
 
 enum { OPT_FORMAT = 256, OPT_DRAIN, OPT_NO_KERNEL, OPT_NO_USER, OPT_IDLE, OPT_SELF,
-       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH, OPT_UNWIND, OPT_MAX_FRAMES, OPT_UNWIND_MEMORY };
+       OPT_ADDRESSES, OPT_TITLE, OPT_MINWIDTH, OPT_STALL, OPT_MAX_SYMTAB, OPT_MAX_PERFMAP,
+       OPT_UNWIND, OPT_MAX_FRAMES, OPT_UNWIND_MEMORY };
 
 static const struct option record_longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -117,6 +117,9 @@ static const struct option record_longopts[] = {
 	{ "addresses", no_argument, NULL, OPT_ADDRESSES },
 	{ "title", required_argument, NULL, OPT_TITLE },
 	{ "minwidth", required_argument, NULL, OPT_MINWIDTH },
+	{ "stall-timeout", required_argument, NULL, OPT_STALL },
+	{ "max-symbol-table", required_argument, NULL, OPT_MAX_SYMTAB },
+	{ "max-perf-map", required_argument, NULL, OPT_MAX_PERFMAP },
 	{ "unwind", required_argument, NULL, OPT_UNWIND },
 	{ "max-frames", required_argument, NULL, OPT_MAX_FRAMES },
 	{ "unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY },
@@ -140,6 +143,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	o->drain_ms = 1000;
 	o->format = CLI_FORMAT_SVG;
 	o->min_width = -1;
+	o->stall_s = CAPTURE_DEFAULT_STALL_MS / 1000;
 	while ((c = getopt_long(argc, argv, "p:c:d:F:o:qh", record_longopts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -231,6 +235,20 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			if (*end || end == optarg || !(o->min_width >= 0 && o->min_width <= 1000))
 				return bad_value("minwidth", optarg, "expected 0 to 1000 pixels");
 			break;
+		case OPT_STALL:
+			if (cli_parse_uint(optarg, 1, 3600, &o->stall_s))
+				return bad_value("stall timeout", optarg, "expected 1 to 3600 seconds");
+			break;
+		case OPT_MAX_SYMTAB:
+			if (cli_parse_size(optarg, 1024, 1ULL << 40, &o->max_symbol_table))
+				return bad_value("symbol table bound", optarg,
+						 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
+			break;
+		case OPT_MAX_PERFMAP:
+			if (cli_parse_size(optarg, 1024, 1ULL << 40, &o->max_perf_map))
+				return bad_value("perf map bound", optarg,
+						 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
+			break;
 		default:
 			record_usage(stderr);
 			return -1;
@@ -254,23 +272,6 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-static int add_sample(const struct sampler_sample *s, void *ctx)
-{
-	struct record_run *run = ctx;
-	size_t n;
-	int err;
-
-	/* Per sample, so the watch thread never waits for a whole drain. */
-	pthread_mutex_lock(&run->lock);
-	n = symbolizer_stack_started(run->sym, s->tgid, s->start_time, s->comm, s->uips, s->n_uips,
-				     s->kips, s->n_kips, run->frames, MAX_FRAMES);
-	err = profile_add(run->profile, run->frames, n, s->count);
-	pthread_mutex_unlock(&run->lock);
-	if (err)
-		run->err = err;
-	return err;
-}
-
 /* True while at least one traced PID still runs (always true system-wide). */
 static bool targets_alive(const struct record_opts *o)
 {
@@ -290,28 +291,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/*
- * On the sampler's watch thread, within milliseconds of a process's first
- * sample; the main thread may be resolving a drain at the same time.
- */
-static int track_process(const struct sampler_process *p, void *ctx)
-{
-	struct record_run *run = ctx;
-	int err;
-
-	/* Tables first: the samples copied before them wait behind this report. */
-	if (run->unwinder)
-		unwinder_track(run->unwinder, p->tgid, p->start_time);
-	pthread_mutex_lock(&run->lock);
-	err = symbolizer_track_started(run->sym, p->tgid, p->start_time);
-	if (err == -ESRCH)
-		run->gone++;
-	else if (!err)
-		run->tracked++;
-	pthread_mutex_unlock(&run->lock);
-	return 0;
-}
-
 static void sleep_until(double deadline)
 {
 	double left = deadline - now_s();
@@ -324,18 +303,64 @@ static void sleep_until(double deadline)
 	nanosleep(&ts, NULL); /* a signal cuts it short, as it should */
 }
 
+/* The open-file limit now, for a message that says what to raise. */
+static unsigned long long fd_limit(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : (unsigned long long)rl.rlim_cur;
+}
+
+/* Files the gate refused and bounds hit: one line, only when there are some. */
+static void print_refusals(const struct symbolizer_stats *ss)
+{
+	static const char *const causes[TARGET_CAUSES] = {
+		[TARGET_NOT_REGULAR] = "not a regular file", [TARGET_MISMATCH] = "not the mapped file",
+		[TARGET_OUTSIDE_ROOT] = "outside the process's root",
+		[TARGET_TOO_LARGE] = "too large", [TARGET_NO_FDS] = "out of file descriptors",
+		[TARGET_PERMISSION] = "permission", [TARGET_GONE] = "gone",
+		[TARGET_STALLED] = "stalled", [TARGET_OTHER] = "other errors",
+	};
+	const struct elfsym_breaches *b = &ss->elf_breaches;
+	uint64_t total = 0;
+	char line[1024];
+	int len = 0;
+
+	for (int i = 0; i < TARGET_CAUSES; i++) {
+		if (!ss->refused[i])
+			continue;
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s%s %llu",
+				total ? ", " : "", causes[i], (unsigned long long)ss->refused[i]);
+		total += ss->refused[i];
+	}
+	if (total)
+		fprintf(stderr, "ebprof: files of profiled processes not opened: %llu (%s); their "
+				"frames are named [file+0xoffset]\n",
+			(unsigned long long)total, line);
+	if (b->tables || b->symbols || b->sections || ss->perfmap_lines_too_long ||
+	    ss->perfmaps_truncated)
+		fprintf(stderr,
+			"ebprof: bounds hit: %llu symbol tables over --max-symbol-table, %llu with "
+			"too many symbols, %llu ELF files with too many or too large headers or "
+			"notes, %llu perf-map lines too long, %llu perf maps read only to "
+			"--max-perf-map\n",
+			(unsigned long long)b->tables, (unsigned long long)b->symbols,
+			(unsigned long long)b->sections,
+			(unsigned long long)ss->perfmap_lines_too_long,
+			(unsigned long long)ss->perfmaps_truncated);
+}
+
 /* How user stacks were walked, and every way a walk stopped early. */
-static void print_unwind_summary(const struct sampler *s, const struct record_run *run,
+static void print_unwind_summary(const struct sampler *s, const struct capture_stats *cs,
 				 const struct sampler_stats *t)
 {
-	struct unwinder_stats us;
+	const struct unwinder_stats *u = &cs->unwind;
 
-	if (sampler_unwind_mode(s) != SAMPLER_UNWIND_TABLES) {
+	if (sampler_unwind_mode(s) != SAMPLER_UNWIND_TABLES || !cs->unwinding) {
 		fprintf(stderr, "ebprof: user stacks by frame pointer (the kernel's walk, at most "
 				"127 frames)\n");
 		return;
 	}
-	unwinder_stats(run->unwinder, &us);
 	fprintf(stderr,
 		"ebprof: user stacks by unwind tables: %llu truncated (no table yet %llu, no row "
 		"%llu, unsupported rule %llu, read fault %llu, depth cap %llu); %llu frames by "
@@ -349,24 +374,23 @@ static void print_unwind_summary(const struct sampler *s, const struct record_ru
 		"ebprof: unwind tables: %llu loaded, %llu rows, %.2f MiB (%.2f bytes a row; %.2f "
 		"MiB in the kernel, bound %.0f MiB); %llu built in %.1f ms (%.1f ms per MB of "
 		".eh_frame); %llu refused at the bound, %llu files without unwind info\n",
-		(unsigned long long)us.tables, (unsigned long long)us.rows,
-		us.table_bytes / 1048576.0, us.rows ? (double)us.table_bytes / us.rows : 0.0,
-		us.table_kernel_bytes / 1048576.0, us.max_bytes / 1048576.0,
-		(unsigned long long)us.built, us.build_us / 1000.0,
-		us.frame_bytes ? us.build_us / 1000.0 / (us.frame_bytes / 1e6) : 0.0,
-		(unsigned long long)us.refused, (unsigned long long)us.no_cfi);
+		(unsigned long long)u->tables, (unsigned long long)u->rows,
+		u->table_bytes / 1048576.0, u->rows ? (double)u->table_bytes / u->rows : 0.0,
+		u->table_kernel_bytes / 1048576.0, u->max_bytes / 1048576.0,
+		(unsigned long long)u->built, u->build_us / 1000.0,
+		u->frame_bytes ? u->build_us / 1000.0 / (u->frame_bytes / 1e6) : 0.0,
+		(unsigned long long)u->refused, (unsigned long long)u->no_cfi);
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,
-			  const struct record_run *run, const struct profile *p, double secs)
+			  const struct capture_stats *cs, const struct profile *p, double secs)
 {
+	const struct symbolizer_stats *ss = &cs->symbolizer;
 	struct sampler_stats t;
-	struct symbolizer_stats ss;
 	uint64_t lost;
 
 	sampler_totals(s, &t);
-	symbolizer_stats(run->sym, &ss);
-	lost = sampler_stats_lost(&t);
+	lost = sampler_stats_lost(&t) + cs->lost_stalled + cs->lost_memory;
 	fprintf(stderr,
 		"ebprof: %.1f s at %u Hz on %d CPUs: %llu samples, %llu recorded, "
 		"%llu stacks in the profile\n",
@@ -375,45 +399,88 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 	fprintf(stderr,
 		"ebprof: lost %llu samples (%.3f%%): kernel stack %llu, user stack %llu, "
 		"hash collision %llu, stacks map full %llu, counts map full %llu, "
-		"missing stack %llu\n",
+		"missing stack %llu, symbolizer stalled %llu, out of memory %llu\n",
 		(unsigned long long)lost, t.samples ? 100.0 * lost / t.samples : 0.0,
 		(unsigned long long)t.kstack_errors, (unsigned long long)t.ustack_errors,
 		(unsigned long long)t.stack_collisions, (unsigned long long)t.stacks_full,
-		(unsigned long long)t.counts_full, (unsigned long long)t.missing_stacks);
+		(unsigned long long)t.counts_full, (unsigned long long)t.missing_stacks,
+		(unsigned long long)cs->lost_stalled, (unsigned long long)cs->lost_memory);
 	fprintf(stderr,
 		"ebprof: not profiled (by choice): %llu filtered out, %llu idle; "
 		"unresolved frames: %llu of %llu (%.1f%%)%s\n",
 		(unsigned long long)t.filtered, (unsigned long long)t.idle,
-		(unsigned long long)ss.unresolved, (unsigned long long)ss.frames,
-		ss.frames ? 100.0 * ss.unresolved / ss.frames : 0.0,
-		ss.kernel_hidden ? "; kernel addresses hidden (kptr_restrict, or no CAP_SYSLOG)"
-				 : "");
-	if (ss.perfmaps_refused)
+		(unsigned long long)ss->unresolved, (unsigned long long)ss->frames,
+		ss->frames ? 100.0 * ss->unresolved / ss->frames : 0.0,
+		ss->kernel_hidden ? "; kernel addresses hidden (kptr_restrict, or no CAP_SYSLOG)"
+				  : "");
+	if (ss->perfmaps_refused)
 		fprintf(stderr,
 			"ebprof: refused %llu JIT perf map(s) not owned by their process's user "
 			"or writable by others; those JIT frames are unnamed\n",
-			(unsigned long long)ss.perfmaps_refused);
+			(unsigned long long)ss->perfmaps_refused);
+	print_refusals(ss);
+	if (cs->stalls)
+		fprintf(stderr,
+			"ebprof: the symbolizer stalled %llu time(s) (no progress for %lu s; "
+			"interrupted %llu time(s)): %llu samples lost, %llu samples of the processes "
+			"it stalled on named [stalled]%s\n",
+			(unsigned long long)cs->stalls, o->stall_s,
+			(unsigned long long)cs->interrupts, (unsigned long long)cs->lost_stalled,
+			(unsigned long long)cs->unnamed_stalled,
+			cs->given_up ? "; gave up naming after that" : "");
 	fprintf(stderr,
 		"ebprof: new processes: %llu reported, %llu snapshot, %llu gone before their "
 		"snapshot, %llu reports lost (ring buffer full); %llu process records held\n",
-		(unsigned long long)t.process_events, (unsigned long long)run->tracked,
-		(unsigned long long)run->gone, (unsigned long long)t.process_events_lost,
-		(unsigned long long)ss.processes);
-	print_unwind_summary(s, run, &t);
+		(unsigned long long)t.process_events, (unsigned long long)cs->tracked,
+		(unsigned long long)cs->gone,
+		(unsigned long long)t.process_events_lost + cs->track_dropped,
+		(unsigned long long)ss->processes);
+	print_unwind_summary(s, cs, &t);
+}
+
+/*
+ * Out of descriptors is the environment's fault, not the input's, and the
+ * profile it leaves is mostly unnamed: say so, whatever -q says, and fail.
+ */
+static bool fds_ran_out(const struct capture_stats *cs)
+{
+	uint64_t n = cs->symbolizer.refused[TARGET_NO_FDS];
+
+	if (!n)
+		return false;
+	fprintf(stderr,
+		"ebprof record: Too many open files: raise `ulimit -n` (now %llu): %llu files of "
+		"profiled processes could not be opened, and their frames are unnamed\n",
+		fd_limit(), (unsigned long long)n);
+	return true;
+}
+
+static void capture_config_from(const struct record_opts *o, struct capture_config *cc)
+{
+	capture_config_init(cc);
+	cc->symbolizer.addresses = o->addresses;
+	cc->symbolizer.elf_bounds.max_table = o->max_symbol_table;
+	cc->symbolizer.perfmap_max_bytes = o->max_perf_map;
+	cc->stall_ms = (unsigned int)(o->stall_s * 1000);
+	cc->interrupt_signal = SIGURG;
+	cc->unwind.max_bytes = (uint64_t)o->unwind_mib << 20;
+	cc->unwind.max_frames = o->sampler.max_frames;
 }
 
 int cli_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
-	struct record_run run = { 0 };
-	struct symbolizer_config scfg;
+	struct capture_config cc;
+	struct capture_stats cs;
 	struct kfeat features;
 	struct sigaction sa = { 0 };
 	struct sampler *s = NULL;
-	struct sampler_watch *watch = NULL;
+	struct capture *cap = NULL;
+	struct profile *profile = NULL;
 	char err[512], subtitle[256];
 	double start, next, end;
-	int ret = 1, rc = 0;
+	bool out_of_fds;
+	int ret = 1, rc;
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
@@ -427,13 +494,14 @@ int cli_record(int argc, char **argv)
 	}
 	o.sampler.features = &features;
 	/* The symbolizer first: reports are read from the first sample on. */
-	symbolizer_config_init(&scfg);
-	scfg.addresses = o.addresses;
-	scfg.maps_text_only = kfeat_state(&features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
-	run.sym = symbolizer_new(&scfg);
-	run.profile = profile_new();
-	if (!run.sym || !run.profile) {
-		fprintf(stderr, "ebprof record: out of memory\n");
+	capture_config_from(&o, &cc);
+	cc.symbolizer.maps_text_only =
+		kfeat_state(&features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
+	rc = capture_new(&cc, &cap);
+	profile = profile_new();
+	if (rc || !profile) {
+		fprintf(stderr, "ebprof record: cannot start naming samples: %s\n",
+			strerror(rc ? -rc : ENOMEM));
 		goto free_all;
 	}
 	o.sampler.report_processes = true;
@@ -441,23 +509,10 @@ int cli_record(int argc, char **argv)
 		fprintf(stderr, "ebprof record: %s\n", err);
 		goto free_all;
 	}
-	pthread_mutex_init(&run.lock, NULL);
-	if (sampler_unwmaps(s)) {
-		struct unwinder_config ucfg;
-
-		unwinder_config_init(&ucfg);
-		ucfg.max_bytes = (uint64_t)o.unwind_mib << 20;
-		ucfg.max_frames = o.sampler.max_frames;
-		if (unwinder_new(sampler_unwmaps(s), &ucfg, &run.unwinder)) {
-			fprintf(stderr, "ebprof record: out of memory\n");
-			goto free_all;
-		}
-		sampler_set_copy_handler(s, unwinder_unwind_copy, run.unwinder);
-	}
-	rc = sampler_watch_start(s, track_process, &run, &watch);
+	rc = capture_attach(cap, s);
 	if (rc) {
-		fprintf(stderr, "ebprof record: cannot start the new-process thread: %s\n",
-			strerror(-rc));
+		fprintf(stderr, "ebprof record: cannot start the new-process thread: %s%s\n",
+			strerror(-rc), rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
 		goto free_all;
 	}
 	sa.sa_handler = on_signal;
@@ -476,56 +531,41 @@ int cli_record(int argc, char **argv)
 	while (!stop_signal) {
 		next += o.drain_ms / 1000.0;
 		sleep_until(next < end ? next : end);
-		rc = sampler_drain(s, add_sample, &run, NULL);
+		rc = capture_drain(cap, profile, NULL);
 		if (rc) {
-			fprintf(stderr, "ebprof record: %s\n",
-				run.err ? "out of memory while aggregating stacks"
-					: "draining the BPF maps failed");
-			if (rc < 0 && !run.err)
-				fprintf(stderr, "ebprof record: %s\n", strerror(-rc));
+			fprintf(stderr, "ebprof record: draining the BPF maps failed: %s\n",
+				strerror(-rc));
 			break;
 		}
-		pthread_mutex_lock(&run.lock);
-		symbolizer_end_drain(run.sym);
-		pthread_mutex_unlock(&run.lock);
-		if (run.unwinder)
-			unwinder_end_drain(run.unwinder);
 		if (now_s() >= end || !targets_alive(&o))
 			break;
 	}
 	/*
 	 * Whatever ended the loop, the last window was drained above. What the
 	 * watch thread had not read yet (reports, and samples copied before
-	 * their tables) is read here, and the copies recorded with one drain
-	 * more: no copied sample is left behind.
+	 * their tables) is read now, and recorded with one drain more: no
+	 * copied sample is left behind.
 	 */
-	sampler_watch_stop(watch);
-	watch = NULL;
-	if (!rc) {
-		sampler_poll_processes(s, track_process, &run, 0);
-		if (sampler_drain(s, add_sample, &run, NULL) == 0) {
-			pthread_mutex_lock(&run.lock);
-			symbolizer_end_drain(run.sym);
-			pthread_mutex_unlock(&run.lock);
-		}
-	}
+	if (!rc)
+		capture_finish(cap, profile, NULL);
+	capture_stats(cap, &cs);
+	capture_free(cap);
+	cap = NULL;
 	if (!o.quiet)
-		print_summary(&o, s, &run, run.profile, now_s() - start);
+		print_summary(&o, s, &cs, profile, now_s() - start);
+	out_of_fds = fds_ran_out(&cs);
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
-		 (unsigned long long)profile_total(run.profile), o.sampler.frequency,
-		 now_s() - start);
-	if (cli_write_profile(run.profile, o.format, o.output, o.title, subtitle, o.min_width,
+		 (unsigned long long)profile_total(profile), o.sampler.frequency, now_s() - start);
+	if (cli_write_profile(profile, o.format, o.output, o.title, subtitle, o.min_width,
 			      o.sampler.frequency))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);
-	ret = 0;
+	ret = out_of_fds ? 1 : 0;
 
 free_all:
-	sampler_watch_stop(watch);
-	profile_free(run.profile);
-	symbolizer_free(run.sym);
-	unwinder_free(run.unwinder);
+	capture_free(cap);
+	profile_free(profile);
 	sampler_free(s);
 	return ret;
 }

@@ -6,7 +6,9 @@
  * exactly, so a fleet's or a day's files become one graph. --root puts
  * each input's file or directory name above its stacks, so the merged
  * graph still shows which host or window a stack came from. Malformed
- * lines are counted and reported, never silently dropped.
+ * lines are counted and reported, never silently dropped; so are lines
+ * and stacks over the bounds (--max-line, --max-depth), which keep memory
+ * bounded whatever the input, and binary input is refused at once.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,7 +24,6 @@
 #include "render/stacks.h"
 
 #define RENDER_HEAD 65536 /* bytes looked at to tell perf script from folded */
-#define RENDER_READ_BUFFER (256 * 1024)
 
 static void render_usage(FILE *out)
 {
@@ -40,7 +41,8 @@ static void render_usage(FILE *out)
 	      "  -F, --frequency HZ  the inputs' sampling frequency, for pprof's CPU time\n"
 	      "                      (default: unknown, pprof gets sample counts only)\n"
 	      "      --title TEXT    the SVG's title\n"
-	      "      --minwidth PX   prune frames narrower than this (default 0.1)\n",
+	      "      --minwidth PX   prune frames narrower than this (default 0.1)\n"
+	      CLI_BOUND_USAGE,
 	      out);
 }
 
@@ -57,6 +59,7 @@ static const struct option render_longopts[] = {
 	{ "input", required_argument, NULL, OPT_INPUT },
 	{ "root", required_argument, NULL, OPT_ROOT },
 	{ "frequency", required_argument, NULL, 'F' },
+	CLI_BOUND_OPTIONS,
 	{ 0 },
 };
 
@@ -136,37 +139,46 @@ static int add_under_root(const struct frame *frames, size_t n, uint64_t count, 
 	return profile_add(r->dst, r->frames, n + 1, count);
 }
 
-static int read_stream(struct profile *p, FILE *in, const char *path, bool perf)
+static int read_stream(struct profile *p, FILE *in, const char *path, bool perf,
+		       const struct lines_bounds *bounds)
 {
+	char note[256];
 	int err;
 
 	if (perf) {
 		struct perfscript_read_stats st = { 0 };
 
-		err = perfscript_read(p, in, &st);
-		if (!err && st.skipped)
+		err = perfscript_read_bounded(p, in, bounds, &st);
+		cli_bounds_note(note, sizeof(note), st.too_long, st.too_deep, bounds);
+		if (!err && (st.skipped || st.too_deep))
 			fprintf(stderr,
 				"ebprof render: %s: skipped %llu line(s) that are not perf "
-				"script frames, the first at line %llu\n",
+				"script frames, the first at line %llu, and %llu sample(s)%s\n",
 				path, (unsigned long long)st.skipped,
-				(unsigned long long)st.first_bad_line);
+				(unsigned long long)st.first_bad_line,
+				(unsigned long long)st.too_deep, note);
+		if (err)
+			cli_report_read_error("render", path, err, st.binary_at);
 	} else {
 		struct folded_read_stats st = { 0 };
 
-		err = folded_read(p, in, &st);
+		err = folded_read_bounded(p, in, bounds, &st);
+		cli_bounds_note(note, sizeof(note), st.too_long, st.too_deep, bounds);
 		if (!err && st.skipped)
 			fprintf(stderr,
 				"ebprof render: %s: skipped %llu malformed line(s) of %llu, "
-				"the first at line %llu\n",
+				"the first at line %llu%s\n",
 				path, (unsigned long long)st.skipped,
 				(unsigned long long)(st.lines + st.skipped),
-				(unsigned long long)st.first_bad_line);
+				(unsigned long long)st.first_bad_line, note);
+		if (err)
+			cli_report_read_error("render", path, err, st.binary_at);
 	}
 	return err;
 }
 
 static int read_one(struct profile *p, const char *path, enum render_input input,
-		    enum render_root root)
+		    enum render_root root, const struct lines_bounds *bounds)
 {
 	struct head_stream h = { .rest = stdin };
 	cookie_io_functions_t io = { .read = head_stream_read };
@@ -176,14 +188,9 @@ static int read_one(struct profile *p, const char *path, enum render_input input
 	int err = -ENOMEM;
 
 	if (strcmp(path, "-")) {
-		h.rest = fopen(path, "r");
-		if (!h.rest) {
-			fprintf(stderr, "ebprof render: cannot open %s: %s\n", path,
-				strerror(errno));
+		h.rest = cli_open_input("render", path);
+		if (!h.rest)
 			return -1;
-		}
-		/* Big reads, not 4 KiB ones: inputs run to hundreds of megabytes. */
-		setvbuf(h.rest, NULL, _IOFBF, RENDER_READ_BUFFER);
 	}
 	h.head = malloc(RENDER_HEAD);
 	if (root != ROOT_NONE)
@@ -197,8 +204,12 @@ static int read_one(struct profile *p, const char *path, enum render_input input
 	in = fopencookie(&h, "r", io);
 	if (!in)
 		goto out_close;
-	err = read_stream(one, in, path, perf);
-	if (!err && ferror(h.rest))
+	err = read_stream(one, in, path, perf, bounds);
+	if (err) {
+		err = 1; /* said by read_stream() */
+		goto out_close;
+	}
+	if (ferror(h.rest))
 		err = -EIO;
 	if (!err && root != ROOT_NONE) {
 		struct root_ctx r = { .dst = p };
@@ -217,11 +228,9 @@ out_close:
 	free(h.head);
 	if (one != p)
 		profile_free(one);
-	if (err) {
-		fprintf(stderr, "ebprof render: reading %s: %s\n", path, strerror(-err));
-		return -1;
-	}
-	return 0;
+	if (err < 0)
+		cli_report_read_error("render", path, err, 0);
+	return err ? -1 : 0;
 }
 
 int cli_render(int argc, char **argv)
@@ -231,6 +240,7 @@ int cli_render(int argc, char **argv)
 	enum render_input input = INPUT_AUTO;
 	enum render_root root = ROOT_NONE;
 	unsigned long frequency = 0;
+	struct lines_bounds bounds = { 0 };
 	double min_width = -1;
 	struct profile *p;
 	char *end;
@@ -294,6 +304,11 @@ int cli_render(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case CLI_OPT_MAX_LINE:
+		case CLI_OPT_MAX_DEPTH:
+			if (cli_parse_bound("render", c, optarg, &bounds))
+				return 2;
+			break;
 		default:
 			render_usage(stderr);
 			return 2;
@@ -305,11 +320,11 @@ int cli_render(int argc, char **argv)
 		return 1;
 	}
 	if (optind == argc) {
-		if (read_one(p, "-", input, root))
+		if (read_one(p, "-", input, root, &bounds))
 			goto free_profile;
 	}
 	for (int i = optind; i < argc; i++)
-		if (read_one(p, argv[i], input, root))
+		if (read_one(p, argv[i], input, root, &bounds))
 			goto free_profile;
 	if (!cli_write_profile(p, format, output, title, NULL, min_width,
 			       (unsigned int)frequency))

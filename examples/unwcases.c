@@ -1,6 +1,6 @@
 /*
  * unwcases: the cases an unwinder must get right, one per mode, each with
- * a known call chain (tests/e2e/82_unwind_cases.sh):
+ * a known call chain (tests/e2e/28_unwind_cases.sh):
  *
  *   qsort    main -> sort_rounds -> qsort (libc) -> libc's merge sort
  *            -> cmp_slow -> spin: a callback through libc, whose internal

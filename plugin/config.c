@@ -330,19 +330,34 @@ static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
-static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
+/* A quoted size with a unit ("256MiB"), in [min, PCONF_MAX_BOUND]. */
+static int pconf_size_between(const oconfig_item_t *ci, uint64_t min, const char *expected,
+			      uint64_t *out)
 {
-	static const char expected[] = "a size in quotes from \"1MiB\" to \"1TiB\" such as "
-				       "\"64MiB\"";
 	bool is_size = false;
 	uint64_t n;
 
 	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING ||
 	    pconf_parse_size(ci->values[0].value.string, &n, &is_size) || !is_size ||
-	    n < PCONF_MIN_UNWIND_BYTES || n > PCONF_MAX_UNWIND_BYTES)
+	    n < min || n > PCONF_MAX_BOUND)
 		return pconf_bad(ci, expected);
-	c->unwind_bytes = n;
+	*out = n;
 	return 0;
+}
+
+/* MaxSymbolTable, MaxPerfMap: [PCONF_MIN_BOUND, PCONF_MAX_BOUND]. */
+static int pconf_bound(const oconfig_item_t *ci, uint64_t *out)
+{
+	return pconf_size_between(ci, PCONF_MIN_BOUND,
+				  "a size in quotes from \"1KiB\" to \"1TiB\" such as \"256MiB\"", out);
+}
+
+/* UnwindMemory: [PCONF_MIN_UNWIND_BYTES, PCONF_MAX_BOUND]. */
+static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
+{
+	return pconf_size_between(ci, PCONF_MIN_UNWIND_BYTES,
+				  "a size in quotes from \"1MiB\" to \"1TiB\" such as \"64MiB\"",
+				  &c->unwind_bytes);
 }
 
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
@@ -393,12 +408,21 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_uint(ci, 1, EBPROF_MAX_FRAMES, &n);
 		if (!err)
 			c->max_frames = (unsigned int)n;
+	} else if (strcasecmp(key, "StallTimeout") == 0) {
+		err = pconf_uint(ci, 1, PCONF_MAX_STALL_TIMEOUT, &n);
+		if (!err)
+			c->stall_ms = (unsigned int)n * 1000;
+	} else if (strcasecmp(key, "MaxSymbolTable") == 0) {
+		err = pconf_bound(ci, &c->max_symbol_table);
+	} else if (strcasecmp(key, "MaxPerfMap") == 0) {
+		err = pconf_bound(ci, &c->max_perf_map);
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
-				       "SpoolRetention, Unwind, UnwindMemory and MaxFrames",
+				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
+				       "StallTimeout, MaxSymbolTable and MaxPerfMap",
 		      key);
 		err = -EINVAL;
 	}

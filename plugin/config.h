@@ -33,8 +33,10 @@
 #define PCONF_MAX_MAX_STACKS 262144 /* ~1 KiB per stack entry: 256 MiB of map */
 #define PCONF_PID_MAX 4194304	    /* PID_MAX_LIMIT on 64-bit kernels */
 #define PCONF_COMM_MAX 15	    /* TASK_COMM_LEN - 1 */
+#define PCONF_MAX_STALL_TIMEOUT 3600 /* seconds */
+#define PCONF_MIN_BOUND 1024ULL	     /* MaxSymbolTable, MaxPerfMap: bytes */
+#define PCONF_MAX_BOUND (1ULL << 40)
 #define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
-#define PCONF_MAX_UNWIND_BYTES (1ULL << 40)
 
 /* Unwind: how user stacks are walked (sampler_config.unwind). */
 enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
@@ -67,6 +69,9 @@ struct pconf {
 	enum pconf_unwind unwind;
 	uint64_t unwind_bytes;	     /* table memory bound; 0: the unwinder's default */
 	unsigned int max_frames;     /* 0: the sampler's default */
+	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
+	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
+	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */
 };
 
 /* The defaults, as the README documents them. Holds no memory yet. */

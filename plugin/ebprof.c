@@ -13,15 +13,18 @@
  *
  * All state lives in one static struct. collectd never runs one read
  * callback twice at once, and shutdown runs after the read threads have
- * stopped, so the struct needs no lock, but for the symbolizer: the
- * sampler's watch thread has it snapshot each new process the moment the
- * process is first sampled (a short-lived one is gone by the next read),
- * so every use of the symbolizer holds ebprof_symbolizer_lock. The same
- * thread has the unwinder load the process's unwind tables, and unwind
- * its samples copied before they were loaded; the unwinder locks itself.
+ * stopped, so the struct needs no lock. Naming samples and snapshotting
+ * new processes is render/capture's, on a worker thread of its own: the
+ * read callback and shutdown never open a file of a profiled process, so
+ * a read that blocks there (a FUSE file nobody answers) cannot hang
+ * collectd. A drain returns within StallTimeout of the worker's last
+ * progress; past it the worker is interrupted, then abandoned, and the
+ * values keep flowing. With unwind tables, capture also owns the
+ * unwinder, which loads each new process's tables and unwinds the
+ * samples copied before they were loaded.
  */
 #include <errno.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -33,29 +36,21 @@
 #include "bpf/sampler.h"
 #include "plugin/config.h"
 #include "plugin/metrics.h"
-#include "symbolizer/unwinder.h"
 #include "plugin/spool.h"
+#include "render/capture.h"
 #include "render/profile.h"
-#include "symbolizer/symbolizer.h"
 
 #define EBPROF_LOG "ebprof plugin: "
-/* Process name + user frames + kernel frames, with room for inlined
- * frames the symbolizer may add. */
-/* The process, every user frame the unwinder may give, the kernel frames. */
-#define EBPROF_PLUGIN_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH)
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 
 static struct {
 	struct pconf conf;
 	struct sampler *sampler;
-	struct sampler_watch *watch; /* snapshots new processes; NULL when stopped */
-	struct symbolizer *symbolizer;
-	struct unwinder *unwinder; /* NULL: user stacks walked by frame pointer */
+	struct capture *capture;  /* names samples, snapshots new processes */
 	struct profile *interval; /* this read's samples */
 	struct profile *window;	  /* the spool window being filled */
 	struct spool *spool;	  /* NULL without SpoolDir */
 	struct metrics_batch batch;
-	struct frame frames[EBPROF_PLUGIN_FRAMES];
 
 	double read_interval;	       /* seconds */
 	unsigned int reads_per_window; /* SpoolInterval / read interval */
@@ -63,7 +58,8 @@ static struct {
 	time_t window_start;
 	struct timespec last_drain;
 	uint64_t last_frames, last_unresolved; /* symbolizer totals at the last read */
-	uint64_t lost_memory;		       /* samples profile_add() could not store */
+	uint64_t lost_memory; /* samples the spool window could not store */
+	uint64_t last_stalls; /* stalls logged so far */
 
 	/* The plugin's own CPU time, summed over its callbacks. */
 	uint64_t cpu_user_us, cpu_system_us;
@@ -72,10 +68,9 @@ static struct {
 	char spool_error[512];
 	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
 	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
+	bool warned_fds;	   /* said once: out of file descriptors */
 	struct kfeat features;	   /* what the kernel offers, probed at init */
 } ebprof;
-
-static pthread_mutex_t ebprof_symbolizer_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* --- the plugin's own CPU time -------------------------------------------- */
 
@@ -164,36 +159,6 @@ static void ebprof_spool_window(void)
 
 /* --- read ----------------------------------------------------------------- */
 
-static int ebprof_on_sample(const struct sampler_sample *sample, void *ctx)
-{
-	struct profile *into = ctx;
-	size_t n;
-
-	/* Per sample, so that the watch thread never waits a whole drain. */
-	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	n = symbolizer_stack_started(ebprof.symbolizer, sample->tgid, sample->start_time,
-				     sample->comm, sample->uips, sample->n_uips, sample->kips,
-				     sample->n_kips, ebprof.frames, EBPROF_PLUGIN_FRAMES);
-	/* Out of memory loses this stack, not the drain: count it and go on. */
-	if (profile_add(into, ebprof.frames, n, sample->count) < 0)
-		ebprof.lost_memory += sample->count;
-	pthread_mutex_unlock(&ebprof_symbolizer_lock);
-	return 0;
-}
-
-/* On the sampler's watch thread, within milliseconds of the first sample. */
-static int ebprof_track(const struct sampler_process *process, void *ctx)
-{
-	(void)ctx;
-	/* Tables first: the samples copied before them wait behind this report. */
-	if (ebprof.unwinder)
-		unwinder_track(ebprof.unwinder, process->tgid, process->start_time);
-	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	symbolizer_track_started(ebprof.symbolizer, process->tgid, process->start_time);
-	pthread_mutex_unlock(&ebprof_symbolizer_lock);
-	return 0;
-}
-
 static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 {
 	(void)sample;
@@ -201,20 +166,20 @@ static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 	return 0;
 }
 
-/* Drains into ebprof.interval; *seconds gets the time the drain covers. */
-static int ebprof_drain(struct sampler_stats *window, double *seconds, double *drain_seconds)
+/*
+ * Drains into ebprof.interval; *seconds gets the time the drain covers.
+ * last: the shutdown's, which also reads what the watch thread left.
+ */
+static int ebprof_drain(struct sampler_stats *window, double *seconds, double *drain_seconds,
+			bool last)
 {
 	struct timespec start, end;
 	int rc;
 
 	profile_clear(ebprof.interval);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = sampler_drain(ebprof.sampler, ebprof_on_sample, ebprof.interval, window);
-	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	symbolizer_end_drain(ebprof.symbolizer);
-	pthread_mutex_unlock(&ebprof_symbolizer_lock);
-	if (ebprof.unwinder)
-		unwinder_end_drain(ebprof.unwinder);
+	rc = last ? capture_finish(ebprof.capture, ebprof.interval, window)
+		  : capture_drain(ebprof.capture, ebprof.interval, window);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -226,8 +191,10 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
  * What degrades the graphs for as long as it lasts: said once, not every
  * read, and the values keep flowing.
  */
-static void ebprof_warn_once(const struct symbolizer_stats *sym)
+static void ebprof_warn_once(const struct capture_stats *cs)
 {
+	const struct symbolizer_stats *sym = &cs->symbolizer;
+
 	if (sym->kernel_hidden && !ebprof.warned_kernel_hidden) {
 		/* kallsyms shows addresses to CAP_SYSLOG when kptr_restrict is 0 or 1,
 		 * and to anyone when it is 0 and perf_event_paranoid <= 1. */
@@ -243,37 +210,53 @@ static void ebprof_warn_once(const struct symbolizer_stats *sym)
 				   "process's JIT frames show as [anon]");
 		ebprof.warned_perfmaps = true;
 	}
+	if (sym->refused[TARGET_NO_FDS] && !ebprof.warned_fds) {
+		WARNING(EBPROF_LOG "Too many open files: raise `ulimit -n` (LimitNOFILE= in "
+				   "collectd's unit): files of profiled processes could not be "
+				   "opened, and their frames are unnamed (refused-no_fds counts them)");
+		ebprof.warned_fds = true;
+	}
+	if (cs->stalls > ebprof.last_stalls) {
+		/* Rare, and each one costs samples: said every time. */
+		WARNING(EBPROF_LOG "naming samples stalled (no progress for %g s, in a read of a "
+				   "profiled process's files): gave up on it, %llu samples lost so "
+				   "far; that process is named [stalled] from now on%s",
+			ebprof.conf.stall_ms ? ebprof.conf.stall_ms / 1000.0
+					     : CAPTURE_DEFAULT_STALL_MS / 1000.0,
+			(unsigned long long)cs->lost_stalled,
+			cs->given_up ? "; after that many stalls, nothing is named any more" : "");
+		ebprof.last_stalls = cs->stalls;
+	}
 }
 
 static int ebprof_build_metrics(const struct sampler_stats *window, double seconds,
 				double drain_seconds)
 {
-	struct symbolizer_stats sym;
+	struct capture_stats cs;
+	const struct symbolizer_stats *sym = &cs.symbolizer;
 	struct metrics_health health = {
 		.seconds = seconds,
 		.window = *window,
-		.lost_memory = ebprof.lost_memory,
 		.drain_seconds = drain_seconds,
 		.cpu_user_us = ebprof.cpu_user_us,
 		.cpu_system_us = ebprof.cpu_system_us,
+		.files = &cs.symbolizer,
 	};
 	int rc;
 
-	pthread_mutex_lock(&ebprof_symbolizer_lock);
-	symbolizer_stats(ebprof.symbolizer, &sym);
-	pthread_mutex_unlock(&ebprof_symbolizer_lock);
-	ebprof_warn_once(&sym);
-	health.frames = sym.frames - ebprof.last_frames;
-	health.unresolved = sym.unresolved - ebprof.last_unresolved;
-	ebprof.last_frames = sym.frames;
-	ebprof.last_unresolved = sym.unresolved;
+	capture_stats(ebprof.capture, &cs);
+	health.lost_memory = ebprof.lost_memory + cs.lost_memory;
+	health.lost_stalled = cs.lost_stalled;
+	health.stalls = cs.stalls;
+	ebprof_warn_once(&cs);
+	health.frames = sym->frames - ebprof.last_frames;
+	health.unresolved = sym->unresolved - ebprof.last_unresolved;
+	ebprof.last_frames = sym->frames;
+	ebprof.last_unresolved = sym->unresolved;
 	sampler_totals(ebprof.sampler, &health.total);
-	if (ebprof.unwinder) {
-		struct unwinder_stats us;
-
-		unwinder_stats(ebprof.unwinder, &us);
-		health.unwind_tables = us.tables;
-		health.unwind_bytes = us.table_kernel_bytes;
+	if (cs.unwinding) {
+		health.unwind_tables = cs.unwind.tables;
+		health.unwind_bytes = cs.unwind.table_kernel_bytes;
 	}
 
 	metrics_batch_reset(&ebprof.batch);
@@ -307,7 +290,7 @@ static int ebprof_read(user_data_t *ud)
 	if (ebprof_seconds_since_drain() < ebprof.read_interval / 2)
 		return 0;
 	ebprof_cpu_mark(&cpu);
-	rc = ebprof_drain(&window, &seconds, &drain_seconds);
+	rc = ebprof_drain(&window, &seconds, &drain_seconds, false);
 	if (rc) {
 		ERROR(EBPROF_LOG "draining the sampler failed: %s",
 		      strerror_r(rc < 0 ? -rc : rc, why, sizeof(why)));
@@ -337,18 +320,15 @@ static int ebprof_read(user_data_t *ud)
 
 static void ebprof_free_all(void)
 {
-	sampler_watch_stop(ebprof.watch);
-	ebprof.watch = NULL;
+	/* Returns promptly even when a worker is stuck in a profiled process's file. */
+	capture_free(ebprof.capture);
+	ebprof.capture = NULL;
 	spool_free(ebprof.spool);
 	ebprof.spool = NULL;
 	profile_free(ebprof.window);
 	ebprof.window = NULL;
 	profile_free(ebprof.interval);
 	ebprof.interval = NULL;
-	symbolizer_free(ebprof.symbolizer);
-	ebprof.symbolizer = NULL;
-	unwinder_free(ebprof.unwinder);
-	ebprof.unwinder = NULL;
 	sampler_free(ebprof.sampler);
 	ebprof.sampler = NULL;
 	metrics_batch_free(&ebprof.batch);
@@ -427,9 +407,27 @@ static int ebprof_open_spool(void)
 	return 0;
 }
 
+/* The capture: its symbolizer first, so new processes are read from the first sample on. */
+static int ebprof_open_capture(void)
+{
+	struct capture_config cc;
+
+	capture_config_init(&cc);
+	cc.symbolizer.addresses = ebprof.conf.addresses;
+	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
+	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
+	cc.symbolizer.maps_text_only =
+		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
+	cc.stall_ms = ebprof.conf.stall_ms;
+	/* Default-ignored, and collectd uses it for nothing: only our worker gets it. */
+	cc.interrupt_signal = SIGURG;
+	cc.unwind.max_bytes = ebprof.conf.unwind_bytes;
+	cc.unwind.max_frames = ebprof.conf.max_frames;
+	return capture_new(&cc, &ebprof.capture);
+}
+
 static int ebprof_init(void)
 {
-	struct symbolizer_config symc;
 	struct rusage cpu;
 	char why[128];
 	int rc;
@@ -440,35 +438,20 @@ static int ebprof_init(void)
 			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
 		goto fail;
 	ebprof_probe_kernel();
-	if (ebprof_open_sampler())
-		goto fail;
-	symbolizer_config_init(&symc);
-	symc.addresses = ebprof.conf.addresses;
-	symc.maps_text_only =
-		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
-	ebprof.symbolizer = symbolizer_new(&symc);
+	rc = ebprof_open_capture();
 	ebprof.interval = profile_new();
 	ebprof.window = profile_new();
-	if (!ebprof.symbolizer || !ebprof.interval || !ebprof.window) {
+	if (rc || !ebprof.interval || !ebprof.window) {
 		ERROR(EBPROF_LOG "out of memory at start-up");
 		goto free_all;
 	}
-	if (sampler_unwmaps(ebprof.sampler)) {
-		struct unwinder_config uc;
-
-		unwinder_config_init(&uc);
-		uc.max_bytes = ebprof.conf.unwind_bytes;
-		uc.max_frames = ebprof.conf.max_frames;
-		if (unwinder_new(sampler_unwmaps(ebprof.sampler), &uc, &ebprof.unwinder)) {
-			ERROR(EBPROF_LOG "out of memory at start-up");
-			goto free_all;
-		}
-		sampler_set_copy_handler(ebprof.sampler, unwinder_unwind_copy, ebprof.unwinder);
-	}
-	rc = sampler_watch_start(ebprof.sampler, ebprof_track, NULL, &ebprof.watch);
+	if (ebprof_open_sampler())
+		goto free_all;
+	rc = capture_attach(ebprof.capture, ebprof.sampler);
 	if (rc) {
-		ERROR(EBPROF_LOG "cannot start the thread that snapshots new processes: %s",
-		      strerror_r(-rc, why, sizeof(why)));
+		ERROR(EBPROF_LOG "cannot start the thread that snapshots new processes: %s%s",
+		      strerror_r(-rc, why, sizeof(why)),
+		      rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
 		goto free_all;
 	}
 	if (ebprof.conf.spool_dir && ebprof_open_spool()) {
@@ -496,7 +479,8 @@ static int ebprof_init(void)
 			"every %g s%s%s",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
-	     ebprof.unwinder ? "unwind tables" : "frame pointers",
+	     sampler_unwind_mode(ebprof.sampler) == SAMPLER_UNWIND_TABLES ? "unwind tables"
+									  : "frame pointers",
 	     ebprof.conf.top_functions, ebprof.read_interval,
 	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
 	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");
@@ -517,18 +501,14 @@ static int ebprof_shutdown(void)
 
 	if (ebprof.sampler && ebprof.spool) {
 		/*
-		 * The last partial window: stop the watch thread, read what it
-		 * left (reports, copied samples), drain, detach, then write.
+		 * The last partial window: drain (with what the watch thread had
+		 * not read: reports, copied samples), detach, then write.
 		 */
-		sampler_watch_stop(ebprof.watch);
-		ebprof.watch = NULL;
-		sampler_poll_processes(ebprof.sampler, ebprof_track, NULL, 0);
-		if (ebprof_drain(&window, &seconds, &drain_seconds) == 0 &&
+		if (ebprof_drain(&window, &seconds, &drain_seconds, true) == 0 &&
 		    profile_merge(ebprof.window, ebprof.interval) == 0)
 			ebprof.window_reads++;
-		/* The unwinder's tables live in the sampler's maps: it goes first. */
-		unwinder_free(ebprof.unwinder);
-		ebprof.unwinder = NULL;
+		capture_free(ebprof.capture);
+		ebprof.capture = NULL;
 		sampler_free(ebprof.sampler);
 		ebprof.sampler = NULL;
 		if (profile_total(ebprof.window) > 0)

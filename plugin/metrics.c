@@ -262,6 +262,38 @@ out:
 	return err;
 }
 
+/*
+ * What profiled processes' files cost: the gate's refusals by cause, the
+ * bounds hit, and stalled workers; counters since start. Without
+ * h->files (no symbolizer yet), zeros, so the series exist from the start.
+ */
+static int metrics_files(struct metrics_batch *b, const struct metrics_health *h)
+{
+	static const struct symbolizer_stats none;
+	const struct symbolizer_stats *f = h->files ? h->files : &none;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} bounds[] = {
+		{ "bound-symbol_table", f->elf_breaches.tables },
+		{ "bound-symbols", f->elf_breaches.symbols },
+		{ "bound-elf_headers", f->elf_breaches.sections },
+		{ "bound-perfmap_line", f->perfmap_lines_too_long },
+		{ "bound-perfmap_size", f->perfmaps_truncated },
+	};
+	char name[DATA_MAX_NAME_LEN];
+	int err = 0;
+
+	for (int i = 0; i < TARGET_CAUSES; i++) {
+		snprintf(name, sizeof(name), "refused-%s", target_cause_name((enum target_cause)i));
+		err |= metrics_derive(b, name, f->refused[i]);
+	}
+	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++)
+		err |= metrics_derive(b, bounds[i].name, bounds[i].value);
+	err |= metrics_derive(b, "stalls", h->stalls);
+	return err;
+}
+
 int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 {
 	const struct {
@@ -275,6 +307,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-counts_full", h->total.counts_full },
 		{ "lost-missing_stack", h->total.missing_stacks },
 		{ "lost-memory", h->lost_memory },
+		{ "lost-stalled", h->lost_stalled },
 		/* Not samples: reports of new processes the ring buffer had no room for. */
 		{ "lost-process_event", h->total.process_events_lost },
 		/* Not losses: stacks recorded truncated, by why the unwinder stopped. */
@@ -296,6 +329,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 			     (double)h->window.samples / h->seconds);
 	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
 		err |= metrics_derive(b, losses[i].name, losses[i].value);
+	err |= metrics_files(b, h);
 	err |= metrics_gauge(b, "health", "count", "stacks", (double)h->window.unique_stacks);
 	err |= metrics_gauge(b, "health", "percent", "unresolved",
 			     h->frames ? 100.0 * (double)h->unresolved / (double)h->frames : 0.0);

@@ -22,7 +22,10 @@
  * (samples copied to user space before their tables), count-stacks,
  * count-unwind_tables, bytes-unwind_tables, percent-unresolved,
  * duration-drain and ps_cputime (the plugin's own CPU time in
- * microseconds). Every type is in the stock types.db.
+ * microseconds); and what profiled processes' files cost us:
+ * derive-refused-CAUSE (files the gate did not open, target.h),
+ * derive-bound-WHAT (bounds hit on what files declare) and derive-stalls
+ * (symbolizer workers abandoned). Every type is in the stock types.db.
  */
 #ifndef EBPROF_PLUGIN_METRICS_H
 #define EBPROF_PLUGIN_METRICS_H
@@ -35,6 +38,7 @@
 
 #include "bpf/sampler.h"
 #include "render/profile.h"
+#include "symbolizer/symbolizer.h"
 
 #define METRICS_PLUGIN "ebprof"
 #define METRICS_OTHER "[other]"
@@ -87,6 +91,10 @@ struct metrics_health {
 	uint64_t frames;	     /* frames symbolized in this window */
 	uint64_t unresolved;	     /* of those, unresolved */
 	uint64_t lost_memory;	     /* since start: samples dropped for lack of memory */
+	uint64_t lost_stalled;	     /* since start: samples lost to a stalled symbolizer */
+	uint64_t stalls;	     /* since start: symbolizer workers abandoned */
+	/* Since start: refused[] by cause, elf_breaches, perf-map bounds. */
+	const struct symbolizer_stats *files;
 	double drain_seconds;	     /* drain + symbolize + aggregate, this window */
 	uint64_t cpu_user_us;	     /* since start: the plugin's own CPU time */
 	uint64_t cpu_system_us;

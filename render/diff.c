@@ -13,7 +13,10 @@
  * it too; colouring by self samples, as difffolded.pl does, is an option.
  * With normalize, BEFORE's counts are multiplied by AFTER's total over
  * BEFORE's, kept as doubles: rounding each stack would make small frames
- * look changed.
+ * look changed. The product is taken in 128-bit integers and divided
+ * once, so a frame that holds all of BEFORE comes out as exactly AFTER's
+ * total (a double factor printed totals above 2^64), and counts within
+ * 2^53 (the readers' bound) stay exact.
  */
 #include <errno.h>
 #include <math.h>
@@ -43,23 +46,36 @@ int diff_overlay(struct profile *after, const struct profile *before)
 	return stacks_for_each(before, 0, diff_add_before, after);
 }
 
-/* The factor BEFORE's counts are multiplied by. */
-static double diff_scale(const struct profile *p, const struct diff_options *opts)
+/* BEFORE's counts are multiplied by num / den: AFTER's total over BEFORE's. */
+struct diff_scale {
+	uint64_t num, den;
+};
+
+static struct diff_scale diff_scale_of(const struct profile *p, const struct diff_options *opts)
 {
 	uint64_t before = profile_node_total(profile_root(p), 1);
 
 	if (!opts->normalize || !before)
-		return 1.0;
-	return (double)profile_total(p) / (double)before;
+		return (struct diff_scale){ 1, 1 };
+	return (struct diff_scale){ profile_total(p), before };
 }
 
-static void diff_change_scaled(const struct profile_node *n, double scale, enum diff_by by,
-			       struct diff_change *c)
+/* count * num / den, rounded once. */
+static double diff_scaled(uint64_t count, struct diff_scale scale)
+{
+	unsigned __int128 product = (unsigned __int128)count * scale.num;
+	unsigned __int128 whole = product / scale.den;
+
+	return (double)whole + (double)(uint64_t)(product % scale.den) / (double)scale.den;
+}
+
+static void diff_change_scaled(const struct profile_node *n, struct diff_scale scale,
+			       enum diff_by by, struct diff_change *c)
 {
 	bool self = by == DIFF_BY_SELF;
 
 	c->after = (double)(self ? profile_node_self(n, 0) : profile_node_total(n, 0));
-	c->before = scale * (double)(self ? profile_node_self(n, 1) : profile_node_total(n, 1));
+	c->before = diff_scaled(self ? profile_node_self(n, 1) : profile_node_total(n, 1), scale);
 	c->delta = c->after - c->before;
 	if (c->before > 0)
 		c->pct = 100.0 * c->delta / c->before;
@@ -70,12 +86,12 @@ static void diff_change_scaled(const struct profile_node *n, double scale, enum 
 void diff_change_of(const struct profile *p, const struct profile_node *n,
 		    const struct diff_options *opts, enum diff_by by, struct diff_change *out)
 {
-	diff_change_scaled(n, diff_scale(p, opts), by, out);
+	diff_change_scaled(n, diff_scale_of(p, opts), by, out);
 }
 
 struct diff_ctx {
 	const struct diff_options *opts;
-	double scale;
+	struct diff_scale scale;
 	double max_delta; /* largest |delta| of a drawn frame, by opts->by */
 	char note[256];
 };
@@ -176,7 +192,7 @@ int diff_write_svg(const struct profile *p, FILE *out, const struct diff_options
 		opts = &defaults;
 	}
 	d.opts = opts;
-	d.scale = diff_scale(p, opts);
+	d.scale = diff_scale_of(p, opts);
 	err = diff_measure(p, &d);
 	if (err)
 		return err;

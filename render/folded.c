@@ -18,6 +18,11 @@
  * - Counts are unsigned decimal integers. flamegraph.pl also accepts
  *   fractions ("12.5"); a profile counts whole samples, so such a line is
  *   counted as malformed rather than rounded in silence.
+ * - What a line may hold is bounded (lines.h): its length, its depth, its
+ *   count. Each bound is a property of the line alone, so a line is kept
+ *   or skipped whatever comes before it: a count that would have wrapped
+ *   the total used to make every later line malformed. Only the sum of
+ *   every count decides the read as a whole (-EOVERFLOW).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -92,7 +97,7 @@ static bool folded_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-/* Unsigned decimal, no sign, no fraction, no overflow. */
+/* Unsigned decimal, no sign, no fraction, at most FOLDED_MAX_COUNT. */
 static bool folded_parse_count(const char *s, uint64_t *count)
 {
 	uint64_t v = 0;
@@ -102,7 +107,7 @@ static bool folded_parse_count(const char *s, uint64_t *count)
 	for (; *s; s++) {
 		unsigned int d = (unsigned int)(*s - '0');
 
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
+		if (d > 9 || v > (FOLDED_MAX_COUNT - d) / 10)
 			return false;
 		v = v * 10 + d;
 	}
@@ -132,10 +137,14 @@ static enum frame_kind folded_frame_kind(char *name, size_t len)
 struct folded_frames {
 	struct frame *frames;
 	size_t n, cap;
+	size_t max_depth;
 };
 
+/* Appends a frame; -E2BIG past max_depth, -ENOMEM. */
 static int folded_push(struct folded_frames *f, char *name, size_t len)
 {
+	if (f->n == f->max_depth)
+		return -E2BIG;
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 128;
 		struct frame *frames = realloc(f->frames, cap * sizeof(*frames));
@@ -145,15 +154,15 @@ static int folded_push(struct folded_frames *f, char *name, size_t len)
 		f->frames = frames;
 		f->cap = cap;
 	}
-	f->frames[f->n].kind = folded_frame_kind(name, len);
-	f->frames[f->n].name = name;
+	f->frames[f->n] = (struct frame){ .name = name, .kind = folded_frame_kind(name, len) };
 	f->n++;
 	return 0;
 }
 
 /*
  * Parses one line in place into f and *count. Returns 1 for a stack, 0 for
- * a blank line, -EINVAL for a malformed one, -ENOMEM.
+ * a blank line, -EINVAL for a malformed one, -E2BIG for one deeper than
+ * f->max_depth, -ENOMEM.
  */
 static int folded_parse_line(char *line, size_t len, struct folded_frames *f,
 			     uint64_t *count)
@@ -193,49 +202,66 @@ static int folded_parse_line(char *line, size_t len, struct folded_frames *f,
 	}
 }
 
-int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats)
+/* Counts a skipped line, and remembers the first. */
+static void folded_skip(struct folded_read_stats *stats, uint64_t lineno)
+{
+	stats->skipped++;
+	if (!stats->first_bad_line)
+		stats->first_bad_line = lineno;
+}
+
+int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
+			struct folded_read_stats *stats)
 {
 	struct folded_read_stats local = { 0 };
-	struct folded_frames f = { 0 };
-	char *line = NULL;
-	size_t line_cap = 0;
-	uint64_t lineno = 0, count;
-	ssize_t len;
-	int err = 0;
+	struct folded_frames f = { .max_depth = bounds && bounds->max_depth
+							? bounds->max_depth
+							: LINES_DEFAULT_MAX_DEPTH };
+	struct lines *r = lines_new(in, bounds ? bounds->max_line : 0);
+	uint64_t count;
+	size_t len;
+	char *line;
+	int err;
 
 	if (!stats)
 		stats = &local;
-	for (errno = 0; (len = getline(&line, &line_cap, in)) >= 0; errno = 0) {
-		lineno++;
-		err = folded_parse_line(line, (size_t)len, &f, &count);
-		/* A count that would wrap the totals is malformed too (found by
-		 * fuzzing: a stack's samples vanished from the graph). */
-		if (err == 1 && count > UINT64_MAX - profile_total(p))
-			err = -EINVAL;
-		if (err == -EINVAL) {
-			stats->skipped++;
-			if (!stats->first_bad_line)
-				stats->first_bad_line = lineno;
-			err = 0;
+	if (!r)
+		return -ENOMEM;
+	while ((err = lines_next(r, &line, &len)) != 0) {
+		if (err == -E2BIG) {
+			stats->too_long++;
+			folded_skip(stats, lines_number(r));
 			continue;
 		}
 		if (err < 0)
-			goto out_free;
+			break;
+		err = folded_parse_line(line, len, &f, &count);
+		if (err == -EINVAL || err == -E2BIG) {
+			stats->too_deep += err == -E2BIG;
+			folded_skip(stats, lines_number(r));
+			continue;
+		}
+		if (err < 0)
+			break;
 		if (err == 0)
 			continue;
+		if (count > FOLDED_MAX_COUNT - profile_total(p)) {
+			err = -EOVERFLOW;
+			break;
+		}
 		err = profile_add(p, f.frames, f.n, count);
 		if (err)
-			goto out_free;
+			break;
 		stats->lines++;
 	}
-	/* getline() returns -1 at the end, on a read error and when the
-	 * line buffer cannot grow; only the last leaves the stream clean. */
-	if (ferror(in))
-		err = -EIO;
-	else if (!feof(in))
-		err = errno == ENOMEM ? -ENOMEM : -EIO;
-out_free:
-	free(line);
+	if (err == -EBADMSG)
+		stats->binary_at = lines_offset(r);
+	lines_free(r);
 	free(f.frames);
 	return err;
+}
+
+int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats)
+{
+	return folded_read_bounded(p, in, NULL, stats);
 }

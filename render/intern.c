@@ -13,6 +13,7 @@ struct intern_key {
 	const char *s;
 	unsigned int tag;
 	uint32_t hash;
+	uint64_t a, b;
 };
 
 struct intern {
@@ -36,12 +37,16 @@ void intern_free(struct intern *t)
 	free(t);
 }
 
-static uint32_t intern_hash(const char *s, unsigned int tag)
+static uint32_t intern_hash(const char *s, unsigned int tag, uint64_t a, uint64_t b)
 {
 	uint32_t h = 2166136261u ^ tag;
 
 	for (; *s; s++) {
 		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	for (int i = 0; (a || b) && i < 128; i += 8) {
+		h ^= (uint32_t)((i < 64 ? a >> i : b >> (i - 64)) & 0xff);
 		h *= 16777619u;
 	}
 	return h;
@@ -70,7 +75,13 @@ static int intern_grow(struct intern *t)
 int intern_add(struct intern *t, const char *s, unsigned int tag, uint32_t *index,
 	       int *added)
 {
-	uint32_t h = intern_hash(s, tag);
+	return intern_add_pair(t, s, tag, 0, 0, index, added);
+}
+
+int intern_add_pair(struct intern *t, const char *s, unsigned int tag, uint64_t a, uint64_t b,
+		    uint32_t *index, int *added)
+{
+	uint32_t h = intern_hash(s, tag, a, b);
 	size_t j;
 
 	if (added)
@@ -80,7 +91,7 @@ int intern_add(struct intern *t, const char *s, unsigned int tag, uint32_t *inde
 	for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
 		const struct intern_key *k = &t->keys[t->slots[j] - 1];
 
-		if (k->hash == h && k->tag == tag && !strcmp(k->s, s)) {
+		if (k->hash == h && k->tag == tag && k->a == a && k->b == b && !strcmp(k->s, s)) {
 			*index = t->slots[j] - 1;
 			return 0;
 		}
@@ -96,7 +107,7 @@ int intern_add(struct intern *t, const char *s, unsigned int tag, uint32_t *inde
 		t->keys = keys;
 		t->cap = cap;
 	}
-	t->keys[t->n] = (struct intern_key){ s, tag, h };
+	t->keys[t->n] = (struct intern_key){ s, tag, h, a, b };
 	t->slots[j] = (uint32_t)t->n + 1;
 	*index = (uint32_t)t->n++;
 	if (added)
@@ -117,4 +128,10 @@ const char *intern_string(const struct intern *t, uint32_t index)
 unsigned int intern_tag(const struct intern *t, uint32_t index)
 {
 	return index < t->n ? t->keys[index].tag : 0;
+}
+
+void intern_pair(const struct intern *t, uint32_t index, uint64_t *a, uint64_t *b)
+{
+	*a = index < t->n ? t->keys[index].a : 0;
+	*b = index < t->n ? t->keys[index].b : 0;
 }

@@ -1,7 +1,9 @@
 /*
- * intern: dense indices for (string, tag) keys, in order of first sight.
- * speedscope's shared frame list and pprof's string, function and
- * location tables are each such a numbering.
+ * intern: dense indices for (string, tag) keys, in order of first sight,
+ * optionally with a pair of numbers in the key. speedscope's shared frame
+ * list and pprof's string, function, mapping and location tables are each
+ * such a numbering (a location is a function's name and kind, its mapping
+ * and its address).
  */
 #ifndef EBPROF_RENDER_INTERN_H
 #define EBPROF_RENDER_INTERN_H
@@ -23,8 +25,14 @@ void intern_free(struct intern *t);
 int intern_add(struct intern *t, const char *s, unsigned int tag, uint32_t *index,
 	       int *added);
 
+/* intern_add() with the numbers (a, b) in the key too; intern_add() is
+ * this with (0, 0). */
+int intern_add_pair(struct intern *t, const char *s, unsigned int tag, uint64_t a, uint64_t b,
+		    uint32_t *index, int *added);
+
 size_t intern_count(const struct intern *t);
 const char *intern_string(const struct intern *t, uint32_t index); /* borrowed */
 unsigned int intern_tag(const struct intern *t, uint32_t index);
+void intern_pair(const struct intern *t, uint32_t index, uint64_t *a, uint64_t *b);
 
 #endif

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/folded.h"
 #include "render/perfscript.h"
 
 struct perfscript_sample {
@@ -25,12 +26,18 @@ struct perfscript_sample {
 	size_t n, ncap;
 	struct frame *frames; /* root first, built at the end of a sample */
 	size_t fcap;
+	size_t max_frames; /* the comm and max_depth frames */
 	bool open;
+	bool too_deep; /* frames past max_frames came: the sample is skipped */
 };
 
 static int perfscript_push(struct perfscript_sample *s, const char *name, size_t len,
 			   enum frame_kind kind)
 {
+	if (s->n == s->max_frames) {
+		s->too_deep = true;
+		return 0;
+	}
 	if (s->len + len + 1 > s->cap) {
 		size_t cap = s->cap ? s->cap : 4096;
 		char *names;
@@ -74,6 +81,12 @@ static int perfscript_flush(struct profile *p, struct perfscript_sample *s,
 	if (!s->open)
 		return 0;
 	s->open = false;
+	if (s->too_deep) {
+		stats->too_deep++;
+		return 0;
+	}
+	if (profile_total(p) >= FOLDED_MAX_COUNT)
+		return -EOVERFLOW;
 	if (s->n > s->fcap) {
 		struct frame *frames = realloc(s->frames, s->n * sizeof(*frames));
 
@@ -236,69 +249,91 @@ static int perfscript_frame(struct perfscript_sample *s, char *line, size_t len)
 	return perfscript_push(s, sym, sym_len, kind);
 }
 
-int perfscript_read(struct profile *p, FILE *in, struct perfscript_read_stats *stats)
+/*
+ * One line: a header opens a sample, a frame line adds to it, a blank or
+ * '#' line ends it. Returns 0, -EINVAL for a line that is none of these,
+ * or an error of perfscript_flush().
+ */
+static int perfscript_line(struct profile *p, struct perfscript_sample *s,
+			   struct perfscript_read_stats *stats, char *line, size_t len)
+{
+	size_t i = 0, comm;
+	int err;
+
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (!len || line[0] == '#')
+		return perfscript_flush(p, s, stats);
+	if (isspace((unsigned char)line[0])) {
+		while (i < len && isspace((unsigned char)line[i]))
+			i++;
+		if (i == len)
+			return perfscript_flush(p, s, stats);
+		return s->open ? perfscript_frame(s, line, len) : -EINVAL;
+	}
+	err = perfscript_flush(p, s, stats);
+	if (err)
+		return err;
+	comm = perfscript_comm(line);
+	if (!comm)
+		return -EINVAL;
+	s->n = 0;
+	s->len = 0;
+	s->open = true;
+	s->too_deep = false;
+	return perfscript_push(s, line, comm, FRAME_USER);
+}
+
+int perfscript_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
+			    struct perfscript_read_stats *stats)
 {
 	struct perfscript_read_stats local = { 0 };
-	struct perfscript_sample s = { 0 };
-	char *line = NULL;
-	size_t cap = 0, comm;
-	uint64_t lineno = 0;
-	ssize_t len;
-	int err = 0;
+	struct perfscript_sample s = {
+		.max_frames = 1 + (bounds && bounds->max_depth ? bounds->max_depth
+							       : LINES_DEFAULT_MAX_DEPTH),
+	};
+	struct lines *r = lines_new(in, bounds ? bounds->max_line : 0);
+	size_t len;
+	char *line;
+	int err;
 
 	if (!stats)
 		stats = &local;
-	for (errno = 0; (len = getline(&line, &cap, in)) >= 0; errno = 0) {
-		lineno++;
-		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-			line[--len] = '\0';
-		if (!len || line[0] == '#') {
-			err = perfscript_flush(p, &s, stats);
-		} else if (isspace((unsigned char)line[0])) {
-			size_t i = 0;
-
-			while (i < (size_t)len && isspace((unsigned char)line[i]))
-				i++;
-			if (i == (size_t)len) {
-				err = perfscript_flush(p, &s, stats);
-			} else if (!s.open) {
-				err = -EINVAL;
-			} else {
-				err = perfscript_frame(&s, line, (size_t)len);
-			}
+	if (!r)
+		return -ENOMEM;
+	while ((err = lines_next(r, &line, &len)) != 0) {
+		if (err == -E2BIG) {
+			stats->too_long++;
+			err = -EINVAL;
+		} else if (err < 0) {
+			break;
 		} else {
-			err = perfscript_flush(p, &s, stats);
-			comm = err ? 0 : perfscript_comm(line);
-			if (!err && !comm) {
-				err = -EINVAL;
-			} else if (!err) {
-				s.n = 0;
-				s.len = 0;
-				s.open = true;
-				err = perfscript_push(&s, line, comm, FRAME_USER);
-			}
+			err = perfscript_line(p, &s, stats, line, len);
 		}
 		if (err == -EINVAL) {
 			stats->skipped++;
 			if (!stats->first_bad_line)
-				stats->first_bad_line = lineno;
+				stats->first_bad_line = lines_number(r);
 			err = 0;
 		}
 		if (err)
-			goto out_free;
+			break;
 	}
-	if (ferror(in) || !feof(in)) {
-		err = ferror(in) || errno != ENOMEM ? -EIO : -ENOMEM;
-		goto out_free;
-	}
-	err = perfscript_flush(p, &s, stats);
-out_free:
-	free(line);
+	if (!err)
+		err = perfscript_flush(p, &s, stats);
+	if (err == -EBADMSG)
+		stats->binary_at = lines_offset(r);
+	lines_free(r);
 	free(s.names);
 	free(s.offsets);
 	free(s.kinds);
 	free(s.frames);
 	return err;
+}
+
+int perfscript_read(struct profile *p, FILE *in, struct perfscript_read_stats *stats)
+{
+	return perfscript_read_bounded(p, in, NULL, stats);
 }
 
 /* "12345.678901:" */

@@ -11,12 +11,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "render/lines.h"
 #include "render/profile.h"
 
 struct perfscript_read_stats {
 	uint64_t samples; /* samples added (each counts 1) */
-	uint64_t skipped; /* frame lines that could not be parsed */
+	uint64_t skipped; /* frame lines that could not be parsed, and: */
+	uint64_t too_long; /* of those, lines over bounds->max_line */
+	uint64_t too_deep; /* samples deeper than bounds->max_depth, skipped whole */
 	uint64_t first_bad_line; /* 1-based, 0: none */
+	uint64_t binary_at;	 /* after -EBADMSG: the offset of the NUL byte */
 };
 
 /*
@@ -34,8 +38,15 @@ struct perfscript_read_stats {
  *   unnamed frame is "[unknown]".
  * These are the rules of tests/accuracy/perf_collapse.py, so the two
  * collapses of one `perf script` agree (tests/e2e/54_formats_perf_collapse.sh).
- * Lines starting with '#' are perf's header. Returns 0, -ENOMEM or -EIO.
+ * Lines starting with '#' are perf's header. Lines longer than
+ * bounds->max_line are skipped, and samples deeper than bounds->max_depth
+ * (bounds may be NULL: the defaults of lines.h). Returns 0, -EBADMSG for
+ * binary input, -EOVERFLOW past FOLDED_MAX_COUNT samples, -ENOMEM or -EIO.
  */
+int perfscript_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
+			    struct perfscript_read_stats *stats);
+
+/* perfscript_read_bounded() with the default bounds. */
 int perfscript_read(struct profile *p, FILE *in, struct perfscript_read_stats *stats);
 
 /* Whether the start of a file (len bytes) looks like `perf script` output

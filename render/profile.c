@@ -11,9 +11,17 @@
  *   bytes) in an arena of large blocks, found through one open-addressing
  *   hash table. A symbol never moves, so nodes point at it and its name.
  *   The id indexes flat arrays when profile_functions() counts recursion.
+ * - Where a frame's code is (its file's mapping and an address, for pprof)
+ *   is interned the same way, as a "location" that points at an interned
+ *   mapping: a node holds a 32-bit location id, not strings, and the
+ *   thousands of nodes of one library share one mapping. A node keeps the
+ *   location of the frame that made it; aggregating by function, later
+ *   frames of the same function add samples, not addresses.
  * - Nodes live in fixed-size chunks that never move, so a node pointer
  *   handed to a reader stays valid until the profile changes. A node is
- *   56 bytes: symbol, children, and self/total for both weight slots.
+ *   56 bytes: symbol, children, self/total for both weight slots, the
+ *   child count and the location id. (The children array's capacity is
+ *   not stored: it follows from the count, see kids_cap().)
  * - Children are kept sorted by (name, kind) as they are inserted, so a
  *   lookup is a binary search and every walk has one stable order without
  *   sorting behind a const reader's back. Most nodes have one child, which
@@ -39,17 +47,26 @@ struct symbol {
 	char name[];
 };
 
+struct location {
+	const struct frame_mapping *mapping; /* the profile's copy; NULL: none */
+	uint64_t address;
+};
+
 struct profile_node {
 	const struct symbol *sym; /* NULL for the root sentinel */
 	union {
-		struct profile_node *one;   /* kids_cap == 0: at most one child */
-		struct profile_node **many; /* kids_cap > 0 */
+		struct profile_node *one;   /* !many: at most one child */
+		struct profile_node **many; /* many: an array of kids_cap() */
 	} kids;
 	uint64_t self[PROFILE_WEIGHTS];
 	uint64_t total[PROFILE_WEIGHTS];
-	uint32_t nkids;
-	uint32_t kids_cap;
+	uint32_t nkids : 31;
+	uint32_t many : 1;
+	uint32_t loc; /* location id + 1; 0: unknown */
 };
+/* Half a million stacks make millions of nodes: keep a node this size. */
+_Static_assert(sizeof(void *) != 8 || sizeof(struct profile_node) == 56,
+	       "a profile node grew past 56 bytes");
 
 #define NODES_PER_CHUNK 4096
 #define ARENA_BLOCK (256 * 1024)
@@ -63,6 +80,25 @@ struct arena_block {
 	char bytes[];
 };
 
+/*
+ * An open-addressing index from hashes to dense ids, at most half full.
+ * The symbols, mappings and locations each have one; what an id names,
+ * and when it is the key sought, is the table's (index_find takes the
+ * comparison).
+ */
+struct index {
+	uint32_t *ids; /* id + 1; 0 is empty */
+	uint32_t *hashes;
+	size_t nslots; /* power of two */
+};
+
+/* A table of interned records: pointers by id, and their index. */
+struct table {
+	void **rows;
+	size_t n, cap;
+	struct index index;
+};
+
 struct profile {
 	struct profile_node root;
 
@@ -70,12 +106,9 @@ struct profile {
 	size_t nchunks, chunks_cap;
 	size_t nodes_used; /* root excluded */
 
-	/* Interned symbols: by id, and a hash table of ids. */
-	struct symbol **syms;
-	size_t nsyms, syms_cap;
-	uint32_t *slots; /* id + 1; 0 is empty */
-	uint32_t *slot_hash;
-	size_t nslots; /* power of two */
+	/* Interned records, in the arena: symbols (rows are struct symbol *),
+	 * mappings (struct frame_mapping *) and locations (struct location *). */
+	struct table syms, maps, locs;
 
 	struct arena_block *blocks; /* ARENA_BLOCK sized, reused after clear */
 	struct arena_block *current;
@@ -146,48 +179,128 @@ static void *arena_alloc(struct profile *p, size_t size)
 	return b->bytes + b->used - size;
 }
 
-static int symbols_grow(struct profile *p)
+/* --- interned tables --------------------------------------------------------- */
+
+typedef bool (*index_match)(const void *row, const void *key);
+
+/* The id of the row matching key (hash h): true, or false with *slot
+ * where it would go. */
+static bool index_find(const struct table *t, uint32_t h, index_match match, const void *key,
+		       uint32_t *id, size_t *slot)
 {
-	size_t n = p->nslots ? p->nslots * 2 : 1024;
-	uint32_t *slots = calloc(n, sizeof(*slots));
+	const struct index *x = &t->index;
+	size_t i;
+
+	for (i = h & (x->nslots - 1); x->ids[i]; i = (i + 1) & (x->nslots - 1)) {
+		if (x->hashes[i] == h && match(t->rows[x->ids[i] - 1], key)) {
+			*id = x->ids[i] - 1;
+			return true;
+		}
+	}
+	*slot = i;
+	return false;
+}
+
+/* Doubles the index and reinserts every id. */
+static int index_grow(struct index *x)
+{
+	size_t n = x->nslots ? x->nslots * 2 : 1024;
+	uint32_t *ids = calloc(n, sizeof(*ids));
 	uint32_t *hashes = malloc(n * sizeof(*hashes));
 
-	if (!slots || !hashes) {
-		free(slots);
+	if (!ids || !hashes) {
+		free(ids);
 		free(hashes);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < p->nslots; i++) {
+	for (size_t i = 0; i < x->nslots; i++) {
 		size_t j;
 
-		if (!p->slots[i])
+		if (!x->ids[i])
 			continue;
-		for (j = p->slot_hash[i] & (n - 1); slots[j]; j = (j + 1) & (n - 1))
+		for (j = x->hashes[i] & (n - 1); ids[j]; j = (j + 1) & (n - 1))
 			;
-		slots[j] = p->slots[i];
-		hashes[j] = p->slot_hash[i];
+		ids[j] = x->ids[i];
+		hashes[j] = x->hashes[i];
 	}
-	free(p->slots);
-	free(p->slot_hash);
-	p->slots = slots;
-	p->slot_hash = hashes;
-	p->nslots = n;
+	free(x->ids);
+	free(x->hashes);
+	x->ids = ids;
+	x->hashes = hashes;
+	x->nslots = n;
 	return 0;
 }
 
-static struct symbol *symbol_find(const struct profile *p, const char *name,
-				  enum frame_kind kind, uint32_t h, size_t *slot)
+/*
+ * The row matching key (and its *id), or NULL: then one more row fits
+ * (rows and index have grown, keeping the load at or under one half), and
+ * *slot is where table_add() puts it. Returns 0 or -ENOMEM.
+ */
+static int table_find(struct table *t, uint32_t h, index_match match, const void *key,
+		      void **row, uint32_t *id, size_t *slot)
 {
-	size_t i;
-
-	for (i = h & (p->nslots - 1); p->slots[i]; i = (i + 1) & (p->nslots - 1)) {
-		struct symbol *sym = p->syms[p->slots[i] - 1];
-
-		if (p->slot_hash[i] == h && sym->kind == kind && !strcmp(sym->name, name))
-			return sym;
+	*row = NULL;
+	if (t->index.nslots && index_find(t, h, match, key, id, slot)) {
+		*row = t->rows[*id];
+		return 0;
 	}
-	*slot = i;
-	return NULL;
+	if (t->n >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((t->n + 1) * 2 > t->index.nslots) {
+		if (index_grow(&t->index))
+			return -ENOMEM;
+		index_find(t, h, match, key, id, slot);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		void **rows = realloc(t->rows, cap * sizeof(*rows));
+
+		if (!rows)
+			return -ENOMEM;
+		t->rows = rows;
+		t->cap = cap;
+	}
+	return 0;
+}
+
+/* Adds row as the next id at slot (from a table_find() that found none). */
+static uint32_t table_add(struct table *t, size_t slot, uint32_t h, void *row)
+{
+	uint32_t id = (uint32_t)t->n++;
+
+	t->rows[id] = row;
+	t->index.ids[slot] = id + 1;
+	t->index.hashes[slot] = h;
+	return id;
+}
+
+static void table_clear(struct table *t)
+{
+	t->n = 0;
+	if (t->index.ids)
+		memset(t->index.ids, 0, t->index.nslots * sizeof(*t->index.ids));
+}
+
+static void table_free(struct table *t)
+{
+	free(t->rows);
+	free(t->index.ids);
+	free(t->index.hashes);
+}
+
+/* --- symbols ------------------------------------------------------------------ */
+
+struct symbol_key {
+	const char *name;
+	enum frame_kind kind;
+};
+
+static bool symbol_match(const void *row, const void *key)
+{
+	const struct symbol *sym = row;
+	const struct symbol_key *k = key;
+
+	return sym->kind == k->kind && !strcmp(sym->name, k->name);
 }
 
 /* Returns the one symbol for (name, kind), creating it; NULL: no memory.
@@ -195,50 +308,137 @@ static struct symbol *symbol_find(const struct profile *p, const char *name,
 static const struct symbol *symbol_intern(struct profile *p, const char *name,
 					  enum frame_kind kind)
 {
-	size_t len = strlen(name);
-	uint32_t h = symbol_hash(name, len, kind);
+	struct symbol_key key = { name, kind };
+	size_t len = strlen(name), slot = 0;
+	uint32_t h = symbol_hash(name, len, kind), id = 0;
 	struct symbol *sym;
-	size_t slot = 0;
+	void *row;
 
-	if (p->nslots) {
-		sym = symbol_find(p, name, kind, h, &slot);
-		if (sym)
-			return sym;
-	}
-	if (p->nsyms >= UINT32_MAX - 1)
+	if (table_find(&p->syms, h, symbol_match, &key, &row, &id, &slot))
 		return NULL;
-	/* Keep the load at or under one half so probes stay short. */
-	if ((p->nsyms + 1) * 2 > p->nslots) {
-		if (symbols_grow(p))
-			return NULL;
-		symbol_find(p, name, kind, h, &slot);
-	}
-	if (p->nsyms == p->syms_cap) {
-		size_t cap = p->syms_cap ? p->syms_cap * 2 : 1024;
-		struct symbol **syms = realloc(p->syms, cap * sizeof(*syms));
-
-		if (!syms)
-			return NULL;
-		p->syms = syms;
-		p->syms_cap = cap;
-	}
+	if (row)
+		return row;
 	sym = arena_alloc(p, sizeof(*sym) + len + 1);
 	if (!sym)
 		return NULL;
-	sym->id = (uint32_t)p->nsyms;
+	sym->id = (uint32_t)p->syms.n;
 	sym->kind = (uint8_t)kind;
 	memcpy(sym->name, name, len + 1);
-	p->syms[p->nsyms++] = sym;
-	p->slots[slot] = sym->id + 1;
-	p->slot_hash[slot] = h;
+	table_add(&p->syms, slot, h, sym);
 	return sym;
+}
+
+static const struct symbol *symbol_at(const struct profile *p, size_t id)
+{
+	return p->syms.rows[id];
+}
+
+/* --- mappings and locations ------------------------------------------------- */
+
+/* A 64-bit value folded into an FNV-style 32-bit hash. */
+static uint32_t hash_u64(uint32_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (uint32_t)(v >> (8 * i)) & 0xff;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static bool mapping_match(const void *row, const void *key)
+{
+	const struct frame_mapping *a = row, *b = key;
+
+	return a->start == b->start && a->limit == b->limit && a->offset == b->offset &&
+	       a->build_id_len == b->build_id_len && !strcmp(a->file, b->file) &&
+	       (!a->build_id_len || !memcmp(a->build_id, b->build_id, a->build_id_len));
+}
+
+/* The profile's copy of m (file and build-id in the arena); NULL: no memory.
+ * The hash leaves the strings out: mappings that share a range in
+ * different processes are the same file more often than not. */
+static const struct frame_mapping *mapping_intern(struct profile *p,
+						  const struct frame_mapping *m)
+{
+	uint32_t h = hash_u64(hash_u64(hash_u64(2166136261u, m->start), m->limit), m->offset);
+	const char *file = m->file ? m->file : "";
+	struct frame_mapping key = *m, *copy;
+	size_t len = strlen(file), slot = 0;
+	uint32_t id = 0;
+	void *row;
+
+	key.file = file;
+	if (!m->build_id)
+		key.build_id_len = 0;
+	if (table_find(&p->maps, h, mapping_match, &key, &row, &id, &slot))
+		return NULL;
+	if (row)
+		return row;
+	copy = arena_alloc(p, sizeof(*copy) + len + 1 + key.build_id_len);
+	if (!copy)
+		return NULL;
+	*copy = key;
+	copy->file = memcpy((char *)(copy + 1), file, len + 1);
+	copy->build_id = key.build_id_len ? memcpy((char *)(copy + 1) + len + 1, key.build_id,
+						   key.build_id_len)
+					  : NULL;
+	table_add(&p->maps, slot, h, copy);
+	return copy;
+}
+
+static bool location_match(const void *row, const void *key)
+{
+	const struct location *a = row, *b = key;
+
+	return a->mapping == b->mapping && a->address == b->address;
+}
+
+/*
+ * The location of frame f in the profile, interned with its mapping, as
+ * its id + 1 in *loc: 0 when f says nothing of where it is. Returns 0 or
+ * -ENOMEM. Finding what is already interned never allocates.
+ */
+static int location_intern(struct profile *p, const struct frame *f, uint32_t *loc)
+{
+	struct location key = { NULL, f->address }, *copy;
+	size_t slot = 0;
+	void *row;
+	uint32_t h, id = 0;
+
+	*loc = 0;
+	if (!f->mapping && !f->address)
+		return 0;
+	if (f->mapping) {
+		key.mapping = mapping_intern(p, f->mapping);
+		if (!key.mapping)
+			return -ENOMEM;
+	}
+	h = hash_u64(hash_u64(2166136261u, (uint64_t)(uintptr_t)key.mapping), key.address);
+	if (table_find(&p->locs, h, location_match, &key, &row, &id, &slot))
+		return -ENOMEM;
+	if (!row) {
+		copy = arena_alloc(p, sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		*copy = key;
+		id = table_add(&p->locs, slot, h, copy);
+	}
+	*loc = id + 1;
+	return 0;
+}
+
+/* A node's location, or NULL. */
+static const struct location *location_of(const struct profile *p,
+					   const struct profile_node *n)
+{
+	return n->loc ? p->locs.rows[n->loc - 1] : NULL;
 }
 
 /* --- nodes ------------------------------------------------------------------ */
 
 static struct profile_node *kid_at(const struct profile_node *n, size_t i)
 {
-	return n->kids_cap ? n->kids.many[i] : n->kids.one;
+	return n->many ? n->kids.many[i] : n->kids.one;
 }
 
 static int kid_cmp(const char *name, enum frame_kind kind, const struct profile_node *kid)
@@ -274,36 +474,51 @@ static bool kid_find(const struct profile_node *n, const char *name, enum frame_
 	return false;
 }
 
+/*
+ * The capacity of n's children array: 1 (the inline slot) until a second
+ * child comes, then 4, doubled each time it fills. Children are never
+ * removed one by one, so the count alone tells it, and a node need not
+ * store it.
+ */
+static uint32_t kids_cap(const struct profile_node *n)
+{
+	if (!n->many)
+		return 1;
+	if (n->nkids <= 4)
+		return 4;
+	/* the next power of two; nkids has 31 bits, so this is at most 2^31 */
+	return 1u << (32 - __builtin_clz((uint32_t)n->nkids - 1));
+}
+
 /* Makes room for one more child of n, so that kids_insert() cannot fail. */
 static int kids_reserve(struct profile_node *n)
 {
 	struct profile_node **many;
-	uint32_t cap;
+	uint32_t cap = kids_cap(n);
 
-	if (n->nkids == 0 || n->nkids < n->kids_cap)
+	if (n->nkids < cap)
 		return 0;
-	if (n->kids_cap >= UINT32_MAX / 2)
-		return -ENOMEM;
-	cap = n->kids_cap ? n->kids_cap * 2 : 4;
-	if (!n->kids_cap) {
-		many = malloc(cap * sizeof(*many));
+	if (cap >= 1u << 29)
+		return -ENOMEM; /* the count has 31 bits */
+	if (!n->many) {
+		many = malloc(4 * sizeof(*many));
 		if (!many)
 			return -ENOMEM;
 		many[0] = n->kids.one;
+		n->many = 1;
 	} else {
-		many = realloc(n->kids.many, cap * sizeof(*many));
+		many = realloc(n->kids.many, 2 * (size_t)cap * sizeof(*many));
 		if (!many)
 			return -ENOMEM;
 	}
 	n->kids.many = many;
-	n->kids_cap = cap;
 	return 0;
 }
 
 /* Inserts kid at pos; kids_reserve(n) must have succeeded. */
 static void kids_insert(struct profile_node *n, size_t pos, struct profile_node *kid)
 {
-	if (!n->kids_cap) {
+	if (!n->many) {
 		n->kids.one = kid;
 		n->nkids = 1;
 		return;
@@ -339,13 +554,15 @@ static int nodes_reserve(struct profile *p, size_t count)
 	return 0;
 }
 
-static struct profile_node *node_take(struct profile *p, const struct symbol *sym)
+static struct profile_node *node_take(struct profile *p, const struct symbol *sym,
+				      uint32_t loc)
 {
 	size_t i = p->nodes_used++;
 	struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
 
 	memset(n, 0, sizeof(*n));
 	n->sym = sym;
+	n->loc = loc;
 	return n;
 }
 
@@ -372,10 +589,10 @@ static void kids_free_all(struct profile *p)
 	for (size_t i = 0; i < p->nodes_used; i++) {
 		struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
 
-		if (n->kids_cap)
+		if (n->many)
 			free(n->kids.many);
 	}
-	if (p->root.kids_cap)
+	if (p->root.many)
 		free(p->root.kids.many);
 }
 
@@ -398,9 +615,9 @@ void profile_free(struct profile *p)
 		free(p->chunks[i]);
 	free(p->chunks);
 	free(p->last);
-	free(p->syms);
-	free(p->slots);
-	free(p->slot_hash);
+	table_free(&p->syms);
+	table_free(&p->maps);
+	table_free(&p->locs);
 	while (p->blocks) {
 		struct arena_block *next = p->blocks->next;
 
@@ -416,9 +633,9 @@ void profile_clear(struct profile *p)
 	kids_free_all(p);
 	memset(&p->root, 0, sizeof(p->root));
 	p->nodes_used = 0;
-	p->nsyms = 0;
-	if (p->slots)
-		memset(p->slots, 0, p->nslots * sizeof(*p->slots));
+	table_clear(&p->syms);
+	table_clear(&p->maps);
+	table_clear(&p->locs);
 	for (struct arena_block *b = p->blocks; b; b = b->next)
 		b->used = 0;
 	p->current = p->blocks;
@@ -438,6 +655,7 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 {
 	struct profile_node *node = &p->root, *kid;
 	size_t depth, pos = 0, i;
+	uint32_t loc;
 	int err;
 
 	if (slot >= PROFILE_WEIGHTS || !n)
@@ -472,11 +690,12 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 	p->last_len = depth;
 
 	/* Allocate everything a new branch needs before linking any of it,
-	 * so that -ENOMEM leaves the tree as it was. Symbols interned before
-	 * a failure are unreferenced and harmless. */
+	 * so that -ENOMEM leaves the tree as it was. Symbols and locations
+	 * interned before a failure are unreferenced and harmless. */
 	if (depth < n) {
 		for (i = depth; i < n; i++)
-			if (!symbol_intern(p, frames[i].name, frames[i].kind))
+			if (!symbol_intern(p, frames[i].name, frames[i].kind) ||
+			    location_intern(p, &frames[i], &loc))
 				return -ENOMEM;
 		err = nodes_reserve(p, n - depth);
 		if (err)
@@ -484,9 +703,10 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 		err = kids_reserve(node);
 		if (err)
 			return err;
-		/* Nothing can fail from here on. symbol_intern() only finds now. */
+		/* Nothing can fail from here on: the interning only finds now. */
 		for (i = depth; i < n; i++) {
-			kid = node_take(p, symbol_intern(p, frames[i].name, frames[i].kind));
+			location_intern(p, &frames[i], &loc);
+			kid = node_take(p, symbol_intern(p, frames[i].name, frames[i].kind), loc);
 			kids_insert(node, i == depth ? pos : 0, kid);
 			node = kid;
 			p->last[i] = node;
@@ -562,12 +782,17 @@ int profile_merge(struct profile *dst, const struct profile *src)
 		} else {
 			const struct symbol *sym =
 				symbol_intern(dst, skid->sym->name, skid->sym->kind);
+			const struct location *sloc = location_of(src, skid);
+			uint32_t loc = 0;
 
-			if (!sym || nodes_reserve(dst, 1) || kids_reserve(f->dst)) {
+			if (!sym || (sloc && location_intern(dst, &(struct frame){
+					.mapping = sloc->mapping,
+					.address = sloc->address }, &loc)) ||
+			    nodes_reserve(dst, 1) || kids_reserve(f->dst)) {
 				err = -ENOMEM;
 				goto out_free;
 			}
-			dkid = node_take(dst, sym);
+			dkid = node_take(dst, sym, loc);
 			kids_insert(f->dst, pos, dkid);
 		}
 		mirror[nmirror++] = dkid;
@@ -637,6 +862,21 @@ enum frame_kind profile_node_kind(const struct profile_node *n)
 	return n->sym ? (enum frame_kind)n->sym->kind : FRAME_UNKNOWN;
 }
 
+const struct frame_mapping *profile_node_mapping(const struct profile *p,
+						 const struct profile_node *n)
+{
+	const struct location *loc = location_of(p, n);
+
+	return loc ? loc->mapping : NULL;
+}
+
+uint64_t profile_node_address(const struct profile *p, const struct profile_node *n)
+{
+	const struct location *loc = location_of(p, n);
+
+	return loc ? loc->address : 0;
+}
+
 uint64_t profile_node_total(const struct profile_node *n, unsigned int slot)
 {
 	return slot < PROFILE_WEIGHTS ? n->total[slot] : 0;
@@ -690,16 +930,16 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 	uint32_t *on_path = NULL;
 	struct walk_frame *stack = NULL;
 	struct profile_function *fns = NULL;
-	size_t top = 0, count = 0;
+	size_t top = 0, count = 0, nsyms = p->syms.n;
 	int err = -ENOMEM;
 
 	*out = NULL;
 	*n = 0;
-	if (!p->nsyms)
+	if (!nsyms)
 		return 0;
-	self = calloc(p->nsyms, sizeof(*self));
-	total = calloc(p->nsyms, sizeof(*total));
-	on_path = calloc(p->nsyms, sizeof(*on_path));
+	self = calloc(nsyms, sizeof(*self));
+	total = calloc(nsyms, sizeof(*total));
+	on_path = calloc(nsyms, sizeof(*on_path));
 	stack = malloc((p->max_depth + 1) * sizeof(*stack));
 	if (!self || !total || !on_path || !stack)
 		goto out_free;
@@ -725,16 +965,16 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 		stack[++top] = (struct walk_frame){ kid, 0 };
 	}
 
-	for (size_t id = 0; id < p->nsyms; id++)
-		if (total[id] && p->syms[id]->kind != FRAME_PROCESS)
+	for (size_t id = 0; id < nsyms; id++)
+		if (total[id] && symbol_at(p, id)->kind != FRAME_PROCESS)
 			count++;
 	if (count) {
 		fns = malloc(count * sizeof(*fns));
 		if (!fns)
 			goto out_free;
 		count = 0;
-		for (size_t id = 0; id < p->nsyms; id++) {
-			const struct symbol *sym = p->syms[id];
+		for (size_t id = 0; id < nsyms; id++) {
+			const struct symbol *sym = symbol_at(p, id);
 
 			if (!total[id] || sym->kind == FRAME_PROCESS)
 				continue;

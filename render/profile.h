@@ -30,7 +30,8 @@ void profile_clear(struct profile *p);
 
 /*
  * Adds count samples of one stack (frames root first) to weight slot
- * `slot`. Names are copied. Returns 0, -ENOMEM (then nothing is added), or
+ * `slot`. Names, and the mappings frames point at, are copied (interned:
+ * one copy per distinct name or mapping). Returns 0, -ENOMEM (then nothing is added), or
  * -EINVAL for an empty stack, a NULL name or a bad slot or kind.
  */
 int profile_add(struct profile *p, const struct frame *frames, size_t n, uint64_t count);
@@ -53,6 +54,13 @@ size_t profile_max_depth(const struct profile *p);
 const struct profile_node *profile_root(const struct profile *p);
 const char *profile_node_name(const struct profile_node *n);
 enum frame_kind profile_node_kind(const struct profile_node *n);
+/* Where the code of the frame that made node n is (the first of its
+ * function's frames under that path; see struct frame): its mapping,
+ * owned by the profile (NULL: none), and its address (0: unknown). A
+ * profile read from text has neither. */
+const struct frame_mapping *profile_node_mapping(const struct profile *p,
+						 const struct profile_node *n);
+uint64_t profile_node_address(const struct profile *p, const struct profile_node *n);
 uint64_t profile_node_total(const struct profile_node *n, unsigned int slot);
 uint64_t profile_node_self(const struct profile_node *n, unsigned int slot);
 size_t profile_node_child_count(const struct profile_node *n);

@@ -42,7 +42,12 @@ int stacks_for_each(const struct profile *p, unsigned int slot, stacks_fn fn, vo
 		kid = profile_node_child(w->node, w->next++);
 		if (!profile_node_total(kid, slot))
 			continue;
-		frames[top] = (struct frame){ profile_node_name(kid), profile_node_kind(kid) };
+		frames[top] = (struct frame){
+			.name = profile_node_name(kid),
+			.kind = profile_node_kind(kid),
+			.mapping = profile_node_mapping(p, kid),
+			.address = profile_node_address(p, kid),
+		};
 		self = profile_node_self(kid, slot);
 		if (self) {
 			err = fn(frames, top + 1, self, ctx);

@@ -14,8 +14,9 @@
 
 /*
  * Called once per node with self samples in `slot`: frames[0..n) root
- * first, count = the node's self samples. The names belong to the
- * profile and the array is reused: copy what you keep. A non-zero return
+ * first, count = the node's self samples. The names and mappings belong
+ * to the profile (a mapping pointer is the same for every frame of one
+ * mapping) and the array is reused: copy what you keep. A non-zero return
  * stops the walk and is returned by stacks_for_each().
  */
 typedef int (*stacks_fn)(const struct frame *frames, size_t n, uint64_t count, void *ctx);

@@ -7,7 +7,13 @@
  * candidate is accepted only if it proves to be for this very build: the
  * same build-id, or the CRC32 the debuglink carries (zlib's crc32 is the
  * same CRC). Each place is tried inside the process's root first, then
- * in ours.
+ * in ours, and every candidate is opened through the gate (target_open):
+ * a container's path cannot lead to a FIFO, a device or a host file.
+ *
+ * Every section read here is sized by the file, so each is bounded
+ * before it is read (debuginfo_section_bound), and so is a candidate
+ * that libelf reads (elfhdr_check) and a debug-link candidate whose
+ * whole content is checksummed (the gate's file size bound).
  */
 #include "symbolizer/debuginfo.h"
 
@@ -23,8 +29,11 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "symbolizer/elfhdr.h"
+#include "symbolizer/target.h"
+
 #define MAX_BUILD_ID 64
-#define MAX_MINIDEBUG (64u << 20)
+#define CRC_CHUNK 65536
 
 int debuginfo_build_id(Elf *e, unsigned char *id, size_t cap)
 {
@@ -36,7 +45,8 @@ int debuginfo_build_id(Elf *e, unsigned char *id, size_t cap)
 		GElf_Nhdr nh;
 		size_t off = 0, name_off, desc_off;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    sh.sh_size > DEBUGINFO_MAX_SMALL_SECTION)
 			continue;
 		data = elf_getdata(scn, NULL);
 		if (!data || !data->d_buf)
@@ -53,75 +63,127 @@ int debuginfo_build_id(Elf *e, unsigned char *id, size_t cap)
 	return -ENOENT;
 }
 
-/* The data of the section called name, or NULL. */
-static Elf_Data *section_data(Elf *e, const char *name)
+/* The name of section sh of e, or NULL; the name table itself is bounded. */
+static const char *section_name(Elf *e, const GElf_Shdr *sh)
 {
-	Elf_Scn *scn = NULL;
+	Elf_Scn *names;
+	GElf_Shdr nh;
 	size_t shstrndx;
 
 	if (elf_getshdrstrndx(e, &shstrndx))
 		return NULL;
+	names = elf_getscn(e, shstrndx);
+	if (!names || !gelf_getshdr(names, &nh) || nh.sh_size > DEBUGINFO_MAX_SMALL_SECTION)
+		return NULL;
+	return elf_strptr(e, shstrndx, sh->sh_name);
+}
+
+uint64_t debuginfo_section_bound(Elf *e, size_t index, const GElf_Shdr *sh)
+{
+	size_t shstrndx;
+	const char *name;
+
+	if (sh->sh_type == SHT_NOBITS)
+		return 0;
+	if (sh->sh_type == SHT_NOTE || (!elf_getshdrstrndx(e, &shstrndx) && index == shstrndx))
+		return DEBUGINFO_MAX_SMALL_SECTION;
+	name = section_name(e, sh);
+	if (name && !strcmp(name, ".gnu_debuglink"))
+		return DEBUGINFO_MAX_SMALL_SECTION;
+	if (name && !strcmp(name, ".gnu_debugdata"))
+		return DEBUGINFO_MAX_MINIDEBUG;
+	return 0;
+}
+
+/* The data of the section called name, or NULL (also when over its bound). */
+static Elf_Data *section_data(Elf *e, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
 	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		const char *n;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
-		n = elf_strptr(e, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, name))
-			return elf_getdata(scn, NULL);
+		n = section_name(e, &sh);
+		if (!n || strcmp(n, name))
+			continue;
+		if (sh.sh_size > debuginfo_section_bound(e, elf_ndxscn(scn), &sh))
+			return NULL;
+		return elf_getdata(scn, NULL);
 	}
 	return NULL;
 }
 
+/* Opens a candidate through the gate: a missing one is no refusal. */
+static int open_candidate(const struct debuginfo_paths *paths, const char *root, const char *path,
+			  struct target_file *f)
+{
+	struct target_path p = { .root = root, .path = path, .flags = TARGET_QUIET };
+
+	return target_open(paths->gate, &p, f);
+}
+
 /* Opens a candidate whose build-id is id; -ENOENT when it is not. */
-static int open_by_build_id(const char *path, const unsigned char *id, int len)
+static int open_by_build_id(const struct debuginfo_paths *paths, const char *root,
+			    const char *path, const unsigned char *id, int len)
 {
 	unsigned char other[MAX_BUILD_ID] = { 0 };
-	int fd = open(path, O_RDONLY | O_CLOEXEC), n = -1;
-	Elf *e;
+	struct target_file f;
+	int n = -1, err = open_candidate(paths, root, path, &f);
+	Elf *e = NULL;
 
-	if (fd < 0)
-		return -errno;
-	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (err)
+		return err;
+	if (!elfhdr_check(f.fd, NULL, 0))
+		e = elf_begin(f.fd, ELF_C_READ, NULL);
 	if (e) {
 		n = debuginfo_build_id(e, other, sizeof(other));
 		elf_end(e);
 	}
 	if (n != len || memcmp(id, other, (size_t)len)) {
-		close(fd);
+		target_file_close(&f);
 		return -ENOENT;
 	}
-	return fd;
+	return f.fd;
 }
 
-/* Opens a candidate whose whole content has CRC32 crc; -ENOENT when not. */
-static int open_by_crc(const char *path, uint32_t crc)
+/*
+ * Opens a candidate whose whole content has CRC32 crc; -ENOENT when not.
+ * It reads the whole file (within the gate's size bound), telling the
+ * gate at each chunk that it is still at work.
+ */
+static int open_by_crc(const struct debuginfo_paths *paths, const char *root, const char *path,
+		       uint32_t crc)
 {
-	unsigned char buf[65536];
+	unsigned char buf[CRC_CHUNK];
 	uLong sum = crc32(0, Z_NULL, 0);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct target_file f;
+	int err = open_candidate(paths, root, path, &f);
 	ssize_t n;
 
-	if (fd < 0)
-		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) > 0)
+	if (err)
+		return err;
+	while ((n = read(f.fd, buf, sizeof(buf))) > 0) {
 		sum = crc32(sum, buf, (uInt)n);
+		target_tick(paths->gate);
+	}
 	if (n < 0 || (uint32_t)sum != crc) {
-		close(fd);
+		target_file_close(&f);
 		return -ENOENT;
 	}
-	return fd;
+	return f.fd;
 }
 
-/* The roots to try: the process's, then ours. */
+/* The roots to try: the process's, then ours (NULL). */
 static int roots(const struct debuginfo_paths *paths, const char *out[2])
 {
 	int n = 0;
 
 	if (paths->root && paths->root[0])
 		out[n++] = paths->root;
-	out[n++] = "";
+	out[n++] = NULL;
 	return n;
 }
 
@@ -136,12 +198,10 @@ static int find_by_build_id(Elf *e, const struct debuginfo_paths *paths)
 		return -ENOENT;
 	for (int i = 0; i < len; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", paths->debug_root, hex, hex + 2);
 	for (int r = 0; r < nr; r++) {
-		int fd;
+		int fd = open_by_build_id(paths, rs[r], path, id, len);
 
-		snprintf(path, sizeof(path), "%s%s/.build-id/%.2s/%s.debug", rs[r],
-			 paths->debug_root, hex, hex + 2);
-		fd = open_by_build_id(path, id, len);
 		if (fd >= 0)
 			return fd;
 	}
@@ -162,23 +222,23 @@ static int find_by_debuglink(Elf *e, const struct debuginfo_paths *paths)
 	link = data->d_buf;
 	len = strnlen(link, data->d_size);
 	crc_off = (len + 4) & ~(size_t)3; /* the name, its NUL, padding to 4 */
-	if (!len || strchr(link, '/') || crc_off + 4 > data->d_size)
+	if (!len || memchr(link, '/', len) || crc_off + 4 > data->d_size)
 		return -ENOENT;
 	memcpy(&crc, (const char *)data->d_buf + crc_off, 4); /* the target's byte order: ours */
 	snprintf(dir, sizeof(dir), "%s", paths->path);
 	*strrchr(dir, '/') = '\0';
 	for (int r = 0; r < nr; r++) {
-		const char *const formats[] = {"%s%s/%s", "%s%s/.debug/%s"};
+		const char *const formats[] = { "%s/%.*s", "%s/.debug/%.*s" };
 		int fd;
 
 		for (int f = 0; f < 2; f++) {
-			snprintf(path, sizeof(path), formats[f], rs[r], dir, link);
-			fd = open_by_crc(path, crc);
+			snprintf(path, sizeof(path), formats[f], dir, (int)len, link);
+			fd = open_by_crc(paths, rs[r], path, crc);
 			if (fd >= 0)
 				return fd;
 		}
-		snprintf(path, sizeof(path), "%s%s%s/%s", rs[r], paths->debug_root, dir, link);
-		fd = open_by_crc(path, crc);
+		snprintf(path, sizeof(path), "%s%s/%.*s", paths->debug_root, dir, (int)len, link);
+		fd = open_by_crc(paths, rs[r], path, crc);
 		if (fd >= 0)
 			return fd;
 	}
@@ -209,7 +269,7 @@ int debuginfo_minidebug(Elf *e, void **image, size_t *size)
 	*size = 0;
 	if (!data || !data->d_buf || !data->d_size)
 		return -ENOENT;
-	if (lzma_stream_decoder(&strm, MAX_MINIDEBUG, 0) != LZMA_OK)
+	if (lzma_stream_decoder(&strm, DEBUGINFO_MAX_MINIDEBUG, 0) != LZMA_OK)
 		return -ENOEXEC;
 	strm.next_in = data->d_buf;
 	strm.avail_in = data->d_size;
@@ -218,7 +278,7 @@ int debuginfo_minidebug(Elf *e, void **image, size_t *size)
 			size_t grown = cap ? cap * 2 : data->d_size * 4;
 			unsigned char *buf;
 
-			if (grown > MAX_MINIDEBUG)
+			if (grown > DEBUGINFO_MAX_MINIDEBUG)
 				goto err_format;
 			buf = realloc(out, grown);
 			if (!buf) {

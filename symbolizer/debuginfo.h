@@ -16,14 +16,38 @@
 #ifndef EBPROF_SYMBOLIZER_DEBUGINFO_H
 #define EBPROF_SYMBOLIZER_DEBUGINFO_H
 
+#include <gelf.h>
 #include <libelf.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct target;
+
+/*
+ * The sections this module reads are sized by the file, so each has a
+ * bound: notes (the build-id), .gnu_debuglink and the section names are
+ * a few hundred bytes in real files; MiniDebugInfo is a few MiB. A
+ * section over its bound is not read (as if absent).
+ */
+#define DEBUGINFO_MAX_SMALL_SECTION (1u << 20)
+#define DEBUGINFO_MAX_MINIDEBUG (64u << 20) /* compressed, and decompressed */
 
 struct debuginfo_paths {
 	const char *debug_root; /* "/usr/lib/debug"; NULL or "": no separate files */
-	const char *root;	/* the process's root as we reach it; NULL or "": ours */
-	const char *path;	/* the binary's path as the process sees it; NULL: unknown */
+	/*
+	 * The process's root as we reach it ("/proc/PID/root"); NULL or "":
+	 * ours. Candidates are opened through the gate, resolved inside it.
+	 */
+	const char *root;
+	const char *path;    /* the binary's path as the process sees it; NULL: unknown */
+	struct target *gate; /* counts the candidates it refuses; NULL: none counted */
 };
+
+/*
+ * The most bytes this module reads of section sh (number index) of e, or
+ * 0 for a section it does not read. elfsym counts the sections over it.
+ */
+uint64_t debuginfo_section_bound(Elf *e, size_t index, const GElf_Shdr *sh);
 
 /*
  * Opens the separate debug file of the ELF file e: by build-id, then by
@@ -36,8 +60,8 @@ int debuginfo_open(Elf *e, const struct debuginfo_paths *paths);
  * Decompresses e's .gnu_debugdata into *image (*size bytes), an ELF image
  * the caller frees. Returns 0, -ENOENT when there is no such section,
  * -ENOEXEC when it does not decompress (or liblzma is not linked), or
- * -ENOMEM. The image is bounded (64 MiB) so a hostile file cannot exhaust
- * memory.
+ * -ENOMEM. Both the section and the image are bounded
+ * (DEBUGINFO_MAX_MINIDEBUG) so a hostile file cannot exhaust memory.
  */
 int debuginfo_minidebug(Elf *e, void **image, size_t *size);
 

@@ -8,10 +8,19 @@
  * (and its fd) per cached file would cost memory and descriptors for
  * nothing. Every size and offset read from the file goes through libelf's
  * checked accessors, so a truncated or hostile file gives -ENOEXEC.
+ *
+ * libelf trusts the sizes a file declares: it allocates and reads a whole
+ * section when asked for its data. So before libelf sees a file its
+ * header counts are checked (elfhdr_check), and before a table is read
+ * its size, and its string table's, is checked against the bounds (the
+ * defaults in elfsym.h); a table over them is skipped and counted, and
+ * the next source of names is tried.
  */
 #include "symbolizer/elfsym.h"
 
 #include "symbolizer/debuginfo.h"
+#include "symbolizer/elfhdr.h"
+#include "symbolizer/target.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +31,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Longer than any build-id a linker writes (SHA-1: 20 bytes). */
+#define ELFSYM_BUILD_ID_MAX 64
+
 struct elfsym {
 	struct elfsym_symbol *syms;
 	uint64_t *ends; /* ends[i]: first address past syms[i] */
@@ -29,6 +41,8 @@ struct elfsym {
 	struct elfsym_segment *segments;
 	size_t nr_segments;
 	char *pool;
+	unsigned char build_id[ELFSYM_BUILD_ID_MAX];
+	size_t build_id_len; /* 0: none */
 };
 
 /* A symbol while reading, its name an offset in the growing pool. */
@@ -43,6 +57,8 @@ struct reader {
 	size_t nr, cap;
 	char *pool;
 	size_t pool_len, pool_cap;
+	uint64_t max_table, max_symbols;
+	struct elfsym_breaches *breaches; /* never NULL: a local one when not asked */
 };
 
 static int pool_add(struct reader *r, const char *s, size_t *off)
@@ -134,13 +150,60 @@ static unsigned int sym_rank(const GElf_Sym *s, const char *name)
 	return (name[0] == '_' ? 4 : 0) + rank;
 }
 
-/* Appends the function symbols of one symbol table section. */
+/* True when a table and its string table are within the bound; counts a breach. */
+static bool table_fits(Elf *e, const GElf_Shdr *sh, struct reader *r)
+{
+	Elf_Scn *strings = elf_getscn(e, sh->sh_link);
+	GElf_Shdr ss;
+
+	if (sh->sh_size <= r->max_table &&
+	    (!strings || !gelf_getshdr(strings, &ss) || ss.sh_type == SHT_NOBITS ||
+	     ss.sh_size <= r->max_table))
+		return true;
+	r->breaches->tables++;
+	return false;
+}
+
+/* Appends one symbol; 0 or -ENOMEM. */
+static int reader_add(struct reader *r, const GElf_Sym *s, const char *name)
+{
+	int err;
+
+	if (r->nr == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 256;
+		struct rawsym *syms = realloc(r->syms, cap * sizeof(*syms));
+
+		if (!syms)
+			return -ENOMEM;
+		r->syms = syms;
+		r->cap = cap;
+	}
+	err = pool_add(r, name, &r->syms[r->nr].name_off);
+	if (err)
+		return err;
+	r->syms[r->nr].value = s->st_value;
+	r->syms[r->nr].size = s->st_size;
+	r->syms[r->nr].rank = sym_rank(s, name);
+	r->nr++;
+	return 0;
+}
+
+/*
+ * Appends the function symbols of one symbol table section. A table over
+ * the bounds adds nothing: a part of a table would name an address after
+ * the wrong function.
+ */
 static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct reader *r)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count;
+	size_t count, before = r->nr, pool_before = r->pool_len;
+	Elf_Data *data;
 
-	if (!data || !sh->sh_entsize)
+	if (!sh->sh_entsize)
+		return -ENOEXEC;
+	if (!table_fits(e, sh, r))
+		return 0;
+	data = elf_getdata(scn, NULL);
+	if (!data)
 		return -ENOEXEC;
 	if (!data->d_buf) /* SHT_NOBITS in a split debug file */
 		return 0;
@@ -159,22 +222,15 @@ static int read_symtab(Elf *e, Elf_Scn *scn, const GElf_Shdr *sh, struct reader 
 		name = elf_strptr(e, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
-		if (r->nr == r->cap) {
-			size_t cap = r->cap ? r->cap * 2 : 256;
-			struct rawsym *syms = realloc(r->syms, cap * sizeof(*syms));
-
-			if (!syms)
-				return -ENOMEM;
-			r->syms = syms;
-			r->cap = cap;
+		if (r->nr - before == r->max_symbols) {
+			r->breaches->symbols++;
+			r->nr = before;
+			r->pool_len = pool_before;
+			return 0;
 		}
-		err = pool_add(r, name, &r->syms[r->nr].name_off);
+		err = reader_add(r, &s, name);
 		if (err)
 			return err;
-		r->syms[r->nr].value = s.st_value;
-		r->syms[r->nr].size = s.st_size;
-		r->syms[r->nr].rank = sym_rank(&s, name);
-		r->nr++;
 	}
 	return 0;
 }
@@ -213,6 +269,17 @@ static int read_other_symtab(Elf *other, struct reader *r)
 	return err == -ENOMEM ? err : 0;
 }
 
+/* elfhdr_check(), counting a file with too many headers. */
+static int elfsym_check_headers(int fd, const void *image, size_t size,
+				struct elfsym_breaches *breaches)
+{
+	int err = elfhdr_check(fd, image, size);
+
+	if (err)
+		breaches->sections++;
+	return err;
+}
+
 /*
  * Reads .symtab; when there is none with functions, the separate debug
  * file's (paths given); else MiniDebugInfo's, with .dynsym, which it
@@ -232,7 +299,10 @@ static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct read
 	if (paths) {
 		fd = debuginfo_open(e, paths);
 		if (fd >= 0) {
-			Elf *debug = elf_begin(fd, ELF_C_READ, NULL);
+			Elf *debug = NULL;
+
+			if (!elfsym_check_headers(fd, NULL, 0, r->breaches))
+				debug = elf_begin(fd, ELF_C_READ, NULL);
 
 			err = debug ? read_other_symtab(debug, r) : 0;
 			elf_end(debug);
@@ -245,7 +315,10 @@ static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct read
 	if (err == -ENOMEM)
 		return err;
 	if (!err) {
-		Elf *mini = elf_memory(image, size);
+		Elf *mini = NULL;
+
+		if (!elfsym_check_headers(-1, image, size, r->breaches))
+			mini = elf_memory(image, size);
 
 		err = mini ? read_other_symtab(mini, r) : 0;
 		elf_end(mini);
@@ -342,11 +415,41 @@ static int check_size(Elf *e, uint64_t file_size)
 	return 0;
 }
 
+/*
+ * Counts the sections debuginfo would read that are over its bounds (it
+ * skips them itself). A file whose section names are over theirs has no
+ * usable names for debuginfo, and is read for its tables alone.
+ */
+static void count_section_breaches(Elf *e, struct elfsym_breaches *breaches)
+{
+	Elf_Scn *scn = NULL;
+	bool over = false;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		uint64_t bound;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		bound = debuginfo_section_bound(e, elf_ndxscn(scn), &sh);
+		if (bound && sh.sh_size > bound)
+			over = true;
+	}
+	breaches->sections += over;
+}
+
 /* Reads the table from e, a file or image of file_size bytes; takes e. */
-static int open_elf(Elf *e, uint64_t file_size, const struct debuginfo_paths *paths,
+static int open_elf(Elf *e, uint64_t file_size, const struct elfsym_options *o,
 		    struct elfsym **out)
 {
-	struct reader r = {0};
+	struct elfsym_breaches local = { 0 };
+	struct reader r = {
+		.max_table = o && o->bounds.max_table ? o->bounds.max_table
+						      : ELFSYM_DEFAULT_MAX_TABLE,
+		.max_symbols = o && o->bounds.max_symbols ? o->bounds.max_symbols
+							  : ELFSYM_DEFAULT_MAX_SYMBOLS,
+		.breaches = o && o->breaches ? o->breaches : &local,
+	};
 	struct elfsym *elf;
 	int err;
 
@@ -362,10 +465,13 @@ static int open_elf(Elf *e, uint64_t file_size, const struct debuginfo_paths *pa
 	err = check_size(e, file_size);
 	if (err)
 		goto err_end;
+	count_section_breaches(e, r.breaches);
 	err = read_segments(e, elf);
 	if (err)
 		goto err_end;
-	err = read_symbols(e, paths, &r);
+	err = debuginfo_build_id(e, elf->build_id, sizeof(elf->build_id));
+	elf->build_id_len = err > 0 ? (size_t)err : 0;
+	err = read_symbols(e, o ? o->debug : NULL, &r);
 	if (err)
 		goto err_end;
 	err = build(elf, &r);
@@ -385,23 +491,22 @@ err_end:
 	return err;
 }
 
-int elfsym_open_fd(int fd, struct elfsym **out)
+int elfsym_open_fd_with(int fd, const struct elfsym_options *options, struct elfsym **out)
 {
-	return elfsym_open_fd_debug(fd, NULL, out);
-}
-
-int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out)
-{
+	struct elfsym_breaches local = { 0 };
 	struct stat st;
 	Elf *e;
 
 	*out = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE || fstat(fd, &st))
 		return -ENOEXEC;
+	if (elfsym_check_headers(fd, NULL, 0,
+				 options && options->breaches ? options->breaches : &local))
+		return -ENOEXEC;
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (!e)
 		return -ENOEXEC;
-	return open_elf(e, (uint64_t)st.st_size, paths, out);
+	return open_elf(e, (uint64_t)st.st_size, options, out);
 }
 
 Elf *elfsym_memory(const void *image, size_t size, char **copy)
@@ -423,20 +528,42 @@ Elf *elfsym_memory(const void *image, size_t size, char **copy)
 	return e;
 }
 
-int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
+int elfsym_open_mem_with(const void *image, size_t size, const struct elfsym_options *options,
+			 struct elfsym **out)
 {
+	struct elfsym_breaches local = { 0 };
 	char *copy;
 	Elf *e;
 	int err;
 
 	*out = NULL;
-	/* The table keeps nothing of the copy. */
+	if (elfsym_check_headers(-1, image, size,
+				 options && options->breaches ? options->breaches : &local))
+		return -ENOEXEC;
+	/* libelf wants a writable buffer; the table keeps nothing of it. */
 	e = elfsym_memory(image, size, &copy);
 	if (!e)
 		return -ENOEXEC;
-	err = open_elf(e, size, NULL, out);
+	err = open_elf(e, size, options, out);
 	free(copy);
 	return err;
+}
+
+int elfsym_open_fd(int fd, struct elfsym **out)
+{
+	return elfsym_open_fd_with(fd, NULL, out);
+}
+
+int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out)
+{
+	struct elfsym_options options = { .debug = paths };
+
+	return elfsym_open_fd_with(fd, &options, out);
+}
+
+int elfsym_open_mem(const void *image, size_t size, struct elfsym **out)
+{
+	return elfsym_open_mem_with(image, size, NULL, out);
 }
 
 int elfsym_open(const char *path, struct elfsym **out)
@@ -446,14 +573,16 @@ int elfsym_open(const char *path, struct elfsym **out)
 
 int elfsym_open_debug(const char *path, const struct debuginfo_paths *paths, struct elfsym **out)
 {
-	int fd, err;
+	struct target_path p = { .path = path };
+	struct target_file f;
+	int err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = elfsym_open_fd_debug(fd, paths, out);
-	close(fd);
+	err = target_open(paths ? paths->gate : NULL, &p, &f);
+	if (err)
+		return err;
+	err = elfsym_open_fd_debug(f.fd, paths, out);
+	target_file_close(&f);
 	return err;
 }
 
@@ -466,6 +595,12 @@ void elfsym_free(struct elfsym *elf)
 	free(elf->segments);
 	free(elf->pool);
 	free(elf);
+}
+
+const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len)
+{
+	*len = elf->build_id_len;
+	return elf->build_id_len ? elf->build_id : NULL;
 }
 
 size_t elfsym_count(const struct elfsym *elf)

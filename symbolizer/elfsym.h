@@ -32,36 +32,84 @@ struct elfsym_segment {
 };
 
 /*
+ * What one ELF file may make us read and keep. A file sets its section
+ * sizes itself: a .symtab whose header claims 3 GiB (a sparse file) made
+ * libelf allocate and read 3 GiB. The defaults are far above any real
+ * file (the largest tables on our Debian 12 host are node's: a 7.2 MiB
+ * .strtab, 330k symbols) and far below what hurts.
+ */
+#define ELFSYM_DEFAULT_MAX_TABLE (256ULL << 20) /* bytes of one symbol or string table */
+#define ELFSYM_DEFAULT_MAX_SYMBOLS (4u << 20)	/* function symbols kept from one table */
+
+struct elfsym_bounds {
+	uint64_t max_table;   /* 0: ELFSYM_DEFAULT_MAX_TABLE */
+	uint64_t max_symbols; /* 0: ELFSYM_DEFAULT_MAX_SYMBOLS */
+};
+
+/*
+ * Bounds hit, each counted once per file read. A table over its bound is
+ * skipped (the next source of names is tried: .dynsym after .symtab); a
+ * file with too many headers, or whose section names are over their
+ * bound, is not read at all (-ENOEXEC).
+ */
+struct elfsym_breaches {
+	uint64_t tables;   /* a symbol or string table over max_table */
+	uint64_t symbols;  /* a table with more functions than max_symbols */
+	uint64_t sections; /* too many headers, or a note, link, name or
+			    * MiniDebugInfo section over its bound (debuginfo.h) */
+};
+
+struct elfsym_options {
+	const struct debuginfo_paths *debug; /* NULL: no separate debug files */
+	struct elfsym_bounds bounds;
+	struct elfsym_breaches *breaches; /* NULL: not counted */
+};
+
+/*
  * Reads the ELF file open on fd (the fd stays the caller's; it may be
  * closed after the call) into *out. Function symbols come from .symtab, or
- * when the file is stripped from its MiniDebugInfo (.gnu_debugdata) and
- * .dynsym. Returns 0, or a negative errno:
- * -ENOEXEC for a file that is not a usable ELF file (garbage, truncated,
- * no PT_LOAD), -ENOMEM. A file with no function symbol at all still loads
- * (its addresses then come out as "[file+0xoff]"). The caller frees the
- * table with elfsym_free().
+ * when the file is stripped from its separate debug file (options->debug),
+ * its MiniDebugInfo (.gnu_debugdata) and .dynsym. Returns 0, or a negative
+ * errno: -ENOEXEC for a file that is not a usable ELF file (garbage,
+ * truncated, no PT_LOAD, too many headers), -ENOMEM. A file with no
+ * function symbol at all still loads (its addresses then come out as
+ * "[file+0xoff]"). options may be NULL for the defaults. The caller frees
+ * the table with elfsym_free().
  */
-int elfsym_open_fd(int fd, struct elfsym **out);
+int elfsym_open_fd_with(int fd, const struct elfsym_options *options, struct elfsym **out);
 
 /*
- * As elfsym_open_fd(), but a stripped file's symbols come first from its
- * separate debug file, looked for where paths say (debuginfo_open()).
- */
-int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out);
-
-/*
- * As elfsym_open_fd(), from an ELF image of size bytes in memory (the
+ * As elfsym_open_fd_with(), from an ELF image of size bytes in memory (the
  * vDSO). The image is copied while reading and stays the caller's.
  */
+int elfsym_open_mem_with(const void *image, size_t size, const struct elfsym_options *options,
+			 struct elfsym **out);
+
+/* elfsym_open_fd_with() with the default bounds and no debug files. */
+int elfsym_open_fd(int fd, struct elfsym **out);
+
+/* elfsym_open_fd_with() with the default bounds, debug files looked for where paths say. */
+int elfsym_open_fd_debug(int fd, const struct debuginfo_paths *paths, struct elfsym **out);
+
+/* elfsym_open_mem_with() with the default bounds. */
 int elfsym_open_mem(const void *image, size_t size, struct elfsym **out);
 
-/* As elfsym_open_fd(), by path; -errno from open() when that fails. */
+/*
+ * As elfsym_open_fd(), by path, opened through the gate (target_open():
+ * a regular file, never blocking); -errno when that refuses it.
+ */
 int elfsym_open(const char *path, struct elfsym **out);
 
 /* As elfsym_open_fd_debug(), by path. */
 int elfsym_open_debug(const char *path, const struct debuginfo_paths *paths, struct elfsym **out);
 
 void elfsym_free(struct elfsym *elf);
+
+/*
+ * The file's GNU build-id (from its own notes, not its debug file's,
+ * though the two match), *len bytes owned by elf; NULL when it has none.
+ */
+const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len);
 
 /* Function symbols kept, one per address, sorted by address. */
 size_t elfsym_count(const struct elfsym *elf);

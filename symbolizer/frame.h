@@ -2,10 +2,15 @@
  * frame: one symbolized stack frame, the unit the symbolizer hands to the
  * renderer. A frame knows its kind, so that writers can mark kernel and JIT
  * frames (folded "_[k]", "_[j]") and colour them, and so that later
- * unwinders (inlined frames from DWARF) fit without a new type.
+ * unwinders (inlined frames from DWARF) fit without a new type. It may
+ * also say where its code is (a mapping of a file, and an address), for
+ * formats that let other tools match binaries by build-id (pprof).
  */
 #ifndef EBPROF_SYMBOLIZER_FRAME_H
 #define EBPROF_SYMBOLIZER_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 enum frame_kind {
 	FRAME_PROCESS, /* the root: the process name */
@@ -17,9 +22,25 @@ enum frame_kind {
 	FRAME_KIND_NR,
 };
 
+/* A file mapped into the sampled process, as /proc/PID/maps gives it. */
+struct frame_mapping {
+	uint64_t start, limit;		/* [start, limit) in the process */
+	uint64_t offset;		/* file offset of start */
+	const char *file;		/* the path the process mapped */
+	const unsigned char *build_id;	/* the file's GNU build-id; NULL: none */
+	size_t build_id_len;
+};
+
 struct frame {
 	const char *name; /* borrowed; see who hands the frame out */
 	enum frame_kind kind;
+	/* Where the code is, when known (both borrowed like name): the
+	 * mapping (NULL for kernel and JIT frames, frames read from text, and
+	 * addresses in no file), and the address in the process of the
+	 * function's first byte, or of the sampled instruction when the frame
+	 * names no function or carries its offset ("+0x1f"); 0: unknown. */
+	const struct frame_mapping *mapping;
+	uint64_t address;
 };
 
 /* The folded-text suffix of a kind ("_[k]", "_[j]", "_[i]"), or "". */

@@ -7,24 +7,30 @@
  * After each read the entries are sorted again by start address; an entry
  * written later replaces an earlier one at the same start.
  *
- * Trust is checked on the open file (fstat of the descriptor read), so
- * the file cannot be swapped between the check and the read. The open
- * never blocks: a FIFO planted under the name would otherwise hang the
- * drain forever. Inside a process's root, openat2(RESOLVE_IN_ROOT) keeps
- * "..", absolute symlinks and /proc magic links within that root.
+ * The file is opened through the gate (target_open): never blocking (a
+ * FIFO planted under the name would otherwise hang the drain forever), a
+ * regular file only, resolved inside the process's root. Trust is then
+ * checked on the open file (its fstat), so the file cannot be swapped
+ * between the check and the read.
+ *
+ * Reading is bounded, with pread() into a buffer of its own: a line
+ * longer than max_line (PERFMAP_MAX_LINE) is skipped to its newline (in later
+ * refreshes if need be) and counted; each refresh reads at most
+ * PERFMAP_MAX_READ bytes and leaves the rest for the next; a file is read
+ * up to max_bytes in all, then no further until it is replaced.
  */
 #include "symbolizer/perfmap.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
+
+#include "symbolizer/target.h"
+
+#define PERFMAP_CHUNK (64 * 1024)
 
 struct pentry {
 	struct perfmap_symbol sym;
@@ -36,13 +42,21 @@ struct perfmap {
 	char *root; /* NULL: path is resolved as usual */
 	char *path;
 	uid_t owner;
+	struct target *gate;
+	uint64_t max_bytes;
+	size_t max_line;
 	struct pentry *entries;
 	size_t nr, cap;
 	char *pool;
 	size_t pool_len, pool_cap;
 	size_t malformed;
+	size_t too_long;
+	size_t truncated;
 	size_t refused;
 	bool refusing; /* the file as last seen was refused */
+	bool skipping; /* inside a line too long to keep, until its newline */
+	bool pending;  /* the last refresh stopped at PERFMAP_MAX_READ */
+	bool full;     /* max_bytes read: nothing more of this file */
 	uint64_t seq;
 	/* What was read: the file's identity, and how far. */
 	dev_t dev;
@@ -52,21 +66,32 @@ struct perfmap {
 	struct timespec mtime;
 };
 
-struct perfmap *perfmap_new(const char *root, const char *path, uid_t owner)
+struct perfmap *perfmap_new_with(const struct perfmap_config *config)
 {
 	struct perfmap *map = calloc(1, sizeof(*map));
 
 	if (!map)
 		return NULL;
-	map->owner = owner;
-	map->path = strdup(path);
-	if (root)
-		map->root = strdup(root);
-	if (!map->path || (root && !map->root)) {
+	map->owner = config->owner;
+	map->gate = config->gate;
+	map->max_bytes = config->max_bytes ? config->max_bytes : PERFMAP_DEFAULT_MAX_BYTES;
+	map->max_line = config->max_line && config->max_line < PERFMAP_MAX_LINE ? config->max_line
+										: PERFMAP_MAX_LINE;
+	map->path = strdup(config->path);
+	if (config->root)
+		map->root = strdup(config->root);
+	if (!map->path || (config->root && !map->root)) {
 		perfmap_free(map);
 		return NULL;
 	}
 	return map;
+}
+
+struct perfmap *perfmap_new(const char *root, const char *path, uid_t owner)
+{
+	struct perfmap_config config = { .root = root, .path = path, .owner = owner };
+
+	return perfmap_new_with(&config);
 }
 
 void perfmap_free(struct perfmap *map)
@@ -85,6 +110,9 @@ static void reset(struct perfmap *map)
 	map->nr = 0;
 	map->pool_len = 0;
 	map->consumed = 0;
+	map->skipping = false;
+	map->pending = false;
+	map->full = false;
 }
 
 static bool parse_hex(const char **s, uint64_t *value)
@@ -192,56 +220,103 @@ static void finish(struct perfmap *map)
 }
 
 /*
- * Reads complete lines from map->consumed on. The pool keeps the names of
- * dropped duplicates until the next full re-read; that waste is bounded by
- * the file's size.
+ * Adds the complete lines at the start of buf (len bytes); returns how
+ * many bytes they took (the rest is a line not ended yet), or -ENOMEM.
  */
-static int read_from(struct perfmap *map, FILE *f)
+static ssize_t add_lines(struct perfmap *map, const char *buf, size_t len)
 {
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t len;
-	int err = 0;
+	size_t used = 0;
+	const char *nl;
+	int err;
 
-	if (fseeko(f, map->consumed, SEEK_SET))
-		return -errno;
-	while ((len = getline(&line, &cap, f)) > 0) {
-		if (line[len - 1] != '\n')
-			break; /* the writer is mid-line: read it next time */
-		err = add_line(map, line, (size_t)len - 1);
-		if (err)
-			break;
-		map->consumed += len;
+	while ((nl = memchr(buf + used, '\n', len - used))) {
+		size_t line = (size_t)(nl - (buf + used));
+
+		if (map->skipping) {
+			map->skipping = false; /* the end of a line too long to keep */
+		} else if (line > map->max_line) {
+			map->too_long++;
+			map->malformed++;
+		} else {
+			err = add_line(map, buf + used, line);
+			if (err)
+				return err;
+		}
+		used += line + 1;
 	}
-	free(line);
-	finish(map);
-	return err;
+	return (ssize_t)used;
 }
 
-/* Opens the file read-only, never through a final symlink, never blocking. */
-static int perfmap_open(const struct perfmap *map)
+/* Reads no further in this file, counted once. */
+static void read_no_further(struct perfmap *map)
 {
-	const int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
-	struct open_how how = { .flags = flags,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	char path[8192];
-	int dir, fd;
+	map->full = true;
+	map->truncated++;
+}
 
-	if (!map->root)
-		return open(map->path, flags);
-	dir = open(map->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dir < 0)
-		return -1;
-	fd = (int)syscall(SYS_openat2, dir, map->path, &how, sizeof(how));
-	close(dir);
-	if (fd >= 0 || errno != ENOSYS)
-		return fd;
-	/* Kernels before 5.6: the final component is still not followed. */
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", map->root, map->path) >= sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
+/*
+ * Reads complete lines from map->consumed on, within the bounds (see the
+ * top of this file). The pool keeps the names of dropped duplicates until
+ * the next full re-read; that waste is bounded by max_bytes.
+ */
+static int read_from(struct perfmap *map, int fd)
+{
+	const size_t cap = map->max_line + PERFMAP_CHUNK;
+	uint64_t budget = PERFMAP_MAX_READ;
+	size_t len = 0;
+	ssize_t got, used;
+	char *buf;
+	int err = 0;
+
+	if (map->full)
+		return 0;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	map->pending = false;
+	for (;;) {
+		uint64_t left = map->max_bytes - ((uint64_t)map->consumed + len);
+		size_t want = cap - len;
+
+		if (!left) {
+			read_no_further(map);
+			break;
+		}
+		if (!budget) {
+			map->pending = true;
+			break;
+		}
+		want = want < left ? want : (size_t)left;
+		want = want < budget ? want : (size_t)budget;
+		got = pread(fd, buf + len, want, map->consumed + (off_t)len);
+		if (got <= 0) {
+			err = got < 0 ? -errno : 0;
+			break;
+		}
+		target_tick(map->gate);
+		budget -= (uint64_t)got;
+		len += (size_t)got;
+		used = add_lines(map, buf, len);
+		if (used < 0) {
+			err = (int)used;
+			break;
+		}
+		if (!used && len > map->max_line) {
+			/* No newline in a whole line's worth: skip to the next one. */
+			if (!map->skipping) {
+				map->too_long++;
+				map->malformed++;
+			}
+			map->skipping = true;
+			used = (ssize_t)len;
+		}
+		map->consumed += used;
+		memmove(buf, buf + used, len - (size_t)used);
+		len -= (size_t)used;
 	}
-	return open(path, flags);
+	free(buf);
+	finish(map);
+	return err;
 }
 
 /*
@@ -255,15 +330,20 @@ static bool perfmap_trusted(const struct perfmap *map, const struct stat *st)
 	       !(st->st_mode & (S_IWGRP | S_IWOTH)) && st->st_nlink == 1;
 }
 
-/* Drops what an untrusted file said; counts the refusal once per file state. */
-static int perfmap_refuse(struct perfmap *map, const struct stat *st)
+/*
+ * Drops what an untrusted file said; counts the refusal once per file
+ * state, by the cause the gate gives it.
+ */
+static int perfmap_refuse(struct perfmap *map, const struct stat *st, enum target_cause cause)
 {
 	bool same = st->st_dev == map->dev && st->st_ino == map->ino &&
 		    st->st_mtim.tv_sec == map->mtime.tv_sec &&
 		    st->st_mtim.tv_nsec == map->mtime.tv_nsec && st->st_size == map->size;
 
-	if (!map->refusing || !same)
+	if (!map->refusing || !same) {
 		map->refused++;
+		target_count(map->gate, cause);
+	}
 	map->refusing = true;
 	reset(map);
 	map->dev = st->st_dev;
@@ -273,55 +353,75 @@ static int perfmap_refuse(struct perfmap *map, const struct stat *st)
 	return -EPERM;
 }
 
+/*
+ * Opens the file through the gate: never through a final symlink, never
+ * blocking, inside the process's root. Returns 0, -ENOENT (no file) or
+ * another error of the gate's, or -EPERM (refused: a symlink, a FIFO, a
+ * path out of the root; counted as perfmap_refuse() does).
+ */
+static int perfmap_open(struct perfmap *map, struct target_file *f)
+{
+	struct target_path p = {
+		.root = map->root,
+		.path = map->path,
+		.flags = TARGET_NOFOLLOW | TARGET_ANY_SIZE | TARGET_UNCOUNTED,
+	};
+	enum target_cause cause;
+	struct stat st;
+	int err = target_open(map->gate, &p, f);
+
+	if (!err)
+		return 0;
+	cause = target_cause_of(err);
+	switch (cause) {
+	case TARGET_GONE:
+	case TARGET_OTHER:
+		return err;
+	case TARGET_NO_FDS:
+	case TARGET_STALLED:
+		target_count(map->gate, cause);
+		return err;
+	default:
+		/* Remembered by cause, so a file that stays refused counts once. */
+		memset(&st, 0, sizeof(st));
+		st.st_ino = (ino_t)cause + 1;
+		return perfmap_refuse(map, &st, cause);
+	}
+}
+
 int perfmap_refresh(struct perfmap *map)
 {
-	struct stat st;
-	FILE *f;
-	int fd, err;
+	struct target_file f;
+	const struct stat *st = &f.st;
+	int err;
 
-	fd = perfmap_open(map);
-	if (fd < 0 && errno == ELOOP) {
-		/* A symlink, or a path leaving the root: refused, counted once. */
-		memset(&st, 0, sizeof(st));
-		st.st_mode = S_IFLNK;
-		return perfmap_refuse(map, &st);
-	}
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
+	err = perfmap_open(map, &f);
+	if (err)
 		return err;
+	if (!perfmap_trusted(map, st)) {
+		target_file_close(&f);
+		return perfmap_refuse(map, &f.st, TARGET_PERMISSION);
 	}
-	if (!perfmap_trusted(map, &st)) {
-		close(fd);
-		return perfmap_refuse(map, &st);
-	}
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	err = 0;
 	if (map->refusing) {
 		/* Trusted now (fixed by its owner): read it whole. */
 		map->refusing = false;
 		map->ino = 0;
 		map->dev = 0;
 	}
-	if (st.st_dev == map->dev && st.st_ino == map->ino && st.st_size == map->size &&
-	    st.st_mtim.tv_sec == map->mtime.tv_sec && st.st_mtim.tv_nsec == map->mtime.tv_nsec)
+	err = 0;
+	if (st->st_dev == map->dev && st->st_ino == map->ino && st->st_size == map->size &&
+	    st->st_mtim.tv_sec == map->mtime.tv_sec &&
+	    st->st_mtim.tv_nsec == map->mtime.tv_nsec && !map->pending)
 		goto out;
-	if (st.st_dev != map->dev || st.st_ino != map->ino || st.st_size < map->consumed)
+	if (st->st_dev != map->dev || st->st_ino != map->ino || st->st_size < map->consumed)
 		reset(map);
-	map->dev = st.st_dev;
-	map->ino = st.st_ino;
-	map->size = st.st_size;
-	map->mtime = st.st_mtim;
-	err = read_from(map, f);
+	map->dev = st->st_dev;
+	map->ino = st->st_ino;
+	map->size = st->st_size;
+	map->mtime = st->st_mtim;
+	err = read_from(map, f.fd);
 out:
-	fclose(f);
+	target_file_close(&f);
 	return err;
 }
 
@@ -357,6 +457,16 @@ size_t perfmap_count(const struct perfmap *map)
 size_t perfmap_malformed(const struct perfmap *map)
 {
 	return map->malformed;
+}
+
+size_t perfmap_too_long(const struct perfmap *map)
+{
+	return map->too_long;
+}
+
+size_t perfmap_truncated(const struct perfmap *map)
+{
+	return map->truncated;
 }
 
 size_t perfmap_refused(const struct perfmap *map)

@@ -13,6 +13,12 @@
  * (and, stricter than perf, with one link); it is opened without
  * following a final symlink, and inside the process's own root (a
  * container's /tmp) no symlink can lead out of that root.
+ *
+ * The file is the process's to write, so what is read of it is bounded:
+ * a line longer than PERFMAP_MAX_LINE is skipped (a 3 GiB file without a
+ * newline used to be read into one line), at most PERFMAP_MAX_READ bytes
+ * are read per refresh (the rest at the next ones), and at most
+ * max_bytes of one file in all (its entries are held in memory).
  */
 #ifndef EBPROF_SYMBOLIZER_PERFMAP_H
 #define EBPROF_SYMBOLIZER_PERFMAP_H
@@ -22,6 +28,21 @@
 #include <sys/types.h>
 
 struct perfmap;
+struct target;
+
+/* A JIT's longest names (C++ templates in .NET maps) are a few KiB. */
+#define PERFMAP_MAX_LINE (64 * 1024)
+#define PERFMAP_MAX_READ (16u << 20)		 /* bytes read per refresh */
+#define PERFMAP_DEFAULT_MAX_BYTES (256ULL << 20) /* bytes of one file read in all */
+
+struct perfmap_config {
+	const char *root; /* see perfmap_new() */
+	const char *path;
+	uid_t owner;
+	struct target *gate; /* the gate (target.h) counts refusals by cause; NULL: none */
+	uint64_t max_bytes;  /* 0: PERFMAP_DEFAULT_MAX_BYTES */
+	size_t max_line;     /* bytes of one line; 0: PERFMAP_MAX_LINE, and at most that */
+};
 
 struct perfmap_symbol {
 	uint64_t start, size;
@@ -37,6 +58,9 @@ struct perfmap_symbol {
  * perfmap_free().
  */
 struct perfmap *perfmap_new(const char *root, const char *path, uid_t owner);
+
+/* As perfmap_new(), with a gate and a bound of its own. */
+struct perfmap *perfmap_new_with(const struct perfmap_config *config);
 
 void perfmap_free(struct perfmap *map);
 
@@ -64,6 +88,12 @@ size_t perfmap_count(const struct perfmap *map);
 
 /* Lines skipped because they did not parse, since the map was created. */
 size_t perfmap_malformed(const struct perfmap *map);
+
+/* Of those, lines longer than max_line (PERFMAP_MAX_LINE). */
+size_t perfmap_too_long(const struct perfmap *map);
+
+/* Files read up to max_bytes and no further (counted once per file). */
+size_t perfmap_truncated(const struct perfmap *map);
 
 /*
  * Files refused since the map was created: a refused file counts once,

@@ -23,12 +23,16 @@
  * once the maps show anonymous executable memory, the only place JIT
  * code can run. Small /proc files are read with one read(), not stdio.
  *
- * Files are opened where the process sees them: /proc/PID/map_files/
- * (deleted files, other mount namespaces), then /proc/PID/root/PATH, and
- * only then our own PATH, accepted only if its device and inode match the
- * mapping's. Perf maps are read from /proc/PID/root/tmp/perf-NSPID.map,
- * NSPID being the process's PID in its own namespace. PIDs themselves are
- * the host's, as the kernel reports them.
+ * Files are opened where the process sees them, and only through the
+ * gate (target_*), which never blocks, resolves inside the process's root
+ * and checks what it opens: /proc/PID/map_files/ (deleted files, other
+ * mount namespaces), then PATH inside /proc/PID/root, and only then our
+ * own PATH, each accepted only if its device and inode are the mapping's.
+ * Perf maps are read from /proc/PID/root/tmp/perf-NSPID.map, NSPID being
+ * the process's PID in its own namespace. PIDs themselves are the host's,
+ * as the kernel reports them. What the files declare is bounded (section
+ * sizes, symbol counts, perf-map lines and bytes); what the gate refuses
+ * and the bounds hit are counted in the stats.
  *
  * A user address goes mapping -> ELF table (cached by file, elfcache_*)
  * -> symbol; then the JIT perf map; then "[file+0xoffset]" or "[unknown]".
@@ -63,6 +67,7 @@
 #include "symbolizer/ksyms.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/procmaps.h"
+#include "symbolizer/target.h"
 
 #define PROC_BUCKETS 1024
 #define DEFAULT_MAX_PROCESSES 4096
@@ -97,6 +102,10 @@ struct symbolizer {
 	char *perfmap_dir;
 	char *debug_root;
 	struct ksyms *ksyms; /* NULL when kallsyms could not be read */
+	struct target *gate; /* every open of a process's file */
+	struct elfsym_bounds elf_bounds;
+	struct elfsym_breaches elf_breaches;
+	uint64_t perfmap_max_bytes;
 	struct elfcache *elfs;
 	struct demangle_cache *demangled; /* NULL: raw_names */
 	struct elfsym *vdso;		  /* our own vDSO's table; NULL when unreadable */
@@ -105,14 +114,24 @@ struct symbolizer {
 	size_t nr_procs, max_procs;
 	uint64_t evicted;
 	uint64_t drain;
-	/* The names of the frames of the last call, and where each starts. */
+	/* The names of the frames of the last call, where each starts, and
+	 * the mapping each frame's code is in (frame.mapping points here).
+	 * A mapping's path and build-id are copied into names too (map_offs
+	 * says where): the maps and ELF tables they come from may be re-read
+	 * or evicted by a later frame of the same stack. */
 	char *names;
 	size_t names_len, names_cap;
 	size_t *name_offs;
+	struct frame_mapping *mappings;
+	struct mapping_offs {
+		size_t file, build_id; /* in names; build_id SIZE_MAX: none */
+	} *map_offs;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
 	uint64_t perfmaps_refused;
 	uint64_t perfmaps_opened;
+	uint64_t perfmap_lines_too_long;
+	uint64_t perfmaps_truncated;
 	uint64_t ns_per_tick; /* /proc/PID/stat's clock tick; 0: start times in ns unusable */
 	int64_t boottime_offset; /* ns our time namespace adds to boot times in /proc */
 };
@@ -128,6 +147,9 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	    .raw_names = false,
 	    .debug_root = "/usr/lib/debug",
 	    .max_processes = 0,
+	    .max_file_size = 0,
+	    .elf_bounds = {0},
+	    .perfmap_max_bytes = 0,
 	    .maps_text_only = false,
 	};
 }
@@ -156,6 +178,25 @@ static ssize_t read_small(const char *path, char *buf, size_t size)
 	close(fd);
 	buf[len] = '\0';
 	return (ssize_t)len;
+}
+
+/*
+ * Out of descriptors is the one failure of a /proc read that is ours, not
+ * the process's: counted with the gate's refusals, so the user hears of it.
+ */
+static void count_fds(struct symbolizer *sym, long err)
+{
+	if (err == -EMFILE || err == -ENFILE)
+		target_count(sym->gate, TARGET_NO_FDS);
+}
+
+/* read_small() of a process's /proc file. */
+static ssize_t proc_read(struct symbolizer *sym, const char *path, char *buf, size_t size)
+{
+	ssize_t n = read_small(path, buf, size);
+
+	count_fds(sym, n);
+	return n;
 }
 
 /*
@@ -206,6 +247,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 {
 	struct symbolizer_config defaults;
 	struct symbolizer *sym;
+	int err;
 
 	symbolizer_config_init(&defaults);
 	if (!config)
@@ -221,7 +263,11 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
 	sym->elfs = elfcache_new(config->elf_cache_max);
 	sym->debug_root = strdup(config->debug_root ? config->debug_root : "");
-	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs || !sym->debug_root)
+	sym->gate = target_new(&(struct target_config){ .proc_root = sym->proc_root,
+							.max_file_size = config->max_file_size });
+	sym->elf_bounds = config->elf_bounds;
+	sym->perfmap_max_bytes = config->perfmap_max_bytes;
+	if (!sym->proc_root || !sym->perfmap_dir || !sym->elfs || !sym->debug_root || !sym->gate)
 		goto err_free;
 	sym->boottime_offset = boottime_offset(sym->proc_root);
 	if (!config->raw_names) {
@@ -230,9 +276,10 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 			goto err_free;
 	}
 	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
-	if (ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms) ==
-	    -ENOMEM)
+	err = ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms);
+	if (err == -ENOMEM)
 		goto err_free;
+	count_fds(sym, err);
 	return sym;
 
 err_free:
@@ -278,20 +325,23 @@ void symbolizer_free(struct symbolizer *sym)
 	free(sym->proc_root);
 	free(sym->perfmap_dir);
 	free(sym->debug_root);
+	target_free(sym->gate);
 	free(sym->names);
 	free(sym->name_offs);
+	free(sym->mappings);
+	free(sym->map_offs);
 	free(sym);
 }
 
 /* Field 22 of /proc/PID/stat, after the comm, which may hold ')' itself; 0: unreadable. */
-static uint64_t read_start_time(const struct symbolizer *sym, uint32_t tgid)
+static uint64_t read_start_time(struct symbolizer *sym, uint32_t tgid)
 {
 	char path[4096], buf[1024];
 	uint64_t start = 0;
 	const char *s;
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/stat", sym->proc_root, tgid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (proc_read(sym, path, buf, sizeof(buf)) <= 0)
 		return 0;
 	s = strrchr(buf, ')');
 	if (!s)
@@ -322,7 +372,7 @@ struct proc_status {
  * (the second Uid field), who must own that map. When unreadable: tgid,
  * and root, so that only root's files are trusted then.
  */
-static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
+static void read_status(struct symbolizer *sym, uint32_t tgid, struct proc_status *status)
 {
 	char path[4096], buf[8192];
 	const char *line, *next;
@@ -330,7 +380,7 @@ static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc
 	status->nspid = tgid;
 	status->euid = 0;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/status", sym->proc_root, tgid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
+	if (proc_read(sym, path, buf, sizeof(buf)) <= 0)
 		return;
 	for (line = buf; line; line = next) {
 		const char *last, *end = strchr(line, '\n');
@@ -357,33 +407,41 @@ static void read_status(const struct symbolizer *sym, uint32_t tgid, struct proc
  * perfmap_dir under the host PID (a test's fake /proc has no root). Only
  * a file of the process's user or root is read (perfmap.h says why).
  */
-static struct perfmap *proc_perfmap_new(const struct symbolizer *sym, uint32_t tgid)
+static struct perfmap *proc_perfmap_new(struct symbolizer *sym, uint32_t tgid)
 {
 	char root[4096], path[4096 + 64];
 	struct proc_status status;
+	struct perfmap_config config = { .path = path, .gate = sym->gate,
+					 .max_bytes = sym->perfmap_max_bytes };
 	struct stat st;
 
 	read_status(sym, tgid, &status);
+	config.owner = status.euid;
 	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, tgid);
 	if (!stat(root, &st) && S_ISDIR(st.st_mode)) {
 		snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir,
 			 status.nspid);
-		return perfmap_new(root, path, status.euid);
+		config.root = root;
+	} else {
+		snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, tgid);
 	}
-	snprintf(path, sizeof(path), "%s/perf-%" PRIu32 ".map", sym->perfmap_dir, tgid);
-	return perfmap_new(NULL, path, status.euid);
+	return perfmap_new_with(&config);
 }
 
-/* Reads what the runtime appended; counts a refused (planted) file. */
+/* Reads what the runtime appended; counts a refused (planted) file and the bounds hit. */
 static void proc_refresh_perfmap(struct symbolizer *sym, struct proc *proc)
 {
-	size_t before;
+	size_t refused, too_long, truncated;
 
 	if (!proc->perfmap)
 		return;
-	before = perfmap_refused(proc->perfmap);
+	refused = perfmap_refused(proc->perfmap);
+	too_long = perfmap_too_long(proc->perfmap);
+	truncated = perfmap_truncated(proc->perfmap);
 	perfmap_refresh(proc->perfmap);
-	sym->perfmaps_refused += perfmap_refused(proc->perfmap) - before;
+	sym->perfmaps_refused += perfmap_refused(proc->perfmap) - refused;
+	sym->perfmap_lines_too_long += perfmap_too_long(proc->perfmap) - too_long;
+	sym->perfmaps_truncated += perfmap_truncated(proc->perfmap) - truncated;
 }
 
 /*
@@ -422,6 +480,7 @@ static int proc_read_maps(struct symbolizer *sym, struct proc *proc, bool verify
 	proc->maps_drain = sym->drain;
 	/* A process gone before its first read keeps no maps; one read before keeps them. */
 	err = procmaps_load_opt(path, !sym->maps_text_only, &maps);
+	count_fds(sym, err);
 	if (err)
 		return err;
 	if (verify && read_start_time(sym, proc->tgid) != proc->start_time) {
@@ -656,6 +715,36 @@ int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t sta
 	return 0;
 }
 
+/* Makes room for len more bytes in the per-call buffer: 0 or -ENOMEM. */
+static int names_room(struct symbolizer *sym, size_t len)
+{
+	size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
+	char *names;
+
+	if (sym->names_len + len <= sym->names_cap)
+		return 0;
+	while (cap < sym->names_len + len)
+		cap *= 2;
+	names = realloc(sym->names, cap);
+	if (!names)
+		return -ENOMEM;
+	sym->names = names;
+	sym->names_cap = cap;
+	return 0;
+}
+
+/* Appends len bytes to the per-call buffer; returns their offset or SIZE_MAX. */
+static size_t names_put(struct symbolizer *sym, const void *bytes, size_t len)
+{
+	size_t off = sym->names_len;
+
+	if (names_room(sym, len) < 0)
+		return SIZE_MAX;
+	memcpy(sym->names + off, bytes, len);
+	sym->names_len += len;
+	return off;
+}
+
 /* Appends a formatted name to the per-call buffer; returns its offset or SIZE_MAX. */
 static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
 {
@@ -666,20 +755,8 @@ static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (len < 0)
+	if (len < 0 || names_room(sym, (size_t)len + 1) < 0)
 		return SIZE_MAX;
-	if (sym->names_len + (size_t)len + 1 > sym->names_cap) {
-		size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
-		char *names;
-
-		while (cap < sym->names_len + (size_t)len + 1)
-			cap *= 2;
-		names = realloc(sym->names, cap);
-		if (!names)
-			return SIZE_MAX;
-		sym->names = names;
-		sym->names_cap = cap;
-	}
 	va_start(ap, fmt);
 	vsnprintf(sym->names + off, (size_t)len + 1, fmt, ap);
 	va_end(ap);
@@ -698,6 +775,8 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	if (out->nr >= out->cap || off == SIZE_MAX)
 		return;
 	out->frames[out->nr].kind = kind;
+	out->frames[out->nr].mapping = NULL;
+	out->frames[out->nr].address = 0;
 	sym->name_offs[out->nr] = off;
 	out->nr++;
 	if (kind == FRAME_PROCESS)
@@ -705,6 +784,50 @@ static void emit(struct symbolizer *sym, struct stack_out *out, enum frame_kind 
 	sym->frames++;
 	if (kind == FRAME_UNKNOWN)
 		sym->unresolved++;
+}
+
+/*
+ * Says where the frame emit() just wrote (if it did: nr is out->nr before
+ * the call) has its code: at address, in mapping m of the process (NULL:
+ * none), whose file's table elf (NULL: unread) gives the build-id.
+ */
+static void locate(struct symbolizer *sym, struct stack_out *out, size_t nr,
+		   const struct procmaps_mapping *m, const struct elfsym *elf, uint64_t address)
+{
+	struct frame_mapping *fm = &sym->mappings[nr];
+	const struct frame_mapping *prev = nr ? out->frames[nr - 1].mapping : NULL;
+	struct mapping_offs *offs = &sym->map_offs[nr];
+	const unsigned char *id = NULL;
+	size_t id_len = 0;
+
+	if (out->nr == nr)
+		return;
+	out->frames[nr].address = address;
+	if (!m)
+		return;
+	if (elf)
+		id = elfsym_build_id(elf, &id_len);
+	/* Callers in the same file, the common case, share the copy. */
+	if (prev && prev->start == m->start && prev->limit == m->end &&
+	    !strcmp(sym->names + sym->map_offs[nr - 1].file, m->path)) {
+		*offs = sym->map_offs[nr - 1];
+		id_len = prev->build_id_len;
+	} else {
+		offs->file = names_add(sym, "%s", m->path);
+		offs->build_id = id ? names_put(sym, id, id_len) : SIZE_MAX;
+		if (offs->file == SIZE_MAX)
+			return; /* no memory: the frame keeps its name, not its mapping */
+		if (offs->build_id == SIZE_MAX)
+			id_len = 0;
+	}
+	/* file and build_id are set when the buffer has stopped moving. */
+	*fm = (struct frame_mapping){
+		.start = m->start,
+		.limit = m->end,
+		.offset = m->pgoff,
+		.build_id_len = id_len,
+	};
+	out->frames[nr].mapping = fm;
 }
 
 /*
@@ -733,60 +856,42 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* Opens path if it is the mapping's file (same device and inode); -errno. */
-static int open_checked(const char *path, const struct procmaps_mapping *m)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || st.st_ino != m->inode || major(st.st_dev) != m->dev_major ||
-	    minor(st.st_dev) != m->dev_minor) {
-		close(fd);
-		return -ENOENT;
-	}
-	return fd;
-}
-
 /*
- * Opens a mapping's file where the process sees it; -errno of the last
- * try. A stripped file's debug file is looked for in the process's root,
- * then in ours.
+ * Reads the symbol table of a mapping's file, opened through the gate
+ * where the process sees it; -errno of the gate, or of elfsym. A
+ * stripped file's debug file is looked for in the process's root, then
+ * in ours, through the gate too.
  */
-static int open_elf(const struct symbolizer *sym, uint32_t tgid, const struct procmaps_mapping *m,
+static int open_elf(struct symbolizer *sym, uint32_t tgid, const struct procmaps_mapping *m,
 		    struct elfsym **elf)
 {
-	char path[4096 + 64], root[4096];
-	struct debuginfo_paths paths = {.debug_root = sym->debug_root, .root = root};
-	int err, fd;
+	char root[4096];
+	struct debuginfo_paths paths = {
+		.debug_root = sym->debug_root, .root = root, .gate = sym->gate
+	};
+	struct elfsym_options options = {
+		.debug = &paths, .bounds = sym->elf_bounds, .breaches = &sym->elf_breaches
+	};
+	struct target_file f;
+	int err;
 
 	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, tgid);
 	if (m->path[0] == '/' && !m->deleted)
 		paths.path = m->path;
-	/* map_files/ reaches deleted files and files in other mount namespaces. */
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
-		 sym->proc_root, tgid, m->start, m->end);
-	err = elfsym_open_debug(path, &paths, elf);
-	if (!err || err == -ENOEXEC || m->path[0] != '/')
+	err = target_open_mapping(sym->gate, tgid, m, &f);
+	if (err)
 		return err;
-	snprintf(path, sizeof(path), "%s%s", root, m->path);
-	err = elfsym_open_debug(path, &paths, elf);
-	if (!err || err == -ENOEXEC)
-		return err;
-	/*
-	 * The process is gone, or hides its root from us. The same path here
-	 * may be another file (a container's /usr/bin/app is not ours): only
-	 * the very file it mapped will do.
-	 */
-	if (m->deleted)
-		return err;
-	fd = open_checked(m->path, m);
-	if (fd < 0)
-		return fd;
-	err = elfsym_open_fd_debug(fd, &paths, elf);
-	close(fd);
+	err = elfsym_open_fd_with(f.fd, &options, elf);
+	target_file_close(&f);
 	return err;
+}
+
+/* Errors that say nothing about the file: it is tried again at its next use. */
+static bool transient(int err)
+{
+	enum target_cause cause = target_cause_of(err);
+
+	return err == -ENOMEM || cause == TARGET_NO_FDS || cause == TARGET_STALLED;
 }
 
 static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
@@ -801,10 +906,14 @@ static const struct elfsym *elf_for(struct symbolizer *sym, uint32_t tgid,
 	};
 	const struct elfsym *cached;
 	struct elfsym *elf = NULL;
+	int err;
 
 	if (elfcache_get(sym->elfs, &key, &cached))
 		return cached;
-	if (open_elf(sym, tgid, m, &elf))
+	err = open_elf(sym, tgid, m, &elf);
+	if (err && transient(err))
+		return NULL;
+	if (err)
 		elf = NULL;
 	if (elfcache_put(sym->elfs, &key, elf))
 		return NULL;
@@ -862,6 +971,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 {
 	const struct perfmap_symbol *jit;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (!proc->perfmap)
 		return false;
@@ -869,6 +979,7 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 	if (!jit)
 		return false;
 	emit_symbol(sym, out, FRAME_JIT, jit->name, offset + adjust);
+	locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : jit->start);
 	return true;
 }
 
@@ -883,7 +994,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	const struct elfsym_symbol *s;
 	const struct elfsym *elf;
 	uint64_t file_offset, vaddr, offset;
-	size_t index = 0;
+	size_t index = 0, nr = out->nr;
 
 	if (proc->maps)
 		m = procmaps_find(proc->maps, addr, &index);
@@ -910,6 +1021,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
+			locate(sym, out, nr, m, elf, sym->addresses ? addr + adjust : addr - offset);
 			return;
 		}
 	}
@@ -922,10 +1034,14 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
-	else
+	else {
+		/* Not named here, but a tool with the file's debug info can:
+		 * the mapping and build-id say which file, the address where. */
 		emit(sym, out, FRAME_UNKNOWN,
 		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),
 			       file_offset + adjust));
+		locate(sym, out, nr, m, elf, addr + adjust);
+	}
 }
 
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
@@ -933,12 +1049,14 @@ static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t
 {
 	const struct ksym *k = NULL;
 	uint64_t offset;
+	size_t nr = out->nr;
 
 	if (sym->ksyms)
 		k = ksyms_lookup(sym->ksyms, addr, &offset);
-	if (k)
+	if (k) {
 		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
-	else
+		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k->addr);
+	} else
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
 }
 
@@ -980,10 +1098,20 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 	sym->names_len = 0;
 	if (cap > sym->name_offs_cap) {
 		size_t *offs = realloc(sym->name_offs, cap * sizeof(*offs));
+		struct frame_mapping *maps;
+		struct mapping_offs *map_offs;
 
 		if (!offs)
 			return 0;
 		sym->name_offs = offs;
+		maps = realloc(sym->mappings, cap * sizeof(*maps));
+		if (!maps)
+			return 0;
+		sym->mappings = maps;
+		map_offs = realloc(sym->map_offs, cap * sizeof(*map_offs));
+		if (!map_offs)
+			return 0;
+		sym->map_offs = map_offs;
 		sym->name_offs_cap = cap;
 	}
 	if (comm_len)
@@ -1019,8 +1147,16 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 		}
 	}
 	/* The buffer has stopped moving: point the frames into it. */
-	for (size_t i = 0; i < stack.nr; i++)
+	for (size_t i = 0; i < stack.nr; i++) {
+		struct frame_mapping *fm = &sym->mappings[i];
+
 		out[i].name = sym->names + sym->name_offs[i];
+		if (!out[i].mapping)
+			continue;
+		fm->file = sym->names + sym->map_offs[i].file;
+		fm->build_id = fm->build_id_len ?
+			(const unsigned char *)sym->names + sym->map_offs[i].build_id : NULL;
+	}
 	return stack.nr;
 }
 
@@ -1086,5 +1222,14 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .elf_held = cache.held,
 	    .perfmaps_refused = sym->perfmaps_refused,
 	    .perfmaps_opened = sym->perfmaps_opened,
+	    .elf_breaches = sym->elf_breaches,
+	    .perfmap_lines_too_long = sym->perfmap_lines_too_long,
+	    .perfmaps_truncated = sym->perfmaps_truncated,
 	};
+	target_stats(sym->gate, stats->refused);
+}
+
+uint64_t symbolizer_progress(const struct symbolizer *sym)
+{
+	return target_progress(sym->gate);
 }

@@ -15,7 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbolizer/elfsym.h"
 #include "symbolizer/frame.h"
+#include "symbolizer/target.h"
 
 struct symbolizer;
 
@@ -28,6 +30,10 @@ struct symbolizer_config {
 	bool raw_names;		 /* keep mangled C++ and Rust names as the files give them */
 	const char *debug_root;	 /* separate debug files: "/usr/lib/debug"; "" for none */
 	size_t max_processes;	 /* process records kept; 0: default (4096) */
+	/* Bounds on what a profiled process's files make us read (0: defaults). */
+	uint64_t max_file_size;		 /* an ELF or debug file: TARGET_DEFAULT_MAX_FILE_SIZE */
+	struct elfsym_bounds elf_bounds; /* one symbol table: elfsym.h */
+	uint64_t perfmap_max_bytes;	 /* one perf map: PERFMAP_DEFAULT_MAX_BYTES */
 	bool maps_text_only;	 /* never ask PROCMAP_QUERY (kfeat: the kernel lacks it) */
 };
 
@@ -56,6 +62,13 @@ void symbolizer_free(struct symbolizer *sym);
  * "[unknown]" (an address in no mapping). When kptr_restrict hides
  * kernel addresses (stats.kernel_hidden) the kernel part of every stack is
  * one FRAME_KERNEL frame named "[kernel]"; the caller should warn once.
+ *
+ * Where the code is: a named user frame (vDSO included) and a
+ * "[file+0xoffset]" frame carry their mapping (file, build-id, range,
+ * offset) and address; kernel and JIT frames an address only (the
+ * function's first byte, or the sampled instruction with `addresses` or
+ * when no function is named). Mappings are owned by the symbolizer and
+ * stay valid until the next call on sym, as the names do.
  */
 size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
 			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
@@ -124,8 +137,22 @@ struct symbolizer_stats {
 				    * writable by others, or not a regular file */
 	uint64_t perfmaps_opened; /* processes whose perf map was looked for, ever: those
 				   * with anonymous executable memory, or unreadable maps */
+	/* Files of profiled processes the gate refused, ever, by cause (target.h):
+	 * their frames come out as "[file+0xoff]" (JIT frames "[anon]"). */
+	uint64_t refused[TARGET_CAUSES];
+	struct elfsym_breaches elf_breaches; /* ELF bounds hit, ever: tables skipped */
+	uint64_t perfmap_lines_too_long;     /* perf-map lines over PERFMAP_MAX_LINE, skipped */
+	uint64_t perfmaps_truncated;	     /* perf maps read up to their byte bound only */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);
+
+/*
+ * A counter that moves while sym works on a process's files (every open,
+ * every chunk of a long read: target_progress()). The one call that is
+ * safe from another thread while sym is in use: a watchdog tells a slow
+ * symbolizer from a stuck one by it.
+ */
+uint64_t symbolizer_progress(const struct symbolizer *sym);
 
 #endif

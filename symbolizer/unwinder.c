@@ -30,7 +30,6 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
@@ -43,6 +42,7 @@
 #include "symbolizer/cfi.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/procmaps.h"
+#include "symbolizer/target.h"
 #include "symbolizer/unwtab.h"
 
 #define PROC_BUCKETS 1024
@@ -84,6 +84,7 @@ struct unwinder {
 	struct utable *tables;
 	struct uproc *procs[PROC_BUCKETS];
 	char *proc_root, *debug_root;
+	struct target *gate; /* every open of a process's file; under lock */
 	uint64_t max_bytes;
 	uint32_t max_frames;
 	uint64_t drain;
@@ -120,7 +121,9 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 	u->rules = unwtab_rules_new(0);
 	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
 	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
-	if (!u->rules || !u->proc_root || !u->debug_root) {
+	u->gate = target_new(&(struct target_config){ .proc_root = u->proc_root,
+						      .max_file_size = config->max_file_size });
+	if (!u->rules || !u->proc_root || !u->debug_root || !u->gate) {
 		unwinder_free(u);
 		return -ENOMEM;
 	}
@@ -275,7 +278,7 @@ static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file
 				   const char *path_in_root, const char *root)
 {
 	struct debuginfo_paths paths = { .debug_root = u->debug_root, .root = root,
-					 .path = path_in_root };
+					 .path = path_in_root, .gate = u->gate };
 	unsigned char id[MAX_BUILD_ID];
 	struct utable *t;
 	struct cfi *cfi = NULL;
@@ -340,64 +343,14 @@ static struct utable *table_for_vdso(struct unwinder *u)
 	return t;
 }
 
-#define UNWINDER_OVERLAYFS_MAGIC 0x794c7630 /* <linux/magic.h> OVERLAYFS_SUPER_MAGIC */
-
-/*
- * Whether the file open on fd, found by path, is the one the mapping m
- * names. /proc/PID/maps gives the device of the file the kernel mapped,
- * which under overlayfs (containers; the 6.1 test guest's root) is the
- * layer's file, while fstat() through the overlay gives the overlay's own
- * device with the same inode number: there the inode alone decides.
- */
-static bool same_file(int fd, const struct procmaps_mapping *m)
-{
-	struct statfs sfs;
-	struct stat st;
-
-	if (fstat(fd, &st) || st.st_ino != m->inode)
-		return false;
-	if (major(st.st_dev) == m->dev_major && minor(st.st_dev) == m->dev_minor)
-		return true;
-	return fstatfs(fd, &sfs) == 0 && sfs.f_type == UNWINDER_OVERLAYFS_MAGIC;
-}
-
-/*
- * Opens a mapping's file: through /proc/PID/map_files, the very file the
- * kernel mapped (needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE), else by
- * its path where the process sees it, checked to be that file. -errno.
- */
-static int open_mapping(const struct unwinder *u, uint32_t tgid, const struct procmaps_mapping *m,
-			const char *root)
-{
-	char path[8192];
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64,
-		 u->proc_root, tgid, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (m->path[0] != '/')
-		return -errno;
-	snprintf(path, sizeof(path), "%s%s", root, m->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (!same_file(fd, m)) {
-		close(fd);
-		return -ENOENT; /* not the file the process mapped */
-	}
-	return fd;
-}
-
 /* The table of one mapping, found or built; NULL when there is none to have. */
 static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 					const struct procmaps_mapping *m)
 {
 	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
 	char root[4096];
+	struct target_file f;
 	struct utable *t;
-	int fd;
 
 	if (!strcmp(m->path, "[vdso]"))
 		return table_for_vdso(u);
@@ -407,11 +360,15 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 	if (t)
 		return t;
 	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", u->proc_root, tgid);
-	fd = open_mapping(u, tgid, m, root);
-	if (fd < 0)
+	/*
+	 * Through the gate, as the symbolizer opens the same file: the very
+	 * file the kernel mapped, a regular one within the size bound, never
+	 * a FIFO or device that could block us; refusals counted by cause.
+	 */
+	if (target_open_mapping(u->gate, tgid, m, &f))
 		return NULL;
-	t = table_for_fd(u, fd, &key, m->path[0] == '/' && !m->deleted ? m->path : NULL, root);
-	close(fd);
+	t = table_for_fd(u, f.fd, &key, m->path[0] == '/' && !m->deleted ? m->path : NULL, root);
+	target_file_close(&f);
 	return t;
 }
 
@@ -726,6 +683,7 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
 	stats->rules = n_rules;
 	stats->rules_bytes = ms.rules_bytes;
 	stats->mappings_bytes = ms.mappings_bytes;
+	target_stats(u->gate, stats->refused_open);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -753,6 +711,7 @@ void unwinder_free(struct unwinder *u)
 	unwtab_rules_free(u->rules);
 	free(u->proc_root);
 	free(u->debug_root);
+	target_free(u->gate);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

@@ -14,9 +14,13 @@
  * frame pointer, and counted). A table no process uses any more is freed
  * at the end of the drain after the one that saw its last user.
  *
- * Files are opened where the process sees them: /proc/PID/map_files/
- * (deleted files, other mount namespaces), then /proc/PID/root/PATH. The
- * vDSO's table comes from our own vDSO image, which is every process's.
+ * Files are opened through the gate (symbolizer/target.h), as the
+ * symbolizer opens them: /proc/PID/map_files/ (deleted files, other mount
+ * namespaces), then /proc/PID/root/PATH, a regular file within the size
+ * bound and the very one the mapping names, else refused and counted by
+ * cause (unwinder_stats.refused_open). Separate debug files go through the
+ * same gate. The vDSO's table comes from our own vDSO image, which is
+ * every process's.
  *
  * Thread-safe: the sampler's watch thread tracks processes and unwinds
  * copies while the drain thread ends drains.
@@ -26,6 +30,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "symbolizer/target.h"
 
 struct unwinder;
 struct unwmaps;
@@ -38,6 +44,7 @@ struct unwinder_config {
 	uint32_t max_frames;	/* frames a copy is unwound to; 0: EBPROF_DEFAULT_FRAMES */
 	const char *proc_root;	/* "/proc" unless a test points elsewhere */
 	const char *debug_root; /* separate debug files: "/usr/lib/debug"; "" for none */
+	uint64_t max_file_size; /* the gate's size bound; 0: TARGET_DEFAULT_MAX_FILE_SIZE */
 };
 
 void unwinder_config_init(struct unwinder_config *config);
@@ -94,6 +101,7 @@ struct unwinder_stats {
 	uint64_t refused;	     /* tables not loaded, ever: over the bound, or no slot */
 	uint64_t evicted;	     /* tables dropped at the bound, ever */
 	uint64_t no_cfi;	     /* files mapped with no unwind info at all, ever */
+	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
 };
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats);

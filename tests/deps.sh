@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ebprof builds, tests and benchmarks with.
+# Installs the Debian packages ebprof builds, tests, packages and benchmarks
+# with, then the libraries of every collectd plugin the tests load, and
+# ends with the fresh-machine guard (tests/preflight.sh), so that `make
+# deps` fails here, naming the library, rather than a test later.
 # Safe to run again: it asks apt only for what is missing.
 set -eu
+cd "$(dirname "$0")/.."
 pkgs=(
 	build-essential clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libcmocka-dev collectd-core collectd-dev
@@ -10,17 +14,43 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	libdw-dev
+	time
+	# the neighbours the e2e tests meet for real (tests/e2e/8*_neighbours_*)
+	prometheus graphite-carbon python3-whisper graphite-web influxdb influxdb-client
+	nginx chromium chromium-driver python3-selenium fonts-dejavu-core
+	# make deb: the package and its check
+	dpkg-dev debhelper lintian fakeroot
 )
-missing=()
-for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -eq 0 ]; then
+
+# missing PACKAGE...: prints those not installed.
+missing() {
+	local p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			echo "$p"
+	done
+}
+
+# install PACKAGE...: apt-get install, as root, of those given.
+install() {
+	[ "$(id -u)" -eq 0 ] || { echo "deps: run as root to install: $*" >&2; exit 1; }
+	echo "deps: installing $*"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq --no-install-recommends "$@"
+}
+
+mapfile -t todo < <(missing "${pkgs[@]}")
+if [ ${#todo[@]} -gt 0 ]; then
+	install "${todo[@]}"
+else
 	echo "deps: all ${#pkgs[@]} packages present"
-	exit 0
 fi
-[ "$(id -u)" -eq 0 ] || { echo "deps: run as root to install: ${missing[*]}" >&2; exit 1; }
-echo "deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The libraries of the collectd plugins the tests, the demo and contrib/
+# load: collectd-core only suggests them. The guard derives both the
+# plugin list and the packages.
+mapfile -t libs < <(tests/preflight.sh --packages)
+mapfile -t todo < <(missing "${libs[@]}")
+[ ${#todo[@]} -eq 0 ] || install "${todo[@]}"
+tests/preflight.sh

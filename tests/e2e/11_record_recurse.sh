@@ -1,7 +1,7 @@
 # A recursion 24 levels deep shows as a chain of repeated recurse_step
 # frames: 25 calls of recurse_step, of which a frame-pointer walk skips the
 # last (the caller of the frameless leaf) unless leaf frame pointers are on.
-# (--unwind fp: the frame-pointer walk; 82_unwind_cases.sh walks 1,000
+# (--unwind fp: the frame-pointer walk; 28_unwind_cases.sh walks 1,000
 # frames by tables.)
 source "$(dirname "$0")/lib.bash"
 

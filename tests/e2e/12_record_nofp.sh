@@ -2,7 +2,7 @@
 # leaf functions right (the sampled instruction pointer is exact) but its
 # stacks are truncated: the walk cannot climb from the leaf to main. This
 # is the expected behaviour of a frame-pointer unwinder, documented here.
-# (--unwind fp: by tables the same stacks are whole: 81_unwind_nofp.sh.)
+# (--unwind fp: by tables the same stacks are whole: 27_unwind_nofp.sh.)
 source "$(dirname "$0")/lib.bash"
 
 bg "$EX/split7030-nofp" 6; A=$BG

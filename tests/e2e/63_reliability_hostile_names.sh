@@ -88,6 +88,7 @@ PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0));
 	cat <<EOF2
 LoadPlugin write_prometheus
 <Plugin write_prometheus>
+  Host "127.0.0.1"
   Port "$PORT"
 </Plugin>
 $(collectd_csv "$D")

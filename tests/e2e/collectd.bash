@@ -69,17 +69,6 @@ collectd_stop() {
 	fail "collectd $1 did not stop within 10 s of SIGTERM"
 }
 
-# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
-wait_for() {
-	local tries=$(( $1 * 5 ))
-	shift
-	for _ in $(seq "$tries"); do
-		"$@" && return 0
-		sleep 0.2
-	done
-	return 1
-}
-
 # csv_rows FILE-GLOB: data rows (no header) in the newest CSV file matching.
 csv_rows() {
 	local f

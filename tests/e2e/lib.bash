@@ -1,6 +1,9 @@
 # Shared by the end-to-end tests: paths, a scratch directory, background
 # workloads that are always reaped, and assertions that say what failed.
-# Sourced, not run. Every test runs the real sampler on real eBPF.
+# Sourced, not run (once: helpers that source it may be combined). Every
+# test runs the real sampler on real eBPF.
+[ -n "${EBPROF_E2E_LIB:-}" ] && return 0
+EBPROF_E2E_LIB=1
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 EBPROF=$ROOT/build/ebprof
@@ -72,4 +75,15 @@ wait_cpu() {
 		done
 		[ "$done" -eq 1 ] && return 0
 	done
+}
+
+# wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
+wait_for() {
+	local tries=$(( $1 * 5 ))
+	shift
+	for _ in $(seq "$tries"); do
+		"$@" && return 0
+		sleep 0.2
+	done
+	return 1
 }

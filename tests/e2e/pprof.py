@@ -6,6 +6,8 @@ Usage: pprof.py FILE.pb.gz COMMAND
   folded     the samples as folded stacks (root first, counts from value[0],
              "_[k]"/"_[j]" for locations in the [kernel.kallsyms]/[jit] mappings)
   summary    "samples=N cpu_ns=N period=N types=samples/count,cpu/nanoseconds"
+  locations  one line per location: "FUNCTION ADDRESS FILE BUILD_ID START LIMIT
+             OFFSET HAS_FUNCTIONS" (hex numbers; "-" for no mapping or build-id)
 Exits 1 with a message when a rule is broken.
 """
 import gzip
@@ -83,6 +85,8 @@ def load(path):
         m = msg(v)
         rule(one(m, 1) != 0 and one(m, 1) not in maps, "mapping id 0 or repeated")
         maps[one(m, 1)] = s(one(m, 5))
+        MAPPINGS[one(m, 1)] = (s(one(m, 5)), s(one(m, 6)), one(m, 2), one(m, 3), one(m, 4),
+                               one(m, 7))
     for _, v in top.get(5, []):
         f = msg(v)
         rule(one(f, 1) != 0 and one(f, 1) not in funcs, "function id 0 or repeated")
@@ -99,6 +103,11 @@ def load(path):
             rule(one(line, 1) in funcs, "line names a missing function")
             names.append(funcs[one(line, 1)])
         locs[lid] = (names, maps.get(one(loc, 2), ""))
+        address, mapping = one(loc, 3), one(loc, 2)
+        if address and mapping:
+            _, _, start, limit, _, _ = MAPPINGS[mapping]
+            rule(start <= address < limit, "location %d's address is outside its mapping" % lid)
+        LOCATIONS[lid] = (names, address, mapping)
     samples = []
     for _, v in top.get(2, []):
         smp = msg(v)
@@ -109,6 +118,10 @@ def load(path):
         samples.append((ids, values))
     period = one(top, 12)
     return types, locs, samples, period
+
+
+MAPPINGS = {}   # id -> (file, build_id, start, limit, offset, has_functions)
+LOCATIONS = {}  # id -> (function names, address, mapping id)
 
 
 def rule(ok, why):
@@ -133,6 +146,11 @@ def main():
         cpu = sum(v[1] for _, v in samples) if len(types) > 1 else 0
         print("samples=%d cpu_ns=%d period=%d types=%s" % (
             total, cpu, period, ",".join("%s/%s" % t for t in types)))
+    elif command == "locations":
+        for names, address, mapping in LOCATIONS.values():
+            f, b, start, limit, offset, has = MAPPINGS.get(mapping, ("-", "", 0, 0, 0, 0))
+            print("%s %x %s %s %x %x %x %d" % (";".join(names), address, f, b or "-",
+                                              start, limit, offset, has))
     else:
         sys.exit("unknown command " + command)
 

@@ -5,8 +5,10 @@
  * writer is still appending. The input is split in two at a point chosen
  * by its first byte: the first part is written and read, then the rest is
  * appended and read incrementally (a line cut in the middle is finished by
- * the second write). Every entry found must hold the address it was
- * looked up by.
+ * the second write). Its second byte chooses the bounds (line length and
+ * bytes in all), small enough for an input of 64 KiB to cross them: lines
+ * skipped across refreshes, files read up to their bound. Every entry
+ * found must hold the address it was looked up by.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,18 +58,25 @@ static void check_all(const uint8_t *data, size_t size, const struct perfmap *ma
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	struct perfmap_config config = { .owner = getuid() };
 	struct perfmap *map;
 	char path[64];
 	size_t cut;
 
-	if (!size)
+	if (size < 2)
 		return 0;
-	cut = (size_t)data[0] * (size - 1) / 255;
-	data++;
-	size--;
+	cut = (size_t)data[0] * (size - 2) / 255;
+	/* 0: the defaults; else lines of 16 to 2048 bytes, 64 B to 64 KiB in all. */
+	if (data[1]) {
+		config.max_line = (size_t)16 << (data[1] % 8);
+		config.max_bytes = (uint64_t)64 << (data[1] / 8 % 11);
+	}
+	data += 2;
+	size -= 2;
 	if (fuzz_file_write("perf.map", data, cut, path, sizeof(path)))
 		return 0;
-	map = perfmap_new(NULL, path, getuid());
+	config.path = path;
+	map = perfmap_new_with(&config);
 	if (!map)
 		return 0;
 	if (perfmap_refresh(map) == 0)
@@ -77,6 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_all(data, size, map);
 	perfmap_count(map);
 	perfmap_malformed(map);
+	perfmap_too_long(map);
+	perfmap_truncated(map);
 	perfmap_free(map);
 	return 0;
 }

@@ -44,6 +44,21 @@ for bin in "$@"; do
 					"$elfseeds/minidebug.so"
 			rm -rf "$tmp"
 		fi
+		# ...and copies that declare huge sizes (issue 20): tables, notes,
+		# MiniDebugInfo and header counts the bounds must stop before libelf
+		# allocates them. The headers say so; the files stay small.
+		f=$ROOT/build/fixtures/libsymfix.so
+		patch="python3 $ROOT/tests/e2e/elfpatch.py"
+		if [ -f "$f" ] && [ ! -f "$elfseeds/huge-symtab.so" ]; then
+			for sec in .symtab .strtab .dynsym .dynstr .note.gnu.build-id; do
+				cp "$f" "$elfseeds/huge-${sec#.}.so" &&
+					$patch claim-size "$elfseeds/huge-${sec#.}.so" "$sec" $((3 << 30))
+			done
+			cp "$f" "$elfseeds/huge-sections.so" &&
+				$patch claim-sections "$elfseeds/huge-sections.so" 40000000
+			[ -f "$elfseeds/minidebug.so" ] && cp "$elfseeds/minidebug.so" "$elfseeds/huge-debugdata.so" &&
+				$patch claim-size "$elfseeds/huge-debugdata.so" .gnu_debugdata $((1 << 30))
+		fi
 		seeds+=("$elfseeds")
 	fi
 	extra=()

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -20,6 +21,7 @@
 
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elfsym.h"
+#include "symbolizer/target.h"
 
 struct scratch {
 	char dir[64];
@@ -202,6 +204,76 @@ static void test_minidebuginfo_is_read(void **state)
 	elfsym_free(elf);
 }
 
+/*
+ * Debug files are looked for inside the process's root first, where the
+ * process decides what a path holds. A FIFO at its build-id path used to
+ * block the open; now the gate refuses it at once (and counts it), and
+ * the debug file in our own tree is found after it.
+ */
+static void test_debug_candidates_go_through_the_gate(void **state)
+{
+	struct scratch *s = *state;
+	struct target *gate = target_new(NULL);
+	struct debuginfo_paths paths = { 0 };
+	struct elfsym *elf = NULL;
+	uint64_t refused[TARGET_CAUSES];
+	char root[128], ctr[128], hex[130], bin[128];
+	struct timespec t0, t1;
+	const char *name;
+
+	assert_non_null(gate);
+	snprintf(bin, sizeof(bin), "%s/stripped", s->dir);
+	snprintf(root, sizeof(root), "%s/debug", s->dir);
+	snprintf(ctr, sizeof(ctr), "%s/ctr", s->dir);
+	run("objcopy --only-keep-debug '%s' '%s/full.debug'", s->fixture, s->dir);
+	run("objcopy --strip-debug --strip-unneeded '%s' '%s'", s->fixture, bin);
+	build_id_hex(bin, hex);
+	run("mkdir -p '%s/.build-id/%.2s' && cp '%s/full.debug' '%s/.build-id/%.2s/%s.debug'", root,
+	    hex, s->dir, root, hex, hex + 2);
+	/* The container's tree: the same path is a FIFO there. */
+	run("mkdir -p '%s%s/.build-id/%.2s' && mkfifo '%s%s/.build-id/%.2s/%s.debug'", ctr, root,
+	    hex, ctr, root, hex, hex + 2);
+	paths.debug_root = root;
+	paths.root = ctr;
+	paths.gate = gate;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	name = name_at(bin, &paths, s->alpha, &elf);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_non_null(name);
+	assert_string_equal(name, "fixture_alpha");
+	elfsym_free(elf);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_NOT_REGULAR], 1);
+	assert_int_equal(refused[TARGET_GONE], 0); /* absent candidates are no refusal */
+	target_free(gate);
+}
+
+/* A .gnu_debuglink section is a name and a CRC; one of 2 MiB is not read. */
+static void test_oversized_debuglink_is_not_read(void **state)
+{
+	struct scratch *s = *state;
+	struct debuginfo_paths paths = { .debug_root = "/nonexistent" };
+	struct elfsym_breaches breaches = { 0 };
+	struct elfsym_options options = { .debug = &paths, .breaches = &breaches };
+	struct elfsym *elf = NULL;
+	char bin[128];
+	int fd;
+
+	run("mkdir -p '%s/bin' && head -c 2097152 /dev/zero | tr '\\\\0' a > '%s/big.link'", s->dir,
+	    s->dir);
+	snprintf(bin, sizeof(bin), "%s/bin/linked", s->dir);
+	run("objcopy --strip-all --add-section .gnu_debuglink='%s/big.link' '%s' '%s'", s->dir,
+	    s->fixture, bin);
+	paths.path = bin;
+	fd = open(bin, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	assert_int_equal(breaches.sections, 1);
+	elfsym_free(elf);
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -210,6 +282,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_debuglink_found_beside_and_crc_checked, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_minidebuginfo_is_read, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_debug_candidates_go_through_the_gate, setup,
+					    teardown),
+	    cmocka_unit_test_setup_teardown(test_oversized_debuglink_is_not_read, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,11 +204,49 @@ static void test_new_frames_say_new_and_gone_frames_are_not_drawn(void **state)
 	profile_free(after);
 }
 
+/*
+ * Issue 20, finding 6: BEFORE normalized to an AFTER of 2^53 samples was
+ * printed above 2^64 once (the factor was a double). Each normalized
+ * count is now a product divided once: the whole of BEFORE becomes
+ * exactly AFTER's total, and a share of it is exact too.
+ */
+static void test_normalize_is_exact_for_big_totals(void **state)
+{
+	struct profile *before = from_folded("app;a 1\napp;b 2\n");
+	struct profile *after = from_folded("app;a 3002399751580330\napp;b 6004799503160661\n");
+	const struct profile_node *root, *app, *b;
+	struct diff_options o;
+	struct diff_change c;
+	char *svg;
+
+	(void)state;
+	assert_int_equal(profile_total(after), 9007199254740991ULL); /* 2^53 - 1 */
+	assert_int_equal(diff_overlay(after, before), 0);
+	diff_options_init(&o);
+	o.normalize = true;
+	root = profile_root(after);
+	app = profile_node_child(root, 0);
+	diff_change_of(after, app, &o, DIFF_BY_TOTAL, &c);
+	assert_true(c.before == 9007199254740991.0);
+	assert_true(c.after == 9007199254740991.0);
+	assert_true(c.delta == 0.0);
+	b = profile_node_child(app, 1);
+	diff_change_of(after, b, &o, DIFF_BY_TOTAL, &c);
+	assert_true(c.before == 6004799503160660.0 + 2.0 / 3.0);
+	svg = svg_of(after, &o);
+	assert_non_null(strstr(svg, "before 9007199254740991, after 9007199254740991, +0.00%"));
+	assert_null(strstr(svg, "18446744073709551616"));
+	free(svg);
+	profile_free(before);
+	profile_free(after);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_the_shrunk_function_is_blue_and_the_grown_one_red),
 		cmocka_unit_test(test_normalize_compares_shares_not_counts),
+		cmocka_unit_test(test_normalize_is_exact_for_big_totals),
 		cmocka_unit_test(test_a_change_shows_on_every_caller_on_its_path),
 		cmocka_unit_test(test_new_frames_say_new_and_gone_frames_are_not_drawn),
 	};

@@ -5,6 +5,7 @@
  * a sampled address.
  */
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -306,6 +307,42 @@ static void copy_prefix(const char *from, const char *to, off_t len)
 	close(out);
 }
 
+/* The build-id is the file's own, as readelf prints it; a file without
+ * one (linked with --build-id=none) has none. */
+static void test_build_id_is_the_files(void **state)
+{
+	char path[4096], cmd[4200 + 64], want[128] = "", got[129] = "", plain[] = "/tmp/test_elfsym.XXXXXX";
+	struct elfsym *elf = NULL;
+	const unsigned char *id;
+	size_t len;
+	FILE *readelf;
+
+	(void)state;
+	fixture_path("libsymfix.so", path, sizeof(path));
+	snprintf(cmd, sizeof(cmd), "readelf -n %s | sed -n 's/.*Build ID: //p'", path);
+	readelf = popen(cmd, "r");
+	assert_non_null(readelf);
+	assert_non_null(fgets(want, sizeof(want), readelf));
+	pclose(readelf);
+	want[strcspn(want, "\n")] = '\0';
+	assert_int_equal(elfsym_open(path, &elf), 0);
+	id = elfsym_build_id(elf, &len);
+	assert_non_null(id);
+	for (size_t i = 0; i < len; i++)
+		snprintf(got + 2 * i, 3, "%02x", id[i]);
+	assert_string_equal(got, want);
+	elfsym_free(elf);
+
+	close(mkstemp(plain));
+	snprintf(cmd, sizeof(cmd), "objcopy --remove-section .note.gnu.build-id %s %s", path, plain);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(elfsym_open(plain, &elf), 0);
+	assert_null(elfsym_build_id(elf, &len));
+	assert_int_equal(len, 0);
+	elfsym_free(elf);
+	unlink(plain);
+}
+
 static void test_truncated_and_garbage_files_fail_cleanly(void **state)
 {
 	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
@@ -394,9 +431,218 @@ static void test_stripped_file_uses_dynsym(void **state)
 	elfsym_free(stripped);
 }
 
+/* --- bounds: what a file declares is not what we read --------------------- */
+
+/* A copy of build/fixtures/NAME in a temporary file, whose path goes to tmp. */
+static void fixture_copy(const char *name, char *tmp)
+{
+	char lib[4096], cmd[8300];
+	int fd;
+
+	fixture_path(name, lib, sizeof(lib));
+	strcpy(tmp, "/tmp/test_elfsym.XXXXXX");
+	fd = mkstemp(tmp);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", lib, tmp);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The Elf64_Shdr of section name in the file at path, at *at. */
+static Elf64_Shdr section_header(const char *path, const char *name, off_t *at)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, names;
+	char found[64];
+	int fd = open(path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &names, sizeof(names),
+			       (off_t)(eh.e_shoff + eh.e_shstrndx * sizeof(names))),
+			 sizeof(names));
+	for (int i = 0; i < eh.e_shnum; i++) {
+		*at = (off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh));
+		assert_int_equal(pread(fd, &sh, sizeof(sh), *at), sizeof(sh));
+		memset(found, 0, sizeof(found));
+		assert_true(pread(fd, found, sizeof(found) - 1, (off_t)(names.sh_offset + sh.sh_name)) >
+			    0);
+		if (!strcmp(found, name)) {
+			close(fd);
+			return sh;
+		}
+	}
+	fail_msg("no section %s in %s", name, path);
+	return sh;
+}
+
+/*
+ * Rewrites section name's header to claim size bytes at the end of the
+ * file, and makes the file that long (sparse: nothing is written).
+ */
+static void claim_section_size(const char *path, const char *name, uint64_t size)
+{
+	struct stat st;
+	off_t at;
+	Elf64_Shdr sh = section_header(path, name, &at);
+	int fd = open(path, O_RDWR);
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	sh.sh_offset = ((uint64_t)st.st_size + 4095) & ~4095ULL;
+	sh.sh_size = size;
+	assert_int_equal(pwrite(fd, &sh, sizeof(sh), at), sizeof(sh));
+	assert_int_equal(ftruncate(fd, (off_t)(sh.sh_offset + size)), 0);
+	close(fd);
+}
+
+static long peak_rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * The hostile library of issue 20: its .symtab header claims 3 GiB of a
+ * sparse file. libelf would allocate and read all of it; the table is
+ * skipped and counted, and .dynsym still names the exported functions.
+ */
+static void test_symtab_claiming_3_gib_is_skipped(void **state)
+{
+	struct elfsym_breaches breaches = { 0 };
+	struct elfsym_options options = { .breaches = &breaches };
+	char tmp[64];
+	struct elfsym *elf = NULL;
+	long before = peak_rss_kb();
+	int fd;
+
+	(void)state;
+	fixture_copy("libsymfix.so", tmp);
+	claim_section_size(tmp, ".symtab", 3ULL << 30);
+	fd = open(tmp, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	close(fd);
+	assert_int_equal(breaches.tables, 1);
+	assert_true(elfsym_count(elf) > 0); /* from .dynsym */
+	assert_true(peak_rss_kb() - before < 100 * 1024);
+	elfsym_free(elf);
+	/* The string table of a table over the bound counts the same. */
+	fixture_copy("libsymfix.so", tmp);
+	claim_section_size(tmp, ".strtab", 3ULL << 30);
+	fd = open(tmp, O_RDONLY);
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	close(fd);
+	assert_int_equal(breaches.tables, 2);
+	elfsym_free(elf);
+	unlink(tmp);
+}
+
+static void test_table_and_symbol_bounds_are_configurable(void **state)
+{
+	struct elfsym_breaches breaches = { 0 };
+	struct elfsym_options options = { .breaches = &breaches };
+	char lib[4096];
+	struct elfsym *elf = NULL, *full = NULL;
+	int fd;
+
+	(void)state;
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	assert_int_equal(elfsym_open(lib, &full), 0);
+	fd = open(lib, O_RDONLY);
+	assert_true(fd >= 0);
+	/* Tables of any real size are over 64 bytes: no names, the file still loads. */
+	options.bounds.max_table = 64;
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	assert_int_equal(elfsym_count(elf), 0);
+	assert_int_equal(breaches.tables, 2); /* .symtab, then .dynsym */
+	assert_true(elfsym_segment_count(elf) > 0);
+	elfsym_free(elf);
+	/* One function too many: a part of a table would name wrongly, so none. */
+	options.bounds.max_table = 0;
+	options.bounds.max_symbols = elfsym_count(full) - 1;
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	assert_int_equal(breaches.symbols, 1);
+	assert_true(elfsym_count(elf) > 0 && elfsym_count(elf) < elfsym_count(full));
+	elfsym_free(elf);
+	/* Exactly enough. */
+	options.bounds.max_symbols = elfsym_count(full);
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), 0);
+	assert_int_equal(elfsym_count(elf), elfsym_count(full));
+	assert_int_equal(breaches.symbols, 1);
+	elfsym_free(elf);
+	close(fd);
+	elfsym_free(full);
+}
+
+/*
+ * 40 million section headers (extended numbering: e_shnum 0, the count in
+ * section 0) made libelf's elf_begin() take 8 GB. The count is checked
+ * first, in the file and in memory images alike.
+ */
+static void test_too_many_section_headers_are_refused(void **state)
+{
+	struct elfsym_breaches breaches = { 0 };
+	struct elfsym_options options = { .breaches = &breaches };
+	char tmp[64];
+	struct elfsym *elf = NULL;
+	Elf64_Ehdr eh;
+	uint64_t count = 40000000;
+	unsigned char *image;
+	struct stat st;
+	int fd;
+
+	(void)state;
+	fixture_copy("libsymfix.so", tmp);
+	fd = open(tmp, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	eh.e_shnum = 0;
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pwrite(fd, &count, sizeof(count), (off_t)eh.e_shoff + 0x20),
+			 sizeof(count));
+	assert_int_equal(elfsym_open_fd_with(fd, &options, &elf), -ENOEXEC);
+	assert_null(elf);
+	assert_int_equal(breaches.sections, 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	image = malloc((size_t)st.st_size);
+	assert_non_null(image);
+	assert_int_equal(pread(fd, image, (size_t)st.st_size, 0), st.st_size);
+	assert_int_equal(elfsym_open_mem_with(image, (size_t)st.st_size, &options, &elf),
+			 -ENOEXEC);
+	assert_int_equal(breaches.sections, 2);
+	free(image);
+	close(fd);
+	unlink(tmp);
+}
+
+/* A FIFO where a library was: refused at once, never opened. */
+static void test_fifo_path_is_refused(void **state)
+{
+	char dir[] = "/tmp/test_elfsym_fifo.XXXXXX", path[64];
+	struct elfsym *elf = NULL;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/lib.so", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_int_equal(elfsym_open(path, &elf), -EINVAL);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_build_id_is_the_files),
 	    cmocka_unit_test(test_pie_executable),
 	    cmocka_unit_test(test_non_pie_executable),
 	    cmocka_unit_test(test_shared_object),
@@ -406,6 +652,10 @@ int main(void)
 	    cmocka_unit_test(test_segments_recorded),
 	    cmocka_unit_test(test_truncated_and_garbage_files_fail_cleanly),
 	    cmocka_unit_test(test_stripped_file_uses_dynsym),
+	    cmocka_unit_test(test_symtab_claiming_3_gib_is_skipped),
+	    cmocka_unit_test(test_table_and_symbol_bounds_are_configurable),
+	    cmocka_unit_test(test_too_many_section_headers_are_refused),
+	    cmocka_unit_test(test_fifo_path_is_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,26 +204,134 @@ static void test_reader_counts_malformed_lines_and_goes_on(void **state)
 /*
  * Fuzzer finding (fuzz_folded): counts that add up past 2^64 wrapped the
  * totals, so a stack's samples silently dropped out of the graph and the
- * folded output. The line that would wrap is now skipped and counted.
+ * folded output. Its first fix skipped the line that would wrap, which
+ * made the result depend on the order of the lines: after one huge count
+ * every later valid line was malformed (issue 20, finding 6). A count is
+ * now judged by itself: above FOLDED_MAX_COUNT (2^53) it is malformed,
+ * wherever it comes, and the valid lines are all kept.
  */
-static void test_reader_refuses_counts_that_would_wrap_the_total(void **state)
+static void test_reader_refuses_huge_counts_whatever_the_order(void **state)
 {
-	struct folded_read_stats stats = { 0 };
+	const char *orders[] = {
+		"a;b 18446744073709551615\na 1\nc 0\n",
+		"a 1\nc 0\na;b 18446744073709551615\n",
+	};
+	struct folded_read_stats stats;
 	struct profile *p;
 	char *text;
 
 	(void)state;
-	p = read_text("a;b 18446744073709551615\n"
-		      "a 1\n"
-		      "c 0\n",
-		      &stats);
+	for (int i = 0; i < 2; i++) {
+		memset(&stats, 0, sizeof(stats));
+		p = read_text(orders[i], &stats);
+		assert_int_equal(stats.lines, 2);
+		assert_int_equal(stats.skipped, 1);
+		assert_int_equal(stats.first_bad_line, i ? 3 : 1);
+		assert_true(profile_total(p) == 1);
+		text = write_text(p);
+		assert_string_equal(text, "a 1\n");
+		free(text);
+		profile_free(p);
+	}
+	/* 2^53 itself is a count; one more is not. */
+	memset(&stats, 0, sizeof(stats));
+	p = read_text("a 9007199254740992\nb 9007199254740993\n", &stats);
+	assert_int_equal(stats.lines, 1);
+	assert_true(profile_total(p) == FOLDED_MAX_COUNT);
+	profile_free(p);
+}
+
+/* Counts that are each fine but add up past 2^53: the read fails as a whole, in any order. */
+static void test_reader_refuses_totals_past_the_bound(void **state)
+{
+	const char *text = "a 9007199254740992\nb 1\n";
+	struct profile *p = profile_new();
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	(void)state;
+	assert_int_equal(folded_read(p, f, NULL), -EOVERFLOW);
+	fclose(f);
+	profile_free(p);
+	text = "b 1\na 9007199254740992\n";
+	p = profile_new();
+	f = fmemopen((void *)text, strlen(text), "r");
+	assert_int_equal(folded_read(p, f, NULL), -EOVERFLOW);
+	fclose(f);
+	profile_free(p);
+}
+
+static int read_bounded(const char *text, size_t size, const struct lines_bounds *b,
+			struct profile *p, struct folded_read_stats *stats)
+{
+	FILE *f = fmemopen((void *)text, size, "r");
+	int err;
+
+	assert_non_null(f);
+	err = folded_read_bounded(p, f, b, stats);
+	fclose(f);
+	return err;
+}
+
+/* A line over max_line and a stack over max_depth are skipped and counted; memory stays bounded. */
+static void test_reader_bounds_line_length_and_depth(void **state)
+{
+	struct lines_bounds b = { .max_line = 16, .max_depth = 3 };
+	struct folded_read_stats stats = { 0 };
+	struct profile *p = profile_new();
+	const char *text = "a;b;c 1\n"
+			   "a;b;c;d 2\n"		      /* 4 frames */
+			   "a;bbbbbbbbbbbbbbbbbbbbbbbbbb 3\n" /* 31 bytes */
+			   "x 4\n";
+	char *out;
+
+	(void)state;
+	assert_int_equal(read_bounded(text, strlen(text), &b, p, &stats), 0);
 	assert_int_equal(stats.lines, 2);
-	assert_int_equal(stats.skipped, 1);
+	assert_int_equal(stats.skipped, 2);
+	assert_int_equal(stats.too_deep, 1);
+	assert_int_equal(stats.too_long, 1);
 	assert_int_equal(stats.first_bad_line, 2);
-	assert_true(profile_total(p) == UINT64_MAX);
-	text = write_text(p);
-	assert_string_equal(text, "a;b 18446744073709551615\n");
+	out = write_text(p);
+	assert_string_equal(out, "a;b;c 1\nx 4\n");
+	free(out);
+	profile_free(p);
+}
+
+/* 25 million frames on one line (a 50 MB line): skipped, with the default bounds. */
+static void test_reader_skips_a_line_of_25_million_frames(void **state)
+{
+	const size_t frames = 25u * 1000 * 1000;
+	size_t len = frames * 2 + 16;
+	char *text = malloc(len);
+	struct folded_read_stats stats = { 0 };
+	struct profile *p = profile_new();
+
+	(void)state;
+	assert_non_null(text);
+	for (size_t i = 0; i < frames; i++) {
+		text[2 * i] = 'f';
+		text[2 * i + 1] = ';';
+	}
+	len = frames * 2 - 1;
+	len += (size_t)sprintf(text + len, " 7\nok 1\n");
+	assert_int_equal(read_bounded(text, len, NULL, p, &stats), 0);
+	assert_int_equal(stats.too_deep, 1);
+	assert_int_equal(stats.lines, 1);
+	assert_true(profile_max_depth(p) == 1);
 	free(text);
+	profile_free(p);
+}
+
+/* /dev/zero, or any file with a NUL byte up front, is not text: refused at once. */
+static void test_reader_refuses_binary_input(void **state)
+{
+	static const char text[] = "a 1\n\0\0\0\0";
+	struct folded_read_stats stats = { 0 };
+	struct profile *p = profile_new();
+
+	(void)state;
+	assert_int_equal(read_bounded(text, sizeof(text) - 1, NULL, p, &stats), -EBADMSG);
+	assert_int_equal(stats.binary_at, 4);
 	profile_free(p);
 }
 
@@ -315,7 +423,11 @@ int main(void)
 		cmocka_unit_test(test_reader_takes_flamegraph_pl_lines),
 		cmocka_unit_test(test_reader_keeps_spaces_inside_frames),
 		cmocka_unit_test(test_reader_counts_malformed_lines_and_goes_on),
-		cmocka_unit_test(test_reader_refuses_counts_that_would_wrap_the_total),
+		cmocka_unit_test(test_reader_refuses_huge_counts_whatever_the_order),
+		cmocka_unit_test(test_reader_refuses_totals_past_the_bound),
+		cmocka_unit_test(test_reader_bounds_line_length_and_depth),
+		cmocka_unit_test(test_reader_skips_a_line_of_25_million_frames),
+		cmocka_unit_test(test_reader_refuses_binary_input),
 		cmocka_unit_test(test_reader_handles_multi_megabyte_lines),
 		cmocka_unit_test(test_round_trip_is_identical),
 		cmocka_unit_test(test_writer_reports_a_full_disk),

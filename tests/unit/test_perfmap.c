@@ -338,6 +338,138 @@ static void test_map_is_resolved_inside_the_process_root(void **state)
 	unlink(outside);
 }
 
+/* --- bounds: the process writes the file, so what we read of it is bounded --- */
+
+static long peak_rss_kb(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmHWM: %ld kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb;
+}
+
+/*
+ * Issue 20: a perf map of 3 GiB without a newline (a sparse file) was read
+ * into one line. Now it is skipped PERFMAP_MAX_READ bytes at a time, and
+ * counted once; memory stays flat.
+ */
+static void test_sparse_map_without_newline_is_bounded(void **state)
+{
+	struct map_file mf;
+	struct perfmap *map;
+	long before = peak_rss_kb();
+
+	(void)state;
+	map_file_new(&mf);
+	assert_int_equal(truncate(mf.path, 3LL << 30), 0);
+	map = perfmap_new(NULL, mf.path, getuid());
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(perfmap_refresh(map), 0);
+	assert_int_equal(perfmap_count(map), 0);
+	assert_int_equal(perfmap_too_long(map), 1);
+	assert_int_equal(perfmap_malformed(map), 1);
+	assert_true(peak_rss_kb() - before < 64 * 1024);
+	perfmap_free(map);
+	unlink(mf.path);
+}
+
+static void test_long_line_is_skipped_to_its_newline(void **state)
+{
+	struct map_file mf;
+	struct perfmap *map;
+	char *line = malloc(PERFMAP_MAX_LINE * 3);
+
+	(void)state;
+	assert_non_null(line);
+	memset(line, 'x', PERFMAP_MAX_LINE * 3 - 1);
+	memcpy(line, "1000 10 ", 8);
+	line[PERFMAP_MAX_LINE * 3 - 1] = '\0';
+	map_file_new(&mf);
+	append(&mf, "2000 10 before\n");
+	append(&mf, line);
+	map = perfmap_new(NULL, mf.path, getuid());
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_int_equal(perfmap_too_long(map), 1);
+	/* The writer ends the long line, then writes a good one: only that is kept. */
+	append(&mf, "\n3000 10 after\n");
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_string_equal(name_at(map, 0x2000), "before");
+	assert_null(name_at(map, 0x1000));
+	assert_string_equal(name_at(map, 0x3000), "after");
+	assert_int_equal(perfmap_too_long(map), 1);
+	assert_int_equal(perfmap_malformed(map), 1);
+	/* A line just under the bound is a line. */
+	memset(line, 'y', PERFMAP_MAX_LINE - 1);
+	memcpy(line, "4000 10 ", 8);
+	line[PERFMAP_MAX_LINE - 1] = '\n';
+	line[PERFMAP_MAX_LINE] = '\0';
+	append(&mf, line);
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_non_null(name_at(map, 0x4000));
+	assert_int_equal(strlen(name_at(map, 0x4000)), PERFMAP_MAX_LINE - 1 - 8);
+	free(line);
+	perfmap_free(map);
+	unlink(mf.path);
+}
+
+/* A big map is read PERFMAP_MAX_READ bytes per refresh, whole in the end. */
+static void test_each_refresh_reads_a_bounded_part(void **state)
+{
+	const size_t lines = PERFMAP_MAX_READ / 32 + 1000;
+	struct map_file mf;
+	struct perfmap *map;
+	FILE *f;
+
+	(void)state;
+	map_file_new(&mf);
+	f = fopen(mf.path, "w");
+	assert_non_null(f);
+	for (size_t i = 0; i < lines; i++)
+		fprintf(f, "%016zx 10 function_%09zu\n", 0x100000 + i * 16, i); /* 39 bytes */
+	assert_int_equal(fclose(f), 0);
+	map = perfmap_new(NULL, mf.path, getuid());
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_true(perfmap_count(map) > 0 && perfmap_count(map) <= PERFMAP_MAX_READ / 39);
+	/* The file has not changed: the rest is read all the same. */
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_int_equal(perfmap_count(map), lines);
+	assert_int_equal(perfmap_malformed(map), 0);
+	assert_int_equal(perfmap_truncated(map), 0);
+	perfmap_free(map);
+	unlink(mf.path);
+}
+
+/* One file is read up to max_bytes, then no further until it is replaced. */
+static void test_total_bytes_bound(void **state)
+{
+	struct perfmap_config config = { .owner = getuid(), .max_bytes = 30 };
+	struct map_file mf;
+	struct perfmap *map;
+
+	(void)state;
+	map_file_new(&mf);
+	config.path = mf.path;
+	append(&mf, "1000 10 first\n2000 10 second\n3000 10 third\n"); /* 14 + 15 + 14 */
+	map = perfmap_new_with(&config);
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_string_equal(name_at(map, 0x1000), "first");
+	assert_string_equal(name_at(map, 0x2000), "second");
+	assert_null(name_at(map, 0x3000));
+	assert_int_equal(perfmap_truncated(map), 1);
+	append(&mf, "4000 10 fourth\n");
+	assert_int_equal(perfmap_refresh(map), 0);
+	assert_null(name_at(map, 0x4000));
+	assert_int_equal(perfmap_truncated(map), 1);
+	perfmap_free(map);
+	unlink(mf.path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +483,10 @@ int main(void)
 	    cmocka_unit_test(test_map_writable_by_others_is_refused_and_dropped),
 	    cmocka_unit_test(test_symlink_fifo_and_hard_link_are_refused),
 	    cmocka_unit_test(test_map_is_resolved_inside_the_process_root),
+	    cmocka_unit_test(test_sparse_map_without_newline_is_bounded),
+	    cmocka_unit_test(test_long_line_is_skipped_to_its_newline),
+	    cmocka_unit_test(test_each_refresh_reads_a_bounded_part),
+	    cmocka_unit_test(test_total_bytes_bound),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

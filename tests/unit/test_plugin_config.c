@@ -138,6 +138,44 @@ static void test_every_key(void **state)
 	pconf_free(&c);
 }
 
+/* The bounds an operator may move, and the stall timeout. */
+static void test_bounds_and_stall_timeout(void **state)
+{
+	const struct option opts[] = {
+		{ "StallTimeout", V_NUM, 12, NULL },
+		{ "MaxSymbolTable", V_STR, 0, "512MiB" },
+		{ "MaxPerfMap", V_STR, 0, "1G" },
+	};
+	const struct option bad[][1] = {
+		{ { "StallTimeout", V_NUM, 0, NULL } },
+		{ { "StallTimeout", V_NUM, 3601, NULL } },
+		{ { "MaxSymbolTable", V_NUM, 1048576, NULL } }, /* a size needs its unit */
+		{ { "MaxSymbolTable", V_STR, 0, "10B" } },
+		{ { "MaxPerfMap", V_STR, 0, "2TiB" } },
+		{ { "MaxPerfMap", V_STR, 0, "lots" } },
+	};
+	struct pconf c;
+
+	(void)state;
+	pconf_init(&c);
+	assert_int_equal(parse(&c, NULL, 0), 0);
+	assert_int_equal(c.stall_ms, 0);
+	assert_int_equal(c.max_symbol_table, 0);
+	assert_int_equal(c.max_perf_map, 0);
+	assert_int_equal(parse(&c, opts, sizeof(opts) / sizeof(opts[0])), 0);
+	assert_int_equal(c.stall_ms, 12000);
+	assert_int_equal(c.max_symbol_table, 512ULL << 20);
+	assert_int_equal(c.max_perf_map, 1ULL << 30);
+	pconf_free(&c);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		stub_reset();
+		pconf_init(&c);
+		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
+		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
+		pconf_free(&c);
+	}
+}
+
 static void test_keys_are_case_insensitive(void **state)
 {
 	const struct option opts[] = {
@@ -448,6 +486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_defaults, setup),
+cmocka_unit_test_setup(test_bounds_and_stall_timeout, setup),
 		cmocka_unit_test_setup(test_every_key, setup),
 		cmocka_unit_test_setup(test_keys_are_case_insensitive, setup),
 		cmocka_unit_test_setup(test_unknown_key_is_named, setup),

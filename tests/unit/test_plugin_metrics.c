@@ -24,10 +24,9 @@ static void add_stack(struct profile *p, const char *const *names, size_t n, uin
 	struct frame frames[16];
 
 	assert_true(n <= 16);
-	for (size_t i = 0; i < n; i++) {
-		frames[i].name = names[i];
-		frames[i].kind = i == 0 ? FRAME_PROCESS : FRAME_USER;
-	}
+	for (size_t i = 0; i < n; i++)
+		frames[i] = (struct frame){ .name = names[i],
+					    .kind = i == 0 ? FRAME_PROCESS : FRAME_USER };
 	if (n > 1)
 		frames[n - 1].kind = leaf_kind;
 	assert_int_equal(profile_add(p, frames, n, count), 0);
@@ -387,6 +386,56 @@ static void test_health_values(void **state)
 }
 
 /*
+ * What profiled processes' files cost shows next to the losses: each
+ * cause the gate refuses, each bound hit, samples lost to a stalled
+ * symbolizer and the stalls themselves, as counters since start.
+ */
+static void test_refusals_bounds_and_stalls(void **state)
+{
+	struct symbolizer_stats files = {
+		.refused = { [TARGET_NOT_REGULAR] = 3, [TARGET_OUTSIDE_ROOT] = 2,
+			     [TARGET_NO_FDS] = 9 },
+		.elf_breaches = { .tables = 4, .symbols = 5, .sections = 6 },
+		.perfmap_lines_too_long = 7,
+		.perfmaps_truncated = 8,
+	};
+	struct metrics_health h = { .seconds = 1, .files = &files, .lost_stalled = 11,
+				    .stalls = 2 };
+	const struct {
+		const char *name;
+		int64_t value;
+	} want[] = {
+		{ "refused-not_regular", 3 }, { "refused-mismatch", 0 },
+		{ "refused-outside_root", 2 }, { "refused-too_large", 0 },
+		{ "refused-no_fds", 9 },      { "refused-permission", 0 },
+		{ "refused-gone", 0 },	      { "refused-stalled", 0 },
+		{ "refused-other", 0 },	      { "bound-symbol_table", 4 },
+		{ "bound-symbols", 5 },	      { "bound-elf_headers", 6 },
+		{ "bound-perfmap_line", 7 },  { "bound-perfmap_size", 8 },
+		{ "stalls", 2 },	      { "lost-stalled", 11 },
+	};
+	struct metrics_batch b;
+
+	(void)state;
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_health(&b, &h), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const value_list_t *vl = metrics_find(&b, "health", want[i].name);
+
+		if (!vl)
+			fail_msg("no health metric %s", want[i].name);
+		assert_string_equal(vl->type, "derive");
+		assert_int_equal(vl->values[0].derive, want[i].value);
+	}
+	/* Before the first drain there are no stats yet: the series exist, at 0. */
+	metrics_batch_reset(&b);
+	h.files = NULL;
+	assert_int_equal(metrics_health(&b, &h), 0);
+	assert_int_equal(metrics_find(&b, "health", "refused-not_regular")->values[0].derive, 0);
+	metrics_batch_free(&b);
+}
+
+/*
  * Every type we use is in the stock types.db with as many data sources
  * as we send, so a central collectd needs no types file; and "gauge" has
  * no upper bound (a function on two CPUs reads 200).
@@ -437,6 +486,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_self_and_total_of_a_known_profile),
+		cmocka_unit_test(test_refusals_bounds_and_stalls),
 		cmocka_unit_test(test_top_n_plus_other_is_every_sample),
 		cmocka_unit_test(test_top_n_larger_than_profile),
 		cmocka_unit_test(test_percent_of_one_cpu),

@@ -30,9 +30,10 @@ struct decoded {
 	size_t nstrings;
 	uint64_t fn_id[MAXN], fn_name[MAXN];
 	size_t nfn;
-	uint64_t loc_id[MAXN], loc_fn[MAXN], loc_map[MAXN];
+	uint64_t loc_id[MAXN], loc_fn[MAXN], loc_map[MAXN], loc_addr[MAXN];
 	size_t nloc;
-	uint64_t map_id[MAXN], map_file[MAXN];
+	uint64_t map_id[MAXN], map_file[MAXN], map_start[MAXN], map_limit[MAXN];
+	uint64_t map_offset[MAXN], map_build_id[MAXN], map_has_functions[MAXN];
 	size_t nmap;
 	uint64_t sample_locs[MAXN][MAXN];
 	size_t sample_nlocs[MAXN];
@@ -81,14 +82,26 @@ static void read_submessage(struct decoded *d, const struct pb_field *f)
 		case 3: /* Mapping */
 			if (g.number == 1)
 				d->map_id[d->nmap] = g.varint;
+			else if (g.number == 2)
+				d->map_start[d->nmap] = g.varint;
+			else if (g.number == 3)
+				d->map_limit[d->nmap] = g.varint;
+			else if (g.number == 4)
+				d->map_offset[d->nmap] = g.varint;
 			else if (g.number == 5)
 				d->map_file[d->nmap] = g.varint;
+			else if (g.number == 6)
+				d->map_build_id[d->nmap] = g.varint;
+			else if (g.number == 7)
+				d->map_has_functions[d->nmap] = g.varint;
 			break;
 		case 4: /* Location */
 			if (g.number == 1)
 				d->loc_id[d->nloc] = g.varint;
 			else if (g.number == 2)
 				d->loc_map[d->nloc] = g.varint;
+			else if (g.number == 3)
+				d->loc_addr[d->nloc] = g.varint;
 			else if (g.number == 4) {
 				struct pb_reader lr;
 				struct pb_field l;
@@ -205,6 +218,19 @@ static void check_rules(const struct decoded *d)
 	for (size_t i = 0; i < d->nmap; i++) {
 		assert_true(d->map_id[i] != 0);
 		assert_true(d->map_file[i] < d->nstrings);
+		assert_true(d->map_build_id[i] < d->nstrings);
+		for (size_t j = 0; j < i; j++)
+			assert_true(d->map_id[i] != d->map_id[j]);
+	}
+	/* A location with an address lies in its mapping's range. */
+	for (size_t i = 0; i < d->nloc; i++) {
+		size_t m;
+
+		if (!d->loc_map[i] || !d->loc_addr[i])
+			continue;
+		m = find_id(d->map_id, d->nmap, d->loc_map[i]);
+		assert_true(d->loc_addr[i] >= d->map_start[m]);
+		assert_true(d->loc_addr[i] < d->map_limit[m]);
 	}
 	for (size_t i = 0; i < d->nsamples; i++) {
 		assert_int_equal(d->sample_nvalues[i], d->ntypes);
@@ -325,6 +351,145 @@ static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void 
 	profile_free(p);
 }
 
+static const unsigned char EXE_ID[] = { 0x64, 0x31, 0x4f, 0xf0, 0x16, 0x1d, 0x36, 0x0d, 0x0f, 0xe9,
+					0x0b, 0xfc, 0x3a, 0xb1, 0xe1, 0xf3, 0x8c, 0xba, 0x91, 0xf8 };
+static const struct frame_mapping EXE = { 0x555555554000 + 0x1000, 0x555555554000 + 0x2000,
+					  0x1000, "/usr/bin/split7030", EXE_ID,
+					  sizeof(EXE_ID) };
+static const struct frame_mapping LIBC = { 0x7ffff7dab000, 0x7ffff7f00000, 0x26000,
+					   "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL, 0 };
+
+/* The 70/30 split as the symbolizer hands it out: user frames in two
+ * files (one of them with a frame it could not name), kernel and JIT
+ * frames with addresses. */
+static struct profile *located_profile(void)
+{
+	struct profile *p = profile_new();
+	struct frame seventy[] = { { "split7030", FRAME_PROCESS },
+				   { "main", FRAME_USER, &EXE, 0x555555555100 },
+				   { "burn_seventy", FRAME_USER, &EXE, 0x555555555240 } };
+	struct frame thirty[] = { { "split7030", FRAME_PROCESS },
+				  { "main", FRAME_USER, &EXE, 0x555555555100 },
+				  { "burn_thirty", FRAME_USER, &EXE, 0x555555555280 } };
+	struct frame sys[] = { { "split7030", FRAME_PROCESS },
+			       { "main", FRAME_USER, &EXE, 0x555555555100 },
+			       { "[libc.so.6+0x27234]", FRAME_UNKNOWN, &LIBC, 0x7ffff7dac234 },
+			       { "entry_SYSCALL_64", FRAME_KERNEL, NULL, 0xffffffff81000100 },
+			       { "ksys_write", FRAME_KERNEL, NULL, 0xffffffff81000300 } };
+	struct frame jit[] = { { "node", FRAME_PROCESS },
+			       { "LazyCompile:~hot", FRAME_JIT, NULL, 0x3f1200001000 } };
+
+	assert_non_null(p);
+	assert_int_equal(profile_add(p, seventy, 3, 700), 0);
+	assert_int_equal(profile_add(p, thirty, 3, 300), 0);
+	assert_int_equal(profile_add(p, sys, 5, 5), 0);
+	assert_int_equal(profile_add(p, jit, 2, 9), 0);
+	return p;
+}
+
+static size_t mapping_named(const struct decoded *d, const char *file)
+{
+	for (size_t i = 0; i < d->nmap; i++)
+		if (!strcmp(str(d, d->map_file[i]), file))
+			return i;
+	fail_msg("no mapping of %s", file);
+	return 0;
+}
+
+static size_t location_of(const struct decoded *d, const char *function)
+{
+	for (size_t i = 0; i < d->nloc; i++) {
+		size_t fn = find_id(d->fn_id, d->nfn, d->loc_fn[i]);
+
+		if (!strcmp(str(d, d->fn_name[fn]), function))
+			return i;
+	}
+	fail_msg("no location of %s", function);
+	return 0;
+}
+
+/*
+ * Mappings and addresses, for tools that symbolize or match binaries by
+ * build-id: each file's mapping has its range, offset and build-id (hex),
+ * each location its mapping and address; a mapping with a frame we could
+ * not name says has_functions false, so pprof symbolizes it; kernel and
+ * JIT frames get pseudo-mappings that span their addresses.
+ */
+static void test_locations_carry_mappings_build_ids_and_addresses(void **state)
+{
+	struct profile *p = located_profile();
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len, exe, libc, kernel, jit, loc;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.nmap, 4);
+	exe = mapping_named(&d, "/usr/bin/split7030");
+	assert_int_equal(d.map_start[exe], EXE.start);
+	assert_int_equal(d.map_limit[exe], EXE.limit);
+	assert_int_equal(d.map_offset[exe], 0x1000);
+	assert_string_equal(str(&d, d.map_build_id[exe]), "64314ff0161d360d0fe90bfc3ab1e1f38cba91f8");
+	assert_int_equal(d.map_has_functions[exe], 1);
+	libc = mapping_named(&d, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(d.map_build_id[libc], 0); /* none known: string 0, "" */
+	assert_int_equal(d.map_has_functions[libc], 0);
+	kernel = mapping_named(&d, "[kernel.kallsyms]");
+	assert_int_equal(d.map_start[kernel], 0xffffffff81000100);
+	assert_int_equal(d.map_limit[kernel], 0xffffffff81000301);
+	assert_int_equal(d.map_has_functions[kernel], 1);
+	jit = mapping_named(&d, "[jit]");
+
+	loc = location_of(&d, "burn_seventy");
+	assert_int_equal(d.loc_addr[loc], 0x555555555240);
+	assert_int_equal(d.loc_map[loc], d.map_id[exe]);
+	loc = location_of(&d, "[libc.so.6+0x27234]");
+	assert_int_equal(d.loc_addr[loc], 0x7ffff7dac234);
+	assert_int_equal(d.loc_map[loc], d.map_id[libc]);
+	loc = location_of(&d, "ksys_write");
+	assert_int_equal(d.loc_addr[loc], 0xffffffff81000300);
+	assert_int_equal(d.loc_map[loc], d.map_id[kernel]);
+	loc = location_of(&d, "LazyCompile:~hot");
+	assert_int_equal(d.loc_map[loc], d.map_id[jit]);
+	loc = location_of(&d, "split7030");
+	assert_int_equal(d.loc_map[loc], 0);
+	assert_int_equal(d.loc_addr[loc], 0);
+	/* main is one location, shared by the three stacks */
+	assert_int_equal(d.nloc, 9);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
+/* One function at two addresses (two processes, or `--addresses`) is two
+ * locations of one function. */
+static void test_one_function_at_two_addresses_is_two_locations(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame a[] = { { "one", FRAME_PROCESS }, { "work", FRAME_USER, &EXE, 0x555555555100 } };
+	struct frame b[] = { { "two", FRAME_PROCESS }, { "work", FRAME_USER, &EXE, 0x555555555180 } };
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len, work = 0;
+
+	(void)state;
+	assert_int_equal(profile_add(p, a, 2, 1), 0);
+	assert_int_equal(profile_add(p, b, 2, 1), 0);
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.nfn, 3);
+	assert_int_equal(d.nloc, 4);
+	for (size_t i = 0; i < d.nloc; i++)
+		work += !strcmp(str(&d, d.fn_name[find_id(d.fn_id, d.nfn, d.loc_fn[i])]), "work");
+	assert_int_equal(work, 2);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
 static void test_without_a_frequency_only_sample_counts_are_written(void **state)
 {
 	struct profile *p = split_profile();
@@ -412,6 +577,48 @@ static void test_file_is_gzip_and_protoc_decodes_it(void **state)
 	profile_free(p);
 }
 
+/* protoc reads the mappings and addresses with the published schema. */
+static void test_protoc_decodes_mappings_and_addresses(void **state)
+{
+	struct profile *p = located_profile();
+	char dir[] = "/tmp/test_pprof.XXXXXX", pb[64], cmd[512], line[256];
+	uint8_t *bytes;
+	size_t len;
+	FILE *out, *decoded;
+	int mappings = 0, addresses = 0, build_ids = 0, hex = 0;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(pb, sizeof(pb), "%s/p.pb", dir);
+	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
+	out = fopen(pb, "w");
+	assert_non_null(out);
+	assert_int_equal(fwrite(bytes, 1, len, out), len);
+	assert_int_equal(fclose(out), 0);
+	free(bytes);
+	snprintf(cmd, sizeof(cmd),
+		 "protoc --decode perftools.profiles.Profile -I tests/pprof profile.proto "
+		 "< %s 2>&1; echo exit=$?", pb);
+	decoded = popen(cmd, "r");
+	assert_non_null(decoded);
+	while (fgets(line, sizeof(line), decoded)) {
+		mappings += !strcmp(line, "mapping {\n");
+		addresses += !strncmp(line, "  address: ", 11);
+		build_ids += !strncmp(line, "  build_id: ", 12);
+		hex += !strcmp(line, "string_table: \"64314ff0161d360d0fe90bfc3ab1e1f38cba91f8\"\n");
+		if (!strncmp(line, "exit=", 5))
+			assert_string_equal(line, "exit=0\n");
+	}
+	pclose(decoded);
+	assert_int_equal(mappings, 4);
+	assert_int_equal(addresses, 7); /* every location but the two process names */
+	assert_int_equal(build_ids, 1);
+	assert_int_equal(hex, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+	profile_free(p);
+}
+
 static void test_a_full_disk_is_reported(void **state)
 {
 	struct profile *p = split_profile();
@@ -429,9 +636,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_follows_the_format_rules_and_keeps_the_counts),
 		cmocka_unit_test(test_functions_and_locations_are_deduplicated_by_name_and_kind),
+		cmocka_unit_test(test_locations_carry_mappings_build_ids_and_addresses),
+		cmocka_unit_test(test_one_function_at_two_addresses_is_two_locations),
 		cmocka_unit_test(test_without_a_frequency_only_sample_counts_are_written),
 		cmocka_unit_test(test_an_empty_profile_is_a_valid_profile),
 		cmocka_unit_test(test_file_is_gzip_and_protoc_decodes_it),
+		cmocka_unit_test(test_protoc_decodes_mappings_and_addresses),
 		cmocka_unit_test(test_a_full_disk_is_reported),
 	};
 

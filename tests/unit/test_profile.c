@@ -24,8 +24,7 @@ static void add_stack(struct profile *p, const char *stack, uint64_t count)
 
 	snprintf(buf, sizeof(buf), "%s", stack);
 	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
-		frames[n].name = tok;
-		frames[n].kind = n ? FRAME_USER : FRAME_PROCESS;
+		frames[n] = (struct frame){ .name = tok, .kind = n ? FRAME_USER : FRAME_PROCESS };
 		n++;
 	}
 	assert_int_equal(profile_add(p, frames, n, count), 0);
@@ -388,6 +387,141 @@ static void test_clear_forgets_stacks_and_profile_is_reusable(void **state)
 	profile_free(p);
 }
 
+/* The node at path (child indices from the root). */
+static const struct profile_node *node_at(const struct profile *p, size_t depth,
+					  const size_t *path)
+{
+	const struct profile_node *n = profile_root(p);
+
+	for (size_t i = 0; i < depth; i++) {
+		n = profile_node_child(n, path[i]);
+		assert_non_null(n);
+	}
+	return n;
+}
+
+/*
+ * Where a node's code is: the first frame that made the node says it
+ * (later frames of the same function under that path add samples, not
+ * addresses); mappings are copied and interned (equal content, one copy);
+ * frames that say nothing give NULL and 0, a kernel frame an address only.
+ */
+static void test_nodes_keep_where_their_code_is(void **state)
+{
+	struct profile *p = profile_new();
+	static const unsigned char id[] = { 0xde, 0xad, 0xbe, 0xef };
+	char file[32] = "/usr/lib/libx.so";
+	struct frame_mapping m1 = { 0x7f0000000000, 0x7f0000010000, 0x1000, file, id, sizeof(id) };
+	struct frame_mapping m2 = m1; /* another copy, as the next drain hands out */
+	struct frame a[] = { { "proc", FRAME_PROCESS },
+			     { "main", FRAME_USER, &m1, 0x7f0000000100 },
+			     { "work", FRAME_USER, &m1, 0x7f0000000200 },
+			     { "do_syscall_64", FRAME_KERNEL, NULL, 0xffffffff81000200 } };
+	struct frame b[] = { { "proc", FRAME_PROCESS },
+			     { "main", FRAME_USER, &m2, 0x7f0000000180 },
+			     { "rest", FRAME_USER, &m2, 0x7f0000000300 },
+			     { "plain", FRAME_USER } };
+	const struct profile_node *proc, *main_, *work, *rest, *kernel, *plain;
+	const struct frame_mapping *m;
+
+	(void)state;
+	assert_int_equal(profile_add(p, a, 4, 1), 0);
+	assert_int_equal(profile_add(p, b, 4, 1), 0);
+	strcpy(file, "/changed"); /* the caller's buffers are its own again */
+	proc = node_at(p, 1, (size_t[]){ 0 });
+	main_ = node_at(p, 2, (size_t[]){ 0, 0 });
+	rest = node_at(p, 3, (size_t[]){ 0, 0, 0 });
+	plain = node_at(p, 4, (size_t[]){ 0, 0, 0, 0 });
+	work = node_at(p, 3, (size_t[]){ 0, 0, 1 });
+	kernel = node_at(p, 4, (size_t[]){ 0, 0, 1, 0 });
+	assert_string_equal(profile_node_name(work), "work");
+	assert_string_equal(profile_node_name(rest), "rest");
+
+	assert_null(profile_node_mapping(p, proc));
+	assert_int_equal(profile_node_address(p, proc), 0);
+	assert_int_equal(profile_node_address(p, main_), 0x7f0000000100); /* a's, the first */
+	assert_int_equal(profile_node_address(p, work), 0x7f0000000200);
+	assert_int_equal(profile_node_address(p, rest), 0x7f0000000300);
+	m = profile_node_mapping(p, main_);
+	assert_non_null(m);
+	assert_ptr_equal(profile_node_mapping(p, work), m);
+	assert_ptr_equal(profile_node_mapping(p, rest), m); /* m2 is the same mapping */
+	assert_ptr_not_equal(m, &m1);
+	assert_string_equal(m->file, "/usr/lib/libx.so");
+	assert_int_equal(m->start, 0x7f0000000000);
+	assert_int_equal(m->limit, 0x7f0000010000);
+	assert_int_equal(m->offset, 0x1000);
+	assert_int_equal(m->build_id_len, sizeof(id));
+	assert_memory_equal(m->build_id, id, sizeof(id));
+	assert_null(profile_node_mapping(p, kernel));
+	assert_int_equal(profile_node_address(p, kernel), 0xffffffff81000200);
+	assert_null(profile_node_mapping(p, plain));
+	assert_int_equal(profile_node_address(p, plain), 0);
+
+	/* Another build of the file (another build-id) is another mapping. */
+	{
+		static const unsigned char other[] = { 1, 2, 3, 4 };
+		struct frame_mapping m3 = { 0x7f0000000000, 0x7f0000010000, 0x1000,
+					    "/usr/lib/libx.so", other, sizeof(other) };
+		struct frame c[] = { { "proc2", FRAME_PROCESS },
+				     { "main", FRAME_USER, &m3, 0x7f0000000100 } };
+
+		assert_int_equal(profile_add(p, c, 2, 1), 0);
+		main_ = node_at(p, 2, (size_t[]){ 1, 0 });
+		assert_non_null(profile_node_mapping(p, main_));
+		assert_ptr_not_equal(profile_node_mapping(p, main_), m);
+		assert_memory_equal(profile_node_mapping(p, main_)->build_id, other, sizeof(other));
+	}
+	profile_free(p);
+}
+
+/* A merge copies locations into the destination, which owns its copies;
+ * many mappings and a clear keep every one findable. */
+static void test_locations_survive_merge_growth_and_clear(void **state)
+{
+	struct profile *src = profile_new(), *dst = profile_new();
+	struct frame_mapping maps[3000];
+	char names[3000][16];
+	const struct profile_node *proc, *fn;
+
+	(void)state;
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < 3000; i++) {
+			maps[i] = (struct frame_mapping){ 0x10000ull * (uint64_t)(i + 1),
+							  0x10000ull * (uint64_t)(i + 2), 0,
+							  "/lib/libmany.so", NULL, 0 };
+			snprintf(names[i], sizeof(names[i]), "f%04d", i);
+			assert_int_equal(profile_add(src, (struct frame[]){
+				{ "many", FRAME_PROCESS },
+				{ names[i], FRAME_USER, &maps[i], maps[i].start + 0x10 } }, 2, 1), 0);
+		}
+		proc = node_at(src, 1, (size_t[]){ 0 });
+		assert_int_equal(profile_node_child_count(proc), 3000);
+		for (size_t i = 0; i < 3000; i++) {
+			fn = profile_node_child(proc, i);
+			assert_int_equal(profile_node_mapping(src, fn)->start, 0x10000ull * (i + 1));
+			assert_int_equal(profile_node_address(src, fn), 0x10000ull * (i + 1) + 0x10);
+		}
+		if (!round)
+			profile_clear(src);
+	}
+	assert_int_equal(profile_merge(dst, src), 0);
+	proc = node_at(dst, 1, (size_t[]){ 0 });
+	for (size_t i = 0; i < 3000; i++) {
+		const struct profile_node *sfn = profile_node_child(node_at(src, 1, (size_t[]){ 0 }), i);
+
+		fn = profile_node_child(proc, i);
+		assert_ptr_not_equal(profile_node_mapping(dst, fn), profile_node_mapping(src, sfn));
+		assert_int_equal(profile_node_mapping(dst, fn)->start, profile_node_mapping(src, sfn)->start);
+		assert_string_equal(profile_node_mapping(dst, fn)->file, "/lib/libmany.so");
+		assert_int_equal(profile_node_address(dst, fn), profile_node_address(src, sfn));
+	}
+	profile_free(src);
+	assert_string_equal(profile_node_mapping(dst, profile_node_child(proc, 7))->file,
+			    "/lib/libmany.so");
+	profile_free(dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +538,8 @@ int main(void)
 		cmocka_unit_test(test_bad_stacks_are_rejected_and_change_nothing),
 		cmocka_unit_test(test_merge_sums_exactly),
 		cmocka_unit_test(test_clear_forgets_stacks_and_profile_is_reusable),
+		cmocka_unit_test(test_nodes_keep_where_their_code_is),
+		cmocka_unit_test(test_locations_survive_merge_growth_and_clear),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 
@@ -932,6 +933,38 @@ static void test_perf_event_advice_names_the_fix(void **state)
 }
 
 /*
+ * Out of descriptors, libbpf's feature probes fail and the load then fails
+ * with another errno: the advice used to blame the kernel ("needs Linux
+ * 5.8"). It names the limit to raise, whatever the errno (issue 20, 7).
+ */
+static void test_out_of_descriptors_names_ulimit(void **state)
+{
+	char err[ERRLEN];
+	pid_t pid;
+	int status;
+
+	(void)state;
+	sampler_diag_load(-EMFILE, err, sizeof(err));
+	assert_non_null(strstr(err, "Too many open files: raise `ulimit -n`"));
+	sampler_diag_perf_event(-EMFILE, 1, 99, err, sizeof(err));
+	assert_non_null(strstr(err, "raise `ulimit -n`"));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct rlimit rl = { 16, 16 };
+
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			_exit(2);
+		sampler_diag_load(-EINVAL, err, sizeof(err));
+		_exit(strstr(err, "Too many open files: raise `ulimit -n` (now 16") &&
+			       !strstr(err, "5.8") ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
  * A refused perf event is explained from what the process holds and the
  * paranoid level: never by a capability that is held (Debian's 6.1 at its
  * default level 3 refuses CAP_PERFMON without CAP_SYS_ADMIN).
@@ -1259,6 +1292,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parses_cpu_lists),
 		cmocka_unit_test(test_perf_event_advice_names_the_fix),
+		cmocka_unit_test(test_out_of_descriptors_names_ulimit),
 		TEST(test_preallocates_where_the_kernel_lacks_noprealloc),
 		TEST(test_unwind_falls_back_where_the_kernel_lacks_the_helpers),
 		cmocka_unit_test(test_perf_event_advice_never_blames_a_held_capability),

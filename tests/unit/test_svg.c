@@ -367,8 +367,7 @@ static void add_path(struct profile *p, const char *stack, uint64_t count)
 
 	snprintf(buf, sizeof(buf), "%s", stack);
 	for (char *tok = strtok(buf, ";"); tok; tok = strtok(NULL, ";")) {
-		f[n].name = tok;
-		f[n].kind = n ? FRAME_USER : FRAME_PROCESS;
+		f[n] = (struct frame){ .name = tok, .kind = n ? FRAME_USER : FRAME_PROCESS };
 		n++;
 	}
 	assert_int_equal(profile_add(p, f, n, count), 0);

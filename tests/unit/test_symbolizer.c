@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -352,6 +353,103 @@ static void test_unresolved_frames_are_named_and_counted(void **state)
 	world_free(&w);
 }
 
+/* The file's build-id as libelf reads it, for comparing with a frame's. */
+static size_t file_build_id(const char *file, unsigned char *id)
+{
+	struct elfsym *elf = NULL;
+	const unsigned char *bytes;
+	size_t len;
+
+	assert_int_equal(elfsym_open(file, &elf), 0);
+	bytes = elfsym_build_id(elf, &len);
+	assert_non_null(bytes);
+	memcpy(id, bytes, len);
+	elfsym_free(elf);
+	return len;
+}
+
+/*
+ * Where each frame's code is, for pprof: a named user frame gives its
+ * mapping (file, build-id, range, offset) and its function's first byte
+ * in the process; a frame in a file but in no function gives the mapping
+ * and the sampled address; a kernel frame gives its function's address
+ * and no mapping; the process name and "[unknown]" give nothing. With
+ * `addresses` a named frame gives the sampled instruction instead, as
+ * its "+0xoff" name does.
+ */
+static void test_frames_say_where_their_code_is(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	char nopie[4096], maps[8192];
+	unsigned char id[64];
+	uint64_t alpha, beta, sized, uips[3], kip = 0xffffffff81000210;
+	size_t n, id_len;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	id_len = file_build_id(nopie, id);
+	assert_int_equal(id_len, 20); /* a SHA-1 build-id, as GNU ld writes */
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	beta = mapped_addr(nopie, 0x401000, "fixture_beta");
+	sized = mapped_addr(nopie, 0x401000, "fixture_sized");
+	sym = symbolizer_new(&w.config);
+
+	uips[0] = sized + 8; /* past a 1-byte function: in the file, in no function */
+	uips[1] = alpha + 3;
+	uips[2] = beta + 9;
+	n = stack(sym, uips, 3, &kip, 1, out);
+	assert_int_equal(n, 5);
+	assert_null(out[0].mapping);
+	assert_int_equal(out[0].address, 0);
+	assert_string_equal(out[1].name, "fixture_beta");
+	assert_int_equal(out[1].address, beta);
+	assert_string_equal(out[2].name, "fixture_alpha");
+	assert_int_equal(out[2].address, alpha);
+	assert_int_equal(out[3].kind, FRAME_UNKNOWN);
+	assert_int_equal(out[3].address, sized + 8);
+	for (int i = 1; i <= 3; i++) {
+		const struct frame_mapping *m = out[i].mapping;
+
+		assert_non_null(m);
+		assert_string_equal(m->file, nopie);
+		assert_int_equal(m->start, 0x401000);
+		assert_int_equal(m->limit, 0x402000);
+		assert_int_equal(m->offset, 0x1000); /* the text segment's, from maps_line() */
+		assert_int_equal(m->build_id_len, id_len);
+		assert_memory_equal(m->build_id, id, id_len);
+	}
+	assert_int_equal(out[4].kind, FRAME_KERNEL);
+	assert_null(out[4].mapping);
+	assert_int_equal(out[4].address, 0xffffffff81000200); /* do_syscall_64 */
+
+	/* In no mapping: nothing to say. */
+	uips[0] = 0x10;
+	n = stack(sym, uips, 1, NULL, 0, out);
+	assert_string_equal(out[1].name, "[unknown]");
+	assert_null(out[1].mapping);
+	assert_int_equal(out[1].address, 0);
+	symbolizer_free(sym);
+
+	/* With addresses: the sampled instruction, the caller's return address too. */
+	w.config.addresses = true;
+	sym = symbolizer_new(&w.config);
+	uips[0] = alpha + 3;
+	uips[1] = beta + 9;
+	n = stack(sym, uips, 2, &kip, 1, out);
+	assert_int_equal(n, 4);
+	assert_string_equal(out[1].name, "fixture_beta+0x9");
+	assert_int_equal(out[1].address, beta + 9);
+	assert_int_equal(out[2].address, alpha + 3);
+	assert_int_equal(out[3].address, kip);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 /*
  * /proc reads that fail: a maps "file" that cannot be read (a directory:
  * open works, read fails), a stat line without its fields, a status that
@@ -486,6 +584,49 @@ static void test_same_process_keeps_maps_until_a_miss(void **state)
 	symbolizer_end_drain(sym);
 	assert_string_equal(leaf_name(sym, in_lib, &kind), "fixture_beta");
 	assert_int_equal(kind, FRAME_USER);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
+/*
+ * A miss re-reads the maps in the middle of a stack: the frames already
+ * written keep their mapping's file (the old maps are freed by then; ASan
+ * sees a dangling path).
+ */
+static void test_maps_read_again_mid_stack_keep_earlier_mappings(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct frame out[MAX_FRAMES];
+	char nopie[4096], lib[4096], maps[8192], more[4096];
+	uint64_t uips[2];
+	size_t n;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_string_equal(leaf_name(sym, mapped_addr(nopie, 0x401000, "fixture_alpha"), NULL),
+			    "fixture_alpha");
+	symbolizer_end_drain(sym);
+	maps_line(more, sizeof(more), lib, 0x7f0000001000);
+	strcat(maps, more);
+	fake_process(&w, 100, maps);
+	/* The caller hits the maps in hand, the leaf misses and reads them again. */
+	uips[0] = mapped_addr(lib, 0x7f0000001000, "fixture_beta") + 2;
+	uips[1] = mapped_addr(nopie, 0x401000, "fixture_alpha") + 3;
+	n = stack(sym, uips, 2, NULL, 0, out);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[1].name, "fixture_alpha");
+	assert_non_null(out[1].mapping);
+	assert_string_equal(out[1].mapping->file, nopie);
+	assert_int_equal(out[1].mapping->build_id_len, 20);
+	assert_string_equal(out[2].name, "fixture_beta");
+	assert_non_null(out[2].mapping);
+	assert_string_equal(out[2].mapping->file, lib);
 	symbolizer_free(sym);
 	world_free(&w);
 }
@@ -1213,15 +1354,81 @@ static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
 	world_free(&w);
 }
 
+/*
+ * Issue 20, finding 1: the library was unmapped (dlclose) and a FIFO put
+ * at its path before the drain named its samples. Opening it used to
+ * block the drain forever; the gate refuses it at once, the frame is
+ * named by file and offset, and the refusal is counted by its cause.
+ */
+static void test_fifo_at_a_mapped_path_is_refused_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	struct timespec t0, t1;
+	char path[256], maps[512];
+	uint64_t uip = 0x7f0000000100;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	world_path(&w, path, sizeof(path), "libgone.so");
+	assert_int_equal(mkfifo(path, 0644), 0);
+	snprintf(maps, sizeof(maps), "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 %s\n", path);
+	fake_process(&w, 100, maps);
+	sym = symbolizer_new(&w.config);
+	assert_non_null(sym);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_string_equal(leaf_name(sym, uip, NULL), "[libgone.so+0x100]");
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.refused[TARGET_NOT_REGULAR], 1);
+	assert_int_equal(stats.unresolved, 1);
+	/* Remembered as unreadable: the next sample does not open it again. */
+	assert_string_equal(leaf_name(sym, uip + 1, NULL), "[libgone.so+0x101]");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.refused[TARGET_NOT_REGULAR], 1);
+	symbolizer_free(sym);
+	unlink(path);
+	world_free(&w);
+}
+
+/* The ELF bounds reach the symbolizer's files, and what they cut is counted. */
+static void test_elf_bounds_are_applied_and_counted(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char lib[4096], maps[8192];
+	uint64_t addr;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	maps_line(maps, sizeof(maps), lib, 0x7f0000000000);
+	addr = mapped_addr(lib, 0x7f0000000000, "fixture_alpha");
+	fake_process(&w, 100, maps);
+	w.config.elf_bounds.max_table = 64;
+	sym = symbolizer_new(&w.config);
+	assert_non_null(sym);
+	assert_int_equal(strncmp(leaf_name(sym, addr, NULL), "[libsymfix.so+0x", 16), 0);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.elf_breaches.tables, 2); /* .symtab and .dynsym, once */
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_process_stack_order_kinds_and_call_sites),
 	    cmocka_unit_test(test_addresses_option_appends_offsets),
 	    cmocka_unit_test(test_unresolved_frames_are_named_and_counted),
+	    cmocka_unit_test(test_frames_say_where_their_code_is),
 	    cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
 	    cmocka_unit_test(test_pid_reuse_reads_the_new_process),
 	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
+	    cmocka_unit_test(test_maps_read_again_mid_stack_keep_earlier_mappings),
 	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
 	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
 	    cmocka_unit_test(test_failing_proc_reads_give_unknown_frames),
@@ -1238,6 +1445,8 @@ int main(void)
 	    cmocka_unit_test(test_special_mappings_are_named),
 	    cmocka_unit_test(test_vdso_frames_are_named),
 	    cmocka_unit_test(test_cpp_template_frame_is_demangled_as_cxxfilt_prints),
+	    cmocka_unit_test(test_fifo_at_a_mapped_path_is_refused_and_counted),
+	    cmocka_unit_test(test_elf_bounds_are_applied_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

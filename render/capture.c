@@ -1,0 +1,832 @@
+/*
+ * capture: a drain thread, a worker, and one lock between them.
+ *
+ * The drain thread (the caller's) copies each sample the sampler hands
+ * out into a batch (the sampler's arrays are only valid during its
+ * callback) and queues full batches for the worker, at most
+ * CAPTURE_MAX_BATCHES at a time, so memory stays bounded when the worker
+ * falls behind. The sampler's watch thread queues new processes to
+ * snapshot. The worker takes snapshots first (a short-lived process must
+ * be read before it exits), then samples, one at a time, and at the end
+ * of a drain ends the symbolizer's drain and publishes its stats. The
+ * lock is never held across anything that touches a process's files: it
+ * guards the queues, the profile being filled and the counters.
+ *
+ * The lock and its condition variables live in a core that every worker
+ * holds a reference to, so that an abandoned worker can still take the
+ * lock, see that it was abandoned, and leave, after the capture itself
+ * is gone. A worker belongs to the capture until it is abandoned, then
+ * to its own thread; either way its last reference frees it.
+ *
+ * Waiting is where the guarantee in capture.h is kept: a waiter wakes at
+ * least every CAPTURE_POLL_MS, compares the worker's progress (its own
+ * counter, and the gate's, which moves inside long reads) with what it
+ * saw, and acts on a stall.
+ */
+#include "render/capture.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CAPTURE_BATCH_BYTES (256 * 1024)
+#define CAPTURE_MAX_BATCHES 4 /* queued: 1 MiB of samples in flight */
+#define CAPTURE_TRACK_QUEUE 4096
+/*
+ * The process name, every user frame the unwinder may give, the kernel
+ * frames, and room for the inlined frames the symbolizer adds.
+ */
+#define CAPTURE_MAX_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH + 1024)
+#define CAPTURE_QUARANTINE 64	/* processes left unnamed after a stall, newest kept */
+#define CAPTURE_POLL_MS 100
+/* Snapshots of new processes race their exit: run ahead of the workload,
+ * as the sampler's watch thread did (no effect without CAP_SYS_NICE). */
+#define CAPTURE_WORKER_NICE -10
+
+/* A sample as the worker gets it: ips are n_uips user, then n_kips kernel. */
+struct capture_sample {
+	uint32_t tgid;
+	uint32_t n_uips, n_kips;
+	uint32_t pad;
+	uint64_t start_time;
+	uint64_t count;
+	char comm[SAMPLER_COMM_LEN];
+	uint64_t ips[];
+};
+
+struct capture_batch {
+	struct capture_batch *next;
+	size_t used, size; /* bytes of data */
+	size_t pos;	   /* the worker's place in it */
+	uint64_t weight;   /* samples it holds (the sum of counts) */
+	uint64_t done;	   /* of those, added by the worker */
+	uint64_t data[];
+};
+
+struct capture_process {
+	uint32_t tgid;
+	uint64_t start_time;
+};
+
+struct capture_core {
+	pthread_mutex_t lock;
+	pthread_cond_t work; /* a worker has something to do, or should stop */
+	pthread_cond_t done; /* a worker finished something, or made room */
+	unsigned int refs;   /* under lock */
+};
+
+/* What a worker counts besides its symbolizer. */
+struct capture_counts {
+	uint64_t lost_memory, unnamed_stalled, stalled_frames, tracked, gone;
+};
+
+struct capture_worker {
+	struct capture_core *core;
+	pthread_t thread;
+	struct symbolizer *sym;
+	struct frame frames[CAPTURE_MAX_FRAMES + 1];
+	/* Processes not to name, fixed when the worker is made. */
+	struct capture_process quarantine[CAPTURE_QUARANTINE];
+	size_t n_quarantine;
+	/* The rest under core->lock. */
+	struct capture_batch *head, *tail, *current;
+	unsigned int queued;
+	struct capture_process tracks[CAPTURE_TRACK_QUEUE];
+	size_t track_first, n_tracks;
+	uint64_t end_asked, end_done;
+	struct profile *into;
+	uint64_t progress;
+	struct capture_process busy; /* what it is naming now; tgid 0: no process */
+	struct capture_counts counts;
+	struct symbolizer_stats published; /* as of its last end of a drain */
+	bool stop, abandoned, exited;
+	unsigned int refs;
+};
+
+struct capture {
+	struct capture_config config;
+	struct capture_core *core;
+	struct sampler_watch *watch;
+	struct sampler *sampler;
+	struct unwinder *unwinder; /* NULL: user stacks by frame pointer */
+	struct capture_batch *fill; /* the drain thread's batch being filled */
+	int signal;		    /* 0: stalled workers are not interrupted */
+	bool closing;		    /* no new worker replaces an abandoned one */
+	/* The rest under core->lock. */
+	struct capture_worker *worker; /* NULL once given up */
+	struct profile *into;
+	struct symbolizer_stats retired; /* counters of abandoned symbolizers */
+	struct capture_counts retired_counts;
+	struct capture_process quarantine[CAPTURE_QUARANTINE];
+	size_t n_quarantine;
+	uint64_t received, lost_stalled, stalls, interrupts, track_dropped;
+	bool given_up;
+};
+
+/* Tracks one worker's progress for a waiter. */
+struct capture_watchdog {
+	const struct capture_worker *worker;
+	uint64_t progress;
+	struct timespec since;
+	bool interrupted;
+};
+
+void capture_config_init(struct capture_config *config)
+{
+	memset(config, 0, sizeof(*config));
+	symbolizer_config_init(&config->symbolizer);
+	unwinder_config_init(&config->unwind);
+	config->stall_ms = CAPTURE_DEFAULT_STALL_MS;
+}
+
+/* --- time ------------------------------------------------------------------ */
+
+static struct timespec capture_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts;
+}
+
+static struct timespec capture_after(struct timespec t, unsigned int ms)
+{
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
+
+static bool capture_passed(struct timespec now, struct timespec t)
+{
+	return now.tv_sec > t.tv_sec || (now.tv_sec == t.tv_sec && now.tv_nsec >= t.tv_nsec);
+}
+
+/* --- core, batches, workers ------------------------------------------------ */
+
+static struct capture_core *core_new(void)
+{
+	struct capture_core *core = calloc(1, sizeof(*core));
+	pthread_condattr_t attr;
+
+	if (!core)
+		return NULL;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_mutex_init(&core->lock, NULL);
+	pthread_cond_init(&core->work, &attr);
+	pthread_cond_init(&core->done, &attr);
+	pthread_condattr_destroy(&attr);
+	core->refs = 1;
+	return core;
+}
+
+/* Drops a reference; called with the lock held, returns with it released. */
+static void core_put_unlock(struct capture_core *core)
+{
+	bool last = --core->refs == 0;
+
+	pthread_mutex_unlock(&core->lock);
+	if (!last)
+		return;
+	pthread_mutex_destroy(&core->lock);
+	pthread_cond_destroy(&core->work);
+	pthread_cond_destroy(&core->done);
+	free(core);
+}
+
+static void batch_free_list(struct capture_batch *b)
+{
+	while (b) {
+		struct capture_batch *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
+/* Drops a worker's reference; lock held on entry, released on return. */
+static void worker_put_unlock(struct capture_worker *w)
+{
+	struct capture_core *core = w->core;
+
+	if (--w->refs) {
+		pthread_mutex_unlock(&core->lock);
+		return;
+	}
+	batch_free_list(w->head);
+	free(w->current);
+	free(w);
+	core_put_unlock(core);
+}
+
+static bool worker_quarantined(const struct capture_worker *w, uint32_t tgid, uint64_t start)
+{
+	for (size_t i = 0; i < w->n_quarantine; i++)
+		if (w->quarantine[i].tgid == tgid && w->quarantine[i].start_time == start)
+			return true;
+	return false;
+}
+
+/*
+ * Names one sample into w->frames; returns how many. A process that
+ * stalled a worker before gets its name, one "[stalled]" frame for its
+ * user part, and its kernel frames: nothing of it is read again.
+ */
+static size_t worker_name(struct capture_worker *w, const struct capture_sample *s,
+			  bool *stalled)
+{
+	const uint64_t *kips = s->ips + s->n_uips;
+	size_t n;
+
+	*stalled = s->n_uips && worker_quarantined(w, s->tgid, s->start_time);
+	if (!*stalled)
+		return symbolizer_stack_started(w->sym, s->tgid, s->start_time, s->comm, s->ips,
+						s->n_uips, kips, s->n_kips, w->frames,
+						CAPTURE_MAX_FRAMES);
+	n = symbolizer_stack_started(w->sym, s->tgid, s->start_time, s->comm, NULL, 0, kips,
+				     s->n_kips, w->frames, CAPTURE_MAX_FRAMES);
+	if (!n)
+		return 0;
+	memmove(w->frames + 2, w->frames + 1, (n - 1) * sizeof(w->frames[0]));
+	w->frames[1] = (struct frame){ CAPTURE_STALLED_NAME, FRAME_UNKNOWN };
+	return n + 1;
+}
+
+static size_t sample_size(uint32_t n_uips, uint32_t n_kips)
+{
+	return sizeof(struct capture_sample) + ((size_t)n_uips + n_kips) * sizeof(uint64_t);
+}
+
+/* One step of the worker, lock held; false when it should end. */
+static bool worker_step(struct capture_worker *w)
+{
+	struct capture_core *core = w->core;
+
+	if (w->n_tracks) {
+		struct capture_process p = w->tracks[w->track_first];
+		int err = 0;
+
+		w->track_first = (w->track_first + 1) % CAPTURE_TRACK_QUEUE;
+		w->n_tracks--;
+		if (worker_quarantined(w, p.tgid, p.start_time))
+			return true;
+		w->busy = p;
+		pthread_mutex_unlock(&core->lock);
+		err = symbolizer_track_started(w->sym, p.tgid, p.start_time);
+		pthread_mutex_lock(&core->lock);
+		if (w->abandoned)
+			return false;
+		w->busy.tgid = 0;
+		w->counts.tracked += !err;
+		w->counts.gone += err == -ESRCH;
+		w->progress++;
+		return true;
+	}
+	if (!w->current && w->head) {
+		w->current = w->head;
+		w->head = w->head->next;
+		if (!w->head)
+			w->tail = NULL;
+		w->queued--;
+		pthread_cond_broadcast(&core->done); /* room for another batch */
+	}
+	if (w->current && w->current->pos < w->current->used) {
+		const struct capture_sample *s =
+			(const void *)((const char *)w->current->data + w->current->pos);
+		bool stalled;
+		size_t n;
+
+		w->busy = (struct capture_process){ s->tgid, s->start_time };
+		pthread_mutex_unlock(&core->lock);
+		n = worker_name(w, s, &stalled);
+		pthread_mutex_lock(&core->lock);
+		if (w->abandoned)
+			return false;
+		w->busy.tgid = 0;
+		if (stalled) {
+			w->counts.unnamed_stalled += s->count;
+			w->counts.stalled_frames++;
+		}
+		if (!w->into || profile_add(w->into, w->frames, n, s->count))
+			w->counts.lost_memory += s->count;
+		w->current->pos += sample_size(s->n_uips, s->n_kips);
+		w->current->done += s->count;
+		w->progress++;
+		return true;
+	}
+	if (w->current) {
+		free(w->current);
+		w->current = NULL;
+		return true;
+	}
+	if (w->end_done < w->end_asked) {
+		uint64_t asked = w->end_asked;
+		struct symbolizer_stats st;
+
+		pthread_mutex_unlock(&core->lock);
+		symbolizer_end_drain(w->sym);
+		symbolizer_stats(w->sym, &st);
+		pthread_mutex_lock(&core->lock);
+		if (w->abandoned)
+			return false;
+		w->published = st;
+		w->end_done = asked;
+		w->progress++;
+		pthread_cond_broadcast(&core->done);
+		return true;
+	}
+	if (w->stop)
+		return false;
+	pthread_cond_wait(&core->work, &core->lock);
+	return true;
+}
+
+static void *worker_run(void *arg)
+{
+	struct capture_worker *w = arg;
+	struct capture_core *core = w->core;
+	struct symbolizer *sym = NULL;
+	bool abandoned;
+
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CAPTURE_WORKER_NICE);
+	pthread_mutex_lock(&core->lock);
+	while (!w->abandoned && worker_step(w))
+		;
+	abandoned = w->abandoned;
+	w->exited = true;
+	pthread_cond_broadcast(&core->done);
+	if (abandoned) {
+		/* Nobody else will: what it held is its own to free. */
+		sym = w->sym;
+		w->sym = NULL;
+	}
+	worker_put_unlock(w);
+	symbolizer_free(sym);
+	return NULL;
+}
+
+/* A new worker with a new symbolizer, started; NULL when that fails. */
+static struct capture_worker *worker_new(struct capture *cap)
+{
+	struct capture_worker *w = calloc(1, sizeof(*w));
+	sigset_t all, old;
+	int err;
+
+	if (!w)
+		return NULL;
+	w->sym = symbolizer_new(&cap->config.symbolizer);
+	if (!w->sym) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_lock(&cap->core->lock);
+	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
+	w->n_quarantine = cap->n_quarantine;
+	w->core = cap->core;
+	w->core->refs++;
+	pthread_mutex_unlock(&cap->core->lock);
+	w->refs = 2; /* the capture's and the thread's */
+	/* The thread starts with every signal blocked but the interrupt. */
+	sigfillset(&all);
+	if (cap->signal)
+		sigdelset(&all, cap->signal);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&w->thread, NULL, worker_run, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		symbolizer_free(w->sym);
+		pthread_mutex_lock(&cap->core->lock);
+		w->refs = 1;
+		worker_put_unlock(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* --- the capture's side ------------------------------------------------------ */
+
+static void counts_add(struct capture_counts *to, const struct capture_counts *from)
+{
+	to->lost_memory += from->lost_memory;
+	to->unnamed_stalled += from->unnamed_stalled;
+	to->stalled_frames += from->stalled_frames;
+	to->tracked += from->tracked;
+	to->gone += from->gone;
+}
+
+/* Adds the counters of from (not what it holds now) to to. */
+static void symbolizer_counters_add(struct symbolizer_stats *to,
+				    const struct symbolizer_stats *from)
+{
+	to->frames += from->frames;
+	to->unresolved += from->unresolved;
+	to->elf_cache_hits += from->elf_cache_hits;
+	to->elf_cache_misses += from->elf_cache_misses;
+	to->evicted += from->evicted;
+	to->perfmaps_refused += from->perfmaps_refused;
+	to->perfmaps_opened += from->perfmaps_opened;
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		to->refused[i] += from->refused[i];
+	to->elf_breaches.tables += from->elf_breaches.tables;
+	to->elf_breaches.symbols += from->elf_breaches.symbols;
+	to->elf_breaches.sections += from->elf_breaches.sections;
+	to->perfmap_lines_too_long += from->perfmap_lines_too_long;
+	to->perfmaps_truncated += from->perfmaps_truncated;
+}
+
+static void quarantine_add(struct capture *cap, struct capture_process p)
+{
+	if (!p.tgid)
+		return;
+	if (cap->n_quarantine == CAPTURE_QUARANTINE) {
+		memmove(cap->quarantine, cap->quarantine + 1,
+			(CAPTURE_QUARANTINE - 1) * sizeof(cap->quarantine[0]));
+		cap->n_quarantine--;
+	}
+	cap->quarantine[cap->n_quarantine++] = p;
+}
+
+/*
+ * Gives up on the current worker (lock held): what it held is lost and
+ * counted, the process it was naming quarantined, and a new worker takes
+ * over unless the capture is closing or has had CAPTURE_MAX_STALLS.
+ * Returns with the lock held; the worker may have changed.
+ */
+static void capture_abandon(struct capture *cap)
+{
+	struct capture_worker *w = cap->worker, *next = NULL;
+	uint64_t lost = 0;
+
+	w->abandoned = true;
+	for (struct capture_batch *b = w->head; b; b = b->next)
+		lost += b->weight;
+	batch_free_list(w->head);
+	w->head = w->tail = NULL;
+	w->queued = 0;
+	if (w->current)
+		lost += w->current->weight - w->current->done;
+	cap->lost_stalled += lost;
+	quarantine_add(cap, w->busy);
+	symbolizer_counters_add(&cap->retired, &w->published);
+	counts_add(&cap->retired_counts, &w->counts);
+	cap->stalls++;
+	cap->worker = NULL;
+	pthread_detach(w->thread);
+	pthread_cond_broadcast(&cap->core->work);
+	w->refs--; /* the capture's; the thread still holds its own */
+	if (cap->closing || cap->stalls >= CAPTURE_MAX_STALLS) {
+		cap->given_up = !cap->closing;
+		return;
+	}
+	pthread_mutex_unlock(&cap->core->lock);
+	next = worker_new(cap);
+	pthread_mutex_lock(&cap->core->lock);
+	cap->worker = next;
+	if (!next) {
+		cap->given_up = true;
+		return;
+	}
+	next->into = cap->into;
+}
+
+static uint64_t worker_progress(const struct capture_worker *w)
+{
+	return w->progress + symbolizer_progress(w->sym);
+}
+
+/*
+ * Waits a little for the current worker (lock held), and acts when it
+ * has made no progress for stall_ms: the interrupt signal first, then,
+ * stall_ms / 4 later, abandonment. Returns with the lock held.
+ */
+static void capture_wait(struct capture *cap, struct capture_watchdog *wd)
+{
+	struct capture_worker *w = cap->worker;
+	unsigned int stall = cap->config.stall_ms;
+	struct timespec now = capture_now(), limit, wake;
+	uint64_t progress = worker_progress(w);
+
+	if (wd->worker != w || progress != wd->progress) {
+		*wd = (struct capture_watchdog){ .worker = w, .progress = progress, .since = now };
+	}
+	limit = capture_after(wd->since, wd->interrupted ? stall + stall / 4 : stall);
+	if (capture_passed(now, limit)) {
+		if (!wd->interrupted && cap->signal) {
+			pthread_kill(w->thread, cap->signal);
+			cap->interrupts++;
+			wd->interrupted = true;
+			return;
+		}
+		capture_abandon(cap);
+		return;
+	}
+	wake = capture_after(now, CAPTURE_POLL_MS);
+	if (capture_passed(wake, limit))
+		wake = limit;
+	pthread_cond_timedwait(&cap->core->done, &cap->core->lock, &wake);
+}
+
+/* Queues a batch for the worker, waiting for room (lock not held). */
+static void capture_push(struct capture *cap, struct capture_batch *b)
+{
+	struct capture_watchdog wd = { 0 };
+
+	pthread_mutex_lock(&cap->core->lock);
+	cap->received += b->weight;
+	while (cap->worker && cap->worker->queued >= CAPTURE_MAX_BATCHES)
+		capture_wait(cap, &wd);
+	if (!cap->worker) {
+		cap->lost_stalled += b->weight;
+		free(b);
+	} else {
+		struct capture_worker *w = cap->worker;
+
+		if (w->tail)
+			w->tail->next = b;
+		else
+			w->head = b;
+		w->tail = b;
+		w->queued++;
+		pthread_cond_broadcast(&cap->core->work);
+	}
+	pthread_mutex_unlock(&cap->core->lock);
+}
+
+static struct capture_batch *batch_new(size_t need)
+{
+	size_t size = need > CAPTURE_BATCH_BYTES ? need : CAPTURE_BATCH_BYTES;
+	struct capture_batch *b = malloc(sizeof(*b) + size);
+
+	if (b)
+		*b = (struct capture_batch){ .size = size };
+	return b;
+}
+
+/* The sampler's callback, on the drain thread: copy, queue, never name. */
+static int capture_add(const struct sampler_sample *sample, void *ctx)
+{
+	struct capture *cap = ctx;
+	size_t size = sample_size(sample->n_uips, sample->n_kips);
+	struct capture_sample *s;
+
+	if (cap->fill && cap->fill->used + size > cap->fill->size) {
+		capture_push(cap, cap->fill);
+		cap->fill = NULL;
+	}
+	if (!cap->fill)
+		cap->fill = batch_new(size);
+	if (!cap->fill) {
+		pthread_mutex_lock(&cap->core->lock);
+		cap->received += sample->count;
+		cap->retired_counts.lost_memory += sample->count;
+		pthread_mutex_unlock(&cap->core->lock);
+		return 0;
+	}
+	s = (void *)((char *)cap->fill->data + cap->fill->used);
+	*s = (struct capture_sample){
+		.tgid = sample->tgid,
+		.n_uips = sample->n_uips,
+		.n_kips = sample->n_kips,
+		.start_time = sample->start_time,
+		.count = sample->count,
+	};
+	memcpy(s->comm, sample->comm, sizeof(s->comm));
+	memcpy(s->ips, sample->uips, sample->n_uips * sizeof(uint64_t));
+	memcpy(s->ips + sample->n_uips, sample->kips, sample->n_kips * sizeof(uint64_t));
+	cap->fill->used += size;
+	cap->fill->weight += sample->count;
+	return 0;
+}
+
+/* The sampler's watch thread: queue the snapshot, never take it here. */
+static int capture_track(const struct sampler_process *process, void *ctx)
+{
+	struct capture *cap = ctx;
+	struct capture_worker *w;
+
+	/* Tables first: the samples copied before them wait behind this report. */
+	if (cap->unwinder)
+		unwinder_track(cap->unwinder, process->tgid, process->start_time);
+	pthread_mutex_lock(&cap->core->lock);
+	w = cap->worker;
+	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
+		cap->track_dropped++;
+	} else {
+		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] =
+			(struct capture_process){ process->tgid, process->start_time };
+		w->n_tracks++;
+		pthread_cond_broadcast(&cap->core->work);
+	}
+	pthread_mutex_unlock(&cap->core->lock);
+	return 0;
+}
+
+/* Asks the worker to end the drain, and waits for it (lock held). */
+static void capture_end_drain(struct capture *cap)
+{
+	struct capture_watchdog wd = { 0 };
+	struct capture_worker *asked = NULL;
+	uint64_t target = 0;
+
+	while (cap->worker) {
+		struct capture_worker *w = cap->worker;
+
+		if (w != asked) {
+			/* First, or a new worker after a stall: it ends its own drain. */
+			asked = w;
+			target = ++w->end_asked;
+			pthread_cond_broadcast(&cap->core->work);
+		}
+		if (w->end_done >= target)
+			break;
+		capture_wait(cap, &wd);
+	}
+}
+
+int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta)
+{
+	int err;
+
+	pthread_mutex_lock(&cap->core->lock);
+	cap->into = into;
+	if (cap->worker)
+		cap->worker->into = into;
+	pthread_mutex_unlock(&cap->core->lock);
+	err = sampler_drain(cap->sampler, capture_add, cap, delta);
+	if (cap->fill) {
+		capture_push(cap, cap->fill);
+		cap->fill = NULL;
+	}
+	pthread_mutex_lock(&cap->core->lock);
+	capture_end_drain(cap);
+	cap->into = NULL;
+	if (cap->worker)
+		cap->worker->into = NULL;
+	pthread_mutex_unlock(&cap->core->lock);
+	if (cap->unwinder)
+		unwinder_end_drain(cap->unwinder);
+	return err;
+}
+
+int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta)
+{
+	sampler_watch_stop(cap->watch);
+	cap->watch = NULL;
+	if (cap->sampler)
+		sampler_poll_processes(cap->sampler, capture_track, cap, 0);
+	return capture_drain(cap, into, delta);
+}
+
+static void capture_on_signal(int sig)
+{
+	(void)sig; /* its only job: to make a blocking system call return EINTR */
+}
+
+/* The interrupt signal, if it is ours to use; 0 if not. */
+static int capture_claim_signal(int sig)
+{
+	struct sigaction old, sa = { .sa_handler = capture_on_signal };
+
+	if (!sig || sigaction(sig, NULL, &old))
+		return 0;
+	if (old.sa_handler == capture_on_signal)
+		return sig;
+	if (old.sa_handler != SIG_DFL || (old.sa_flags & SA_SIGINFO))
+		return 0; /* someone else's: not to be taken over */
+	sigemptyset(&sa.sa_mask);
+	return sigaction(sig, &sa, NULL) ? 0 : sig;
+}
+
+int capture_new(const struct capture_config *config, struct capture **out)
+{
+	struct capture *cap = calloc(1, sizeof(*cap));
+
+	*out = NULL;
+	if (!cap)
+		return -ENOMEM;
+	if (config)
+		cap->config = *config;
+	else
+		capture_config_init(&cap->config);
+	if (!cap->config.stall_ms)
+		cap->config.stall_ms = CAPTURE_DEFAULT_STALL_MS;
+	cap->signal = capture_claim_signal(cap->config.interrupt_signal);
+	cap->core = core_new();
+	if (!cap->core) {
+		free(cap);
+		return -ENOMEM;
+	}
+	cap->worker = worker_new(cap);
+	if (!cap->worker) {
+		capture_free(cap);
+		return -ENOMEM;
+	}
+	*out = cap;
+	return 0;
+}
+
+int capture_attach(struct capture *cap, struct sampler *sampler)
+{
+	sigset_t all, old;
+	int err;
+
+	cap->sampler = sampler;
+	if (sampler_unwmaps(sampler)) {
+		/* One size bound for every open of a profiled process's file. */
+		if (!cap->config.unwind.max_file_size)
+			cap->config.unwind.max_file_size = cap->config.symbolizer.max_file_size;
+		err = unwinder_new(sampler_unwmaps(sampler), &cap->config.unwind, &cap->unwinder);
+		if (err)
+			return err;
+		sampler_set_copy_handler(sampler, unwinder_unwind_copy, cap->unwinder);
+	}
+	/* The watch thread takes none of the caller's signals either. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = sampler_watch_start(sampler, capture_track, cap, &cap->watch);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
+void capture_free(struct capture *cap)
+{
+	struct capture_watchdog wd = { 0 };
+	struct capture_worker *w;
+
+	if (!cap)
+		return;
+	/* Its callback only queues: it stops at once. */
+	sampler_watch_stop(cap->watch);
+	free(cap->fill);
+	pthread_mutex_lock(&cap->core->lock);
+	cap->closing = true;
+	w = cap->worker;
+	if (w) {
+		w->stop = true;
+		pthread_cond_broadcast(&cap->core->work);
+		while (cap->worker == w && !w->exited)
+			capture_wait(cap, &wd);
+	}
+	if (w && cap->worker == w) {
+		/* It ended: join it and free what it held. */
+		pthread_mutex_unlock(&cap->core->lock);
+		pthread_join(w->thread, NULL);
+		symbolizer_free(w->sym);
+		w->sym = NULL;
+		pthread_mutex_lock(&cap->core->lock);
+		cap->worker = NULL;
+		worker_put_unlock(w);
+		pthread_mutex_lock(&cap->core->lock);
+	}
+	core_put_unlock(cap->core);
+	/* Its tables live in the sampler's maps: before sampler_free(). */
+	unwinder_free(cap->unwinder);
+	free(cap);
+}
+
+void capture_stats(struct capture *cap, struct capture_stats *stats)
+{
+	struct capture_counts counts;
+	struct symbolizer_stats sym = { 0 };
+
+	pthread_mutex_lock(&cap->core->lock);
+	counts = cap->retired_counts;
+	if (cap->worker) {
+		sym = cap->worker->published;
+		counts_add(&counts, &cap->worker->counts);
+	}
+	symbolizer_counters_add(&sym, &cap->retired);
+	*stats = (struct capture_stats){
+		.received = cap->received,
+		.lost_stalled = cap->lost_stalled,
+		.lost_memory = counts.lost_memory,
+		.unnamed_stalled = counts.unnamed_stalled,
+		.stalls = cap->stalls,
+		.interrupts = cap->interrupts,
+		.tracked = counts.tracked,
+		.gone = counts.gone,
+		.track_dropped = cap->track_dropped,
+		.given_up = cap->given_up,
+	};
+	pthread_mutex_unlock(&cap->core->lock);
+	sym.frames += counts.stalled_frames;
+	sym.unresolved += counts.stalled_frames;
+	if (cap->unwinder) {
+		stats->unwinding = true;
+		unwinder_stats(cap->unwinder, &stats->unwind);
+		/* Its gate's refusals are refusals like the symbolizer's. */
+		for (int i = 0; i < TARGET_CAUSES; i++)
+			sym.refused[i] += stats->unwind.refused_open[i];
+	}
+	stats->symbolizer = sym;
+}

@@ -1,0 +1,139 @@
+/*
+ * capture: the one path from the sampler to a profile, for the collectd
+ * plugin and the `ebprof record` command alike.
+ *
+ * Naming a sample opens and reads files of the process it came from, and
+ * that process may make a read block: a FUSE file its container serves
+ * and never answers, /proc files behind a lock it holds, anything nobody
+ * foresaw. The thread that must stop on time (record's loop, collectd's
+ * read callback and its shutdown) therefore never names anything itself.
+ * It drains the sampler's maps (BPF system calls only) and hands the
+ * samples to a worker thread, which owns the symbolizer, names them and
+ * adds them to the profile; the sampler's watch thread hands over new
+ * processes to snapshot the same way. The stopping thread waits for the
+ * worker only while the worker makes progress.
+ *
+ * The guarantee: capture_drain() and capture_free() return within
+ * stall_ms of the worker's last progress (a sample or process done, a
+ * file opened, a chunk of one read), plus a grace of stall_ms / 4. When
+ * the worker has made none for stall_ms it is sent interrupt_signal
+ * (whose handler has no SA_RESTART, so a blocking system call returns
+ * EINTR); if that does not free it within the grace, it is abandoned:
+ * the samples it held are counted in lost_stalled, the process it was
+ * naming is left unnamed from then on (its samples keep their process
+ * name and kernel frames, their user part is one "[stalled]" frame), and
+ * a new worker with a new symbolizer takes over the rest. An abandoned
+ * worker that wakes up later frees what it holds and ends without
+ * touching anything shared. After CAPTURE_MAX_STALLS abandoned workers
+ * nothing is named any more: every sample counts in lost_stalled.
+ *
+ * When the sampler walks user stacks by unwind tables, the capture also
+ * owns the unwinder (symbolizer/unwinder.h): the watch thread has it load
+ * a new process's tables before queueing the snapshot, and unwind the
+ * samples the program copied before they were there; capture_drain()
+ * ends its drain too. Its opens go through the gate (symbolizer/target.h),
+ * which refuses what could block an open (FIFOs, devices) and what is
+ * over the size bound; the watch thread is not under the watchdog, so a
+ * read of a regular file that hangs (a FUSE file) would hold it.
+ *
+ * No global state: a process may run several. The caller owns the
+ * sampler and the profiles; a capture owns its threads and symbolizers.
+ */
+#ifndef EBPROF_RENDER_CAPTURE_H
+#define EBPROF_RENDER_CAPTURE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bpf/sampler.h"
+#include "render/profile.h"
+#include "symbolizer/symbolizer.h"
+#include "symbolizer/unwinder.h"
+
+#define CAPTURE_DEFAULT_STALL_MS 5000
+#define CAPTURE_MAX_STALLS 8
+#define CAPTURE_STALLED_NAME "[stalled]"
+
+struct capture_config {
+	struct symbolizer_config symbolizer; /* for every symbolizer the capture makes */
+	/*
+	 * Milliseconds without progress after which the worker is
+	 * interrupted, then abandoned. A healthy worker never goes that long:
+	 * the longest single step is one bounded section read (at most
+	 * 256 MiB). 0: CAPTURE_DEFAULT_STALL_MS.
+	 */
+	unsigned int stall_ms;
+	/*
+	 * The signal that interrupts a stalled worker; 0: none. A handler is
+	 * installed only if the signal has none; else it is not used.
+	 */
+	int interrupt_signal;
+	/* The unwinder's, used when the sampler walks user stacks by tables. */
+	struct unwinder_config unwind;
+};
+
+void capture_config_init(struct capture_config *config);
+
+struct capture;
+
+/*
+ * Makes the first symbolizer and its worker (the symbolizer reads
+ * kallsyms, so do this before opening the sampler: processes are reported
+ * from its first sample on). Returns 0 and sets *out, or a negative
+ * errno. The caller frees it with capture_free().
+ */
+int capture_new(const struct capture_config *config, struct capture **out);
+
+/*
+ * Starts the sampler's watch thread, which hands new processes to the
+ * worker (the sampler must have report_processes), and drains this
+ * sampler from now on; makes the unwinder if the sampler has unwind maps.
+ * Returns 0 or a negative errno. Call capture_free() before
+ * sampler_free().
+ */
+int capture_attach(struct capture *cap, struct sampler *sampler);
+
+/*
+ * Drains the sampler: every sample is named by the worker and added to
+ * into. Returns when all are, or when the worker stalled (the guarantee
+ * above). delta as sampler_drain() fills it. Returns 0 or the sampler's
+ * negative errno; samples that could not be added are counted in the
+ * stats, never dropped silently.
+ */
+int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta);
+
+/*
+ * The last drain: stops the watch thread, reads what it had not read yet
+ * (new processes, samples copied before their tables), then drains as
+ * capture_drain(), so that no copied sample is left behind.
+ */
+int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta);
+
+/* Stops the watch thread and the worker (abandoning a stalled one); NULL is fine. */
+void capture_free(struct capture *cap);
+
+struct capture_stats {
+	/*
+	 * Of every symbolizer so far, as of the last end of a drain: counters
+	 * summed over the ones abandoned, the rest (processes, caches held)
+	 * the current one's. frames and unresolved include "[stalled]".
+	 */
+	struct symbolizer_stats symbolizer;
+	uint64_t received;	/* samples the sampler handed over: added, or lost below */
+	uint64_t lost_stalled;	/* samples lost: held by an abandoned worker, or given up */
+	uint64_t lost_memory;	/* samples profile_add() could not store */
+	uint64_t unnamed_stalled; /* samples of a process that stalled a worker: "[stalled]" */
+	uint64_t stalls;	/* workers abandoned */
+	uint64_t interrupts;	/* times a stalled worker was sent the signal */
+	uint64_t tracked;	/* new processes snapshot */
+	uint64_t gone;		/* new processes gone before their snapshot */
+	uint64_t track_dropped; /* new-process reports not queued: the queue was full */
+	bool given_up;		/* CAPTURE_MAX_STALLS reached: nothing is named any more */
+	bool unwinding;		/* user stacks by tables: unwind below is filled */
+	struct unwinder_stats unwind;
+};
+
+/* Safe while the worker runs; never waits for it. */
+void capture_stats(struct capture *cap, struct capture_stats *stats);
+
+#endif

@@ -1,0 +1,285 @@
+/*
+ * capture tests, on real eBPF: a child burns CPU in a known function, the
+ * sampler (filtered to the child) is drained through a capture into a
+ * profile. The symbolizer is pointed at a /proc of the test's own for the
+ * stalls: the child's /proc/PID/stat there is a FIFO nobody writes, so
+ * naming the child blocks in open(), as a read of a file nobody answers
+ * would. The guarantee under test: capture_drain() and capture_free()
+ * return within the stall timeout of the worker's last progress, with the
+ * loss counted, and the next drains name what they can.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "render/capture.h"
+#include "render/stacks.h"
+
+#define STALL_MS 400
+
+__attribute__((noinline)) static uint64_t capture_burn(uint64_t rounds)
+{
+	uint64_t x = rounds;
+
+	for (uint64_t i = 0; i < rounds; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+struct fixture {
+	pid_t child;
+	uint32_t tgid;
+	struct sampler *sampler;
+	struct capture *capture;
+	struct profile *profile;
+	char proc[64];	  /* a /proc of the test's own; "" for the real one */
+	char fifo[128];	  /* the child's stat there */
+};
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct sampler_config sc;
+	char err[512];
+
+	assert_non_null(f);
+	f->child = fork();
+	assert_true(f->child >= 0);
+	if (!f->child) {
+		uint64_t sink = 0;
+
+		prctl(PR_SET_NAME, "capture_child");
+		for (;;)
+			sink += capture_burn(100000);
+	}
+	f->tgid = (uint32_t)f->child;
+	sampler_config_init(&sc);
+	sc.tgids = &f->tgid;
+	sc.n_tgids = 1;
+	sc.frequency = 999;
+	sc.report_processes = true;
+	assert_int_equal(sampler_open(&sc, &f->sampler, err, sizeof(err)), 0);
+	f->profile = profile_new();
+	assert_non_null(f->profile);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[256];
+
+	capture_free(f->capture);
+	sampler_free(f->sampler);
+	profile_free(f->profile);
+	kill(f->child, SIGKILL);
+	waitpid(f->child, NULL, 0);
+	if (f->fifo[0]) {
+		/* Lets an abandoned worker's open() return, so it ends and frees. */
+		int fd = open(f->fifo, O_WRONLY | O_NONBLOCK);
+
+		if (fd >= 0)
+			close(fd);
+		usleep(200 * 1000);
+	}
+	if (f->proc[0]) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->proc);
+		assert_int_equal(system(cmd), 0);
+	}
+	free(f);
+	return 0;
+}
+
+/*
+ * A /proc where the child's stat is a FIFO nobody writes: naming the
+ * child (or snapshotting it) blocks in open() until a writer comes.
+ */
+static void fake_proc_with_blocking_stat(struct fixture *f, struct capture_config *cc)
+{
+	char path[160];
+
+	strcpy(f->proc, "/tmp/test_capture.XXXXXX");
+	assert_non_null(mkdtemp(f->proc));
+	snprintf(path, sizeof(path), "%s/%u", f->proc, f->tgid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(f->fifo, sizeof(f->fifo), "%s/%u/stat", f->proc, f->tgid);
+	assert_int_equal(mkfifo(f->fifo, 0644), 0);
+	cc->symbolizer.proc_root = f->proc;
+}
+
+/* Samples of the child's stacks with a frame called name, in p. */
+struct count_ctx {
+	const char *name;
+	uint64_t samples;
+};
+
+static int count_frame(const struct frame *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct count_ctx *c = ctx;
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(frames[i].name, c->name)) {
+			c->samples += count;
+			break;
+		}
+	return 0;
+}
+
+static uint64_t samples_with(const struct profile *p, const char *name)
+{
+	struct count_ctx c = { .name = name };
+
+	assert_int_equal(stacks_for_each(p, 0, count_frame, &c), 0);
+	return c.samples;
+}
+
+static void start(struct fixture *f, const struct capture_config *cc)
+{
+	assert_int_equal(capture_new(cc, &f->capture), 0);
+	assert_int_equal(capture_attach(f->capture, f->sampler), 0);
+}
+
+/* The plain path: every sample named and added, the snapshot counted. */
+static void test_samples_are_named_into_the_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct capture_config cc;
+	struct capture_stats cs;
+	struct sampler_stats delta;
+
+	capture_config_init(&cc);
+	start(f, &cc);
+	usleep(500 * 1000);
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	assert_true(delta.recorded > 100);
+	capture_stats(f->capture, &cs);
+	assert_true(cs.received > 100);
+	assert_int_equal(profile_total(f->profile), cs.received);
+	assert_true(samples_with(f->profile, "capture_burn") > profile_total(f->profile) / 2);
+	capture_stats(f->capture, &cs);
+	assert_int_equal(cs.lost_stalled, 0);
+	assert_int_equal(cs.stalls, 0);
+	assert_true(cs.symbolizer.frames > 0);
+	assert_true(cs.tracked >= 1);
+}
+
+/*
+ * Stuck with no way out (no interrupt signal): the drain returns within
+ * the stall timeout, the worker is abandoned, what it held is counted
+ * lost, and a new worker goes on. The process it was stuck on is not
+ * read again: its samples keep their name and get one "[stalled]" frame.
+ */
+static void test_a_stuck_worker_is_abandoned_and_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct capture_config cc;
+	struct capture_stats cs;
+	struct sampler_stats delta;
+	double t0;
+
+	capture_config_init(&cc);
+	fake_proc_with_blocking_stat(f, &cc);
+	cc.stall_ms = STALL_MS;
+	start(f, &cc);
+	usleep(300 * 1000);
+	t0 = now();
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	assert_true(now() - t0 < STALL_MS / 1000.0 + 1.0);
+	capture_stats(f->capture, &cs);
+	assert_int_equal(cs.stalls, 1);
+	assert_int_equal(cs.interrupts, 0);
+	assert_false(cs.given_up);
+	/* Every sample is somewhere: lost with the worker, or in the profile. */
+	assert_true(cs.received > 0);
+	assert_int_equal(cs.lost_stalled + profile_total(f->profile), cs.received);
+
+	/* The next drain: the new worker names the child "[stalled]", at once. */
+	usleep(300 * 1000);
+	t0 = now();
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	assert_true(now() - t0 < 1.0);
+	capture_stats(f->capture, &cs);
+	assert_int_equal(cs.stalls, 1);
+	assert_true(cs.unnamed_stalled > 0);
+	assert_int_equal(cs.unnamed_stalled, samples_with(f->profile, CAPTURE_STALLED_NAME));
+	assert_int_equal(cs.lost_stalled + profile_total(f->profile), cs.received);
+	assert_true(samples_with(f->profile, "capture_child") == profile_total(f->profile));
+	/* Stopping is prompt too. */
+	t0 = now();
+	capture_free(f->capture);
+	f->capture = NULL;
+	assert_true(now() - t0 < 1.0);
+}
+
+/*
+ * With an interrupt signal, a blocking system call returns EINTR: the
+ * worker comes back by itself (the process is named as unreadable), and
+ * nothing is abandoned.
+ */
+static void test_an_interrupt_frees_a_worker_blocked_in_a_system_call(void **state)
+{
+	struct fixture *f = *state;
+	struct capture_config cc;
+	struct capture_stats cs;
+	struct sampler_stats delta;
+	double t0;
+
+	capture_config_init(&cc);
+	fake_proc_with_blocking_stat(f, &cc);
+	cc.stall_ms = STALL_MS;
+	cc.interrupt_signal = SIGURG;
+	start(f, &cc);
+	usleep(300 * 1000);
+	t0 = now();
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	assert_true(now() - t0 < 2 * STALL_MS / 1000.0 + 1.0);
+	capture_stats(f->capture, &cs);
+	assert_true(cs.interrupts >= 1);
+	assert_int_equal(cs.stalls, 0);
+	assert_int_equal(cs.lost_stalled, 0);
+	assert_true(cs.received > 0);
+	assert_int_equal(profile_total(f->profile), cs.received);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_samples_are_named_into_the_profile, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_a_stuck_worker_is_abandoned_and_counted,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			test_an_interrupt_frees_a_worker_blocked_in_a_system_call, setup, teardown),
+	};
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "test_capture needs root (real eBPF)\n");
+		return 1;
+	}
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
