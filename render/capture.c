@@ -614,9 +614,6 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	struct capture *cap = ctx;
 	struct capture_worker *w;
 
-	/* Tables first: the samples copied before them wait behind this report. */
-	if (cap->unwinder)
-		unwinder_track(cap->unwinder, process->tgid, process->start_time);
 	pthread_mutex_lock(&cap->core->lock);
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
@@ -628,6 +625,13 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 		pthread_cond_broadcast(&cap->core->work);
 	}
 	pthread_mutex_unlock(&cap->core->lock);
+	/*
+	 * Then its tables, while the worker takes the snapshot: a short-lived
+	 * process must be read before it exits, and the samples copied before
+	 * its tables wait behind this report on the ring buffer.
+	 */
+	if (cap->unwinder)
+		unwinder_track(cap->unwinder, process->tgid, process->start_time);
 	return 0;
 }
 
