@@ -343,9 +343,80 @@ static struct utable *table_for_vdso(struct unwinder *u)
 	return t;
 }
 
+/* Devices of file systems whose reads can block without end, of one process. */
+struct remote_devs {
+	struct target_id *ids; /* inode unused */
+	size_t n;
+};
+
+/*
+ * Whether fstype names a file system whose server may never answer: FUSE
+ * (a container's, or a hostile one) and the network ones. The unwinder
+ * runs on the sampler's watch thread, which no watchdog covers (see
+ * render/capture.h): it does not read such files at all.
+ */
+static bool fstype_may_block(const char *fstype)
+{
+	static const char *const prefixes[] = { "fuse", "nfs", "cifs", "smb", "9p", "ceph", "afs",
+						"glusterfs", "lustre" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fstype, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Reads /proc/PID/mountinfo (procfs: it never waits on a file system's
+ * server) for the devices of such file systems. Out of memory or
+ * unreadable: none found, and the gate still refuses FIFOs and devices.
+ */
+static void remote_devs_read(const struct unwinder *u, uint32_t tgid, struct remote_devs *r)
+{
+	char path[4096], line[8192];
+	size_t cap = 0;
+	FILE *f;
+
+	r->ids = NULL;
+	r->n = 0;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/mountinfo", u->proc_root, tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int major, minor;
+		const char *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u", &major, &minor) != 2 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1 || !fstype_may_block(fstype))
+			continue;
+		if (r->n == cap) {
+			size_t ncap = cap ? 2 * cap : 8;
+			struct target_id *ids = realloc(r->ids, ncap * sizeof(*ids));
+
+			if (!ids)
+				break;
+			r->ids = ids;
+			cap = ncap;
+		}
+		r->ids[r->n++] = (struct target_id){ major, minor, 0 };
+	}
+	fclose(f);
+}
+
+static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_mapping *m)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ids[i].dev_major == m->dev_major && r->ids[i].dev_minor == m->dev_minor)
+			return true;
+	return false;
+}
+
 /* The table of one mapping, found or built; NULL when there is none to have. */
 static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
-					const struct procmaps_mapping *m)
+					const struct procmaps_mapping *m,
+					const struct remote_devs *remote)
 {
 	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
 	char root[4096];
@@ -359,6 +430,10 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 	t = table_by_key(u, &key);
 	if (t)
 		return t;
+	if (remote_devs_has(remote, m)) {
+		u->totals.remote++;
+		return NULL; /* walked by frame pointer */
+	}
 	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", u->proc_root, tgid);
 	/*
 	 * Through the gate, as the symbolizer opens the same file: the very
@@ -401,6 +476,7 @@ static void proc_release(struct unwinder *u, struct uproc *p)
 /* Reads the process's maps into p, with a table per mapping. */
 static int proc_read(struct unwinder *u, struct uproc *p)
 {
+	struct remote_devs remote;
 	struct procmaps *pm;
 	char path[4096];
 	size_t n;
@@ -418,9 +494,10 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 		procmaps_free(pm);
 		return -ENOMEM;
 	}
+	remote_devs_read(u, p->tgid, &remote);
 	for (size_t i = 0; i < n; i++) {
 		const struct procmaps_mapping *m = procmaps_at(pm, i);
-		struct utable *t = table_for_mapping(u, p->tgid, m);
+		struct utable *t = table_for_mapping(u, p->tgid, m, &remote);
 
 		p->maps[i] = (struct ebprof_unw_mapping){
 			.start = m->start,
@@ -436,6 +513,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 		}
 	}
 	p->n = (uint32_t)n;
+	free(remote.ids);
 	procmaps_free(pm);
 	return 0;
 }

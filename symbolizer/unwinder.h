@@ -19,7 +19,11 @@
  * namespaces), then /proc/PID/root/PATH, a regular file within the size
  * bound and the very one the mapping names, else refused and counted by
  * cause (unwinder_stats.refused_open). Separate debug files go through the
- * same gate. The vDSO's table comes from our own vDSO image, which is
+ * same gate. The unwinder runs on the sampler's watch thread, which no
+ * watchdog covers, so files on FUSE and network file systems (whose
+ * server may never answer a read) are not read at all: found by their
+ * device in /proc/PID/mountinfo, walked by frame pointer, counted
+ * (unwinder_stats.remote). The vDSO's table comes from our own vDSO image, which is
  * every process's.
  *
  * Thread-safe: the sampler's watch thread tracks processes and unwinds
@@ -102,6 +106,7 @@ struct unwinder_stats {
 	uint64_t evicted;	     /* tables dropped at the bound, ever */
 	uint64_t no_cfi;	     /* files mapped with no unwind info at all, ever */
 	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
+	uint64_t remote;	     /* mappings on FUSE or network file systems, not read, ever */
 };
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats);
