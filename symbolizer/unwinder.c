@@ -41,6 +41,7 @@
 #include "bpf/unwmaps.h"
 #include "symbolizer/cfi.h"
 #include "symbolizer/debuginfo.h"
+#include "symbolizer/elfhdr.h"
 #include "symbolizer/procmaps.h"
 #include "symbolizer/target.h"
 #include "symbolizer/unwtab.h"
@@ -287,6 +288,9 @@ static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file
 	Elf *e;
 
 	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	/* libelf allocates by the header's counts: a file announcing millions is not read. */
+	if (elfhdr_check(fd, NULL, 0))
 		return NULL;
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e) {
