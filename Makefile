@@ -123,17 +123,26 @@ $(B)/fixtures/lib%.so: tests/fixtures/%.c
 	@mkdir -p $(@D)
 	$(CC) $(FIXTURE_FLAGS) -fPIC -shared -DFIXTURE_SHARED -o $@ $<
 
+# cfifix's CFI in .debug_frame rather than .eh_frame (tests/unit/test_cfi.c).
+FIXTURES += $(B)/fixtures/cfifix-debugframe
+$(B)/fixtures/cfifix-debugframe: tests/fixtures/cfifix.c
+	@mkdir -p $(@D)
+	$(CC) $(FIXTURE_FLAGS) -fno-asynchronous-unwind-tables -DCFIX_DEBUG_FRAME -o $@ $<
+
 $(UNIT_BINS): | $(FIXTURES)
 
-# Workloads with known answers (examples/*.c), three builds each:
+# Workloads with known answers (examples/*.c), four builds each:
 #   NAME         GCC -fno-omit-frame-pointer, as distributions build; GCC 12
 #                still sets up no frame in leaf functions (see README)
 #   NAME-leaffp  clang -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer:
 #                every frame walkable (GCC 12 ignores the leaf flag)
-#   NAME-nofp    GCC -fomit-frame-pointer: stacks are expected to be truncated
+#   NAME-nofp    GCC -fomit-frame-pointer: a frame-pointer walk truncates
+#                its stacks; unwind tables do not
+#   NAME-clangnofp  clang -fomit-frame-pointer, the same for clang's tables
 EXAMPLE_SRCS := $(wildcard examples/*.c)
 EXAMPLE_FLAGS := -O2 -g -fno-optimize-sibling-calls
-EXAMPLES := $(foreach v,% %-leaffp %-nofp,$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
+EXAMPLES := $(foreach v,% %-leaffp %-nofp %-clangnofp,\
+	$(EXAMPLE_SRCS:examples/%.c=$(B)/examples/$(v)))
 
 $(B)/examples/%-leaffp: examples/%.c
 	@mkdir -p $(@D)
@@ -141,6 +150,9 @@ $(B)/examples/%-leaffp: examples/%.c
 $(B)/examples/%-nofp: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<
+$(B)/examples/%-clangnofp: examples/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(EXAMPLE_FLAGS) -fomit-frame-pointer -o $@ $<
 $(B)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(EXAMPLE_FLAGS) -fno-omit-frame-pointer -o $@ $<
@@ -150,11 +162,25 @@ $(EXAMPLES): examples/clocksplit.h
 
 examples: $(EXAMPLES)
 
+# Oracles the end-to-end tests run: tests/oracle/NAME.c against build/libebprof.a.
+ORACLE_SRCS := $(wildcard tests/oracle/*.c)
+ORACLES := $(ORACLE_SRCS:tests/oracle/%.c=$(B)/oracle/%)
+
+$(B)/oracle/%: tests/oracle/%.c $(B)/libebprof.a
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS) $(ORACLE_LIBS)
+
+# elfutils' libdw (libdw-dev, a test-only dependency: tests/deps.sh).
+$(B)/oracle/unwind_libdw: ORACLE_LIBS := -ldw
+
+.PHONY: oracles
+oracles: $(ORACLES)
+
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
 e2e: preflight
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory all $(ORACLES)
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
 
 # The fresh-machine guard first, before anything is built: a collectd
@@ -164,7 +190,7 @@ preflight:
 	@tests/preflight.sh
 
 check: preflight
-	@$(MAKE) --no-print-directory all $(UNIT_BINS)
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(ORACLES)
 	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- other kernels (tests/kernel/) ------------------------------------------
@@ -225,7 +251,7 @@ soak: all
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
-	$(B)/bench/manystacks $(B)/bench/symbench
+	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -240,7 +266,7 @@ $(B)/bench/work $(B)/bench/manystacks: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 
-$(B)/bench/symbench: tests/bench/symbench.c $(B)/libebprof.a
+$(B)/bench/symbench $(B)/bench/unwbench: $(B)/bench/%: tests/bench/%.c $(B)/libebprof.a
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
 

@@ -21,6 +21,16 @@
  * Every way a sample can end is counted in the per-CPU stats array, so
  * samples = recorded + filtered + idle + each loss.
  *
+ * User stacks come from the kernel's frame-pointer walk (bpf_get_stack),
+ * or, with unwind tables (unwind_mode), from our own walk (bpf/unwind.h),
+ * a bpf_loop() over frames: find the pc's mapping among the process's
+ * (sent by user space, sorted, binary search), its table (a map in the
+ * tables array), the row at the pc, and apply the row's rule. Files with
+ * no table are walked by frame pointer. A process whose tables are not
+ * ready has its registers and the top of its stack copied to the ring
+ * buffer for user space to unwind later, so that no sample of a
+ * short-lived process is cut short.
+ *
  * When user space asks for it, a process sampled for the first time is
  * also reported at once through a ring buffer, so that user space reads
  * its mappings while it still runs: a compiler in a build may exit long
@@ -32,6 +42,12 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "bpf/ebprof.h"
+
+/* bpf/unwind.h's accessors: user memory, table words, rules. */
+#define UNW_INLINE static __always_inline
+#define UNW_READ(env, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
+#define UNW_WORD(table, i, dst) unw_word((table), (i), (dst))
+#define UNW_RULE(env, i) bpf_map_lookup_elem(&unw_rules, &(i))
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -45,6 +61,13 @@ const volatile bool include_idle = false;
 const volatile bool kernel_stacks = true;
 const volatile bool user_stacks = true;
 const volatile bool report_processes = false;
+const volatile __u32 unwind_mode = EBPROF_UNWIND_FP;
+const volatile __u32 max_frames = EBPROF_DEFAULT_FRAMES; /* table unwinder, <= EBPROF_MAX_FRAMES */
+const volatile bool copy_samples = false; /* copy samples of processes without tables */
+/* A copy is sent only while the ring buffer holds less than this: room stays for reports. */
+const volatile __u64 copy_ring_limit = 0;
+/* Tests only: copy every Nth walked sample with its frames, for an independent unwinder. */
+const volatile __u32 oracle_every = 0;
 /*
  * Byte offsets in struct task_struct, read by user space from the kernel's
  * BTF (bpf/kbtf.c) and fixed at load. Not CO-RE relocations: for those
@@ -99,6 +122,70 @@ struct {
 	__uint(max_entries, 4096);
 } process_events SEC(".maps");
 
+/* One slot per possible CPU (size set by user space): see struct ebprof_scratch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_scratch);
+} scratch SEC(".maps");
+
+/*
+ * The unwind tables (bpf/ebprof.h), filled by user space
+ * (symbolizer/unwinder.c through bpf/unwmaps.c): per process its
+ * mappings, per file a table (an array of words of its own size: no
+ * padding), and the rules all tables share. Sizes are set by user space.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ebprof_unw_proc);
+} unw_procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_unw_mapping);
+} unw_mappings SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, EBPROF_UNW_MAX_RULES);
+	__type(key, __u32);
+	__type(value, struct ebprof_unw_rule);
+} unw_rules SEC(".maps");
+
+/* See struct ebprof_rule_cache. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ebprof_rule_cache);
+} rule_cache SEC(".maps");
+
+/* The template of every table: the same type, flags and element size, any length. */
+struct unw_table_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64); /* two words: see unw_word() */
+};
+
+struct unw_table_map unw_table_template SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct unw_table_map);
+} unw_tables SEC(".maps") = {
+	.values = { &unw_table_template },
+};
+
 /*
  * The inner maps: two of each, A and B, so that user space always has an
  * empty pair to swap in. User space sets their sizes and flags before load;
@@ -113,12 +200,13 @@ struct counts_map {
 	__type(value, __u64);
 };
 
+/* Stacks, in chunks of EBPROF_CHUNK_FRAMES frames (struct ebprof_chunk). */
 struct stacks_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, __u64);
-	__type(value, struct ebprof_stack);
+	__type(key, struct ebprof_chunk_key);
+	__type(value, struct ebprof_chunk);
 };
 
 struct counts_map counts_a SEC(".maps");
@@ -147,88 +235,159 @@ struct {
 /* Per-CPU, and perf_event programs do not nest on one CPU: no atomic. */
 static __always_inline void stat_add(struct ebprof_cpu *c, __u32 index)
 {
-	if (index < EBPROF_STAT_NR)
-		c->stats[index] += 1;
+	/*
+	 * The barrier makes clang bound-check the very register it indexes
+	 * with; 64 bits wide, so that no zero-extension after it makes a
+	 * second copy the verifier cannot tie to the checked one.
+	 */
+	__u64 i = index;
+
+	asm volatile("" : "+r"(i));
+	if (i < EBPROF_STAT_NR)
+		c->stats[i] += 1;
 }
 
 /*
- * A multiply-xorshift mix over the frames actually returned, seeded with
- * their number: two lanes over even and odd frames, so that the CPU runs
- * two multiply chains at once, joined at the end. Not cryptographic: a
- * collision is caught (roughly) by the check in stack_store() and counted.
+ * A multiply-xorshift mix of one frame into a running hash: two lanes,
+ * for even and odd frames, joined at the end (stack_hash_end), so that
+ * the CPU runs two multiply chains at once. Not cryptographic: a
+ * collision is caught (roughly) by the check in stack_store() and
+ * counted.
  */
-static __always_inline __u64 stack_hash(const struct ebprof_stack *stack)
-{
-	__u64 a = 0x9e3779b97f4a7c15ULL ^ stack->nr, b = 0x6a09e667f3bcc909ULL;
-	__u32 nr = (__u32)stack->nr;
+struct stack_hash {
+	__u64 a, b;
+};
 
-	for (__u32 i = 0; i + 1 < EBPROF_MAX_DEPTH; i += 2) {
-		if (i >= nr)
-			break;
-		a ^= stack->ips[i];
-		a *= 0xff51afd7ed558ccdULL;
-		a ^= a >> 32;
-		if (i + 1 >= nr)
-			break;
-		b ^= stack->ips[i + 1];
-		b *= 0xc4ceb9fe1a85ec53ULL;
-		b ^= b >> 32;
+static __always_inline void stack_hash_add(struct stack_hash *h, __u64 i, __u64 ip)
+{
+	if (i & 1) {
+		h->b ^= ip;
+		h->b *= 0xc4ceb9fe1a85ec53ULL;
+		h->b ^= h->b >> 32;
+	} else {
+		h->a ^= ip;
+		h->a *= 0xff51afd7ed558ccdULL;
+		h->a ^= h->a >> 32;
 	}
-	/* EBPROF_MAX_DEPTH is odd: the loop stops before the last frame. */
-	if (nr == EBPROF_MAX_DEPTH)
-		b ^= stack->ips[EBPROF_MAX_DEPTH - 1];
-	a ^= b * 0x9e3779b97f4a7c15ULL;
+}
+
+static __always_inline __u64 stack_hash_end(struct stack_hash *h)
+{
+	__u64 a = h->a ^ h->b * 0x9e3779b97f4a7c15ULL;
+
 	a ^= a >> 29;
 	a *= 0xc4ceb9fe1a85ec53ULL;
 	a ^= a >> 32;
 	return a ? a : 1;
 }
 
+struct hash_ctx {
+	const __u64 *ips;
+	__u32 cap; /* entries in ips[] */
+	struct stack_hash h;
+};
+
+static long hash_frame(__u32 i, void *arg)
+{
+	struct hash_ctx *c = arg;
+
+	if (i >= c->cap)
+		return 1;
+	stack_hash_add(&c->h, i, c->ips[i & (EBPROF_MAX_FRAMES - 1)]);
+	return 0;
+}
+
+/* The hash of nr frames of ips (of cap entries), seeded with nr; 0 for none. */
+static __always_inline __u64 stack_id(const __u64 *ips, __u64 nr, __u32 cap)
+{
+	struct hash_ctx c = {
+		.ips = ips,
+		.cap = cap,
+		.h = { 0x9e3779b97f4a7c15ULL ^ nr, 0x6a09e667f3bcc909ULL },
+	};
+
+	if (nr == 0 || nr > cap)
+		return 0;
+	bpf_loop((__u32)nr, hash_frame, &c, 0);
+	return stack_hash_end(&c.h);
+}
+
 /*
  * Fills stack->nr from bpf_get_stack(). Returns 0, or a negative error that
  * the caller counts as a loss.
  */
-static __always_inline int stack_read(void *ctx, struct ebprof_stack *stack, __u64 flags)
+static __always_inline int stack_read(void *ctx, __u64 *ips, __u64 *nr, __u32 size,
+				      __u64 flags)
 {
-	long bytes = bpf_get_stack(ctx, stack->ips, sizeof(stack->ips), flags);
+	long bytes = bpf_get_stack(ctx, ips, size, flags);
 
 	if (bytes < 0)
 		return (int)bytes;
-	stack->nr = (__u64)bytes / sizeof(stack->ips[0]);
+	*nr = (__u64)bytes / sizeof(ips[0]);
 	return 0;
 }
 
-/* The stack's hash, 0 for an empty stack. */
-static __always_inline __u64 stack_id(const struct ebprof_stack *stack)
+struct store_ctx {
+	void *map;
+	struct ebprof_chunk *chunk; /* the CPU's scratch chunk */
+	const __u64 *ips; /* EBPROF_MAX_FRAMES entries, or more */
+	__u64 id;
+	__u32 nr;
+	__u32 n_chunks;
+	__u32 loss;
+};
+
+/*
+ * Stores the stack's chunks last first, so that chunk 0, which says the
+ * stack is stored, goes in only when all the others did; stops on a loss.
+ */
+static long store_chunk(__u32 k, void *arg)
 {
-	if (stack->nr == 0 || stack->nr > EBPROF_MAX_DEPTH)
-		return 0;
-	return stack_hash(stack);
+	struct store_ctx *c = arg;
+	__u32 i = c->n_chunks - 1 - k;
+	struct ebprof_chunk_key key = { .id = c->id, .index = i };
+	struct ebprof_chunk *chunk = c->chunk;
+	__u32 at = (i & (EBPROF_MAX_CHUNKS - 1)) * EBPROF_CHUNK_FRAMES;
+	long err;
+
+	chunk->nr = c->nr;
+	chunk->pad = 0;
+	__builtin_memcpy(chunk->ips, &c->ips[at], sizeof(chunk->ips));
+	err = bpf_map_update_elem(c->map, &key, chunk, BPF_NOEXIST);
+	/* -EEXIST: another CPU stored the same stack first. */
+	if (err && err != -EBPROF_EEXIST) {
+		c->loss = EBPROF_STAT_STACKS_FULL;
+		return 1;
+	}
+	return 0;
 }
 
 /*
- * Stores the stack under its hash (id, not 0) unless it is already there.
+ * Stores the stack of nr frames under its id (not 0) unless it is already
+ * there, through the scratch chunk. ips has room for EBPROF_MAX_FRAMES.
  * Returns 0, or the stats index of the loss.
  */
-static __always_inline __u32 stack_store(void *map, const struct ebprof_stack *stack, __u64 id)
+static __always_inline __u32 stack_store(void *map, struct ebprof_chunk *chunk, const __u64 *ips,
+					 __u64 nr, __u64 id)
 {
-	const struct ebprof_stack *seen;
-	__u64 last = stack->nr - 1;
-	long err;
+	struct ebprof_chunk_key key = { .id = id };
+	struct store_ctx c = { .map = map, .chunk = chunk, .ips = ips, .id = id,
+			       .nr = (__u32)nr };
+	const struct ebprof_chunk *seen;
+	__u32 last;
 
-	if (id == 0 || last >= EBPROF_MAX_DEPTH)
+	if (id == 0 || nr == 0 || nr > EBPROF_MAX_FRAMES)
 		return 0;
-	seen = bpf_map_lookup_elem(map, &id);
+	seen = bpf_map_lookup_elem(map, &key);
 	if (!seen) {
-		err = bpf_map_update_elem(map, &id, stack, BPF_NOEXIST);
-		/* -EEXIST: another CPU stored the same stack first. */
-		if (err && err != -EBPROF_EEXIST)
-			return EBPROF_STAT_STACKS_FULL;
-		return 0;
+		c.n_chunks = (__u32)((nr + EBPROF_CHUNK_FRAMES - 1) / EBPROF_CHUNK_FRAMES);
+		bpf_loop(c.n_chunks, store_chunk, &c, 0);
+		return c.loss;
 	}
 	/* Not a full compare: three loads catch nearly every collision. */
-	if (seen->nr != stack->nr || seen->ips[0] != stack->ips[0] ||
-	    seen->ips[last] != stack->ips[last])
+	last = nr < EBPROF_CHUNK_FRAMES ? (__u32)nr - 1 : EBPROF_CHUNK_FRAMES - 1;
+	if (seen->nr != nr || seen->ips[0] != ips[0] ||
+	    seen->ips[last & (EBPROF_CHUNK_FRAMES - 1)] != ips[last & (EBPROF_CHUNK_FRAMES - 1)])
 		return EBPROF_STAT_COLLISION;
 	return 0;
 }
@@ -288,8 +447,8 @@ static __always_inline bool report_process(struct ebprof_cpu *s)
 		stat_add(s, EBPROF_STAT_PROCESS_EVENTS_LOST);
 		return false;
 	}
+	event->type = EBPROF_EVENT_PROCESS;
 	event->tgid = tgid;
-	event->pad = 0;
 	event->start_time = start_time;
 	event->sampled_at = bpf_ktime_get_boot_ns();
 	__builtin_memcpy(event->comm, s->key.comm, EBPROF_COMM_LEN);
@@ -359,13 +518,353 @@ static __always_inline __u32 count_insert(void *map, const struct ebprof_key *ke
 	return EBPROF_STAT_COUNTS_FULL;
 }
 
+/* --- the table unwinder ---------------------------------------------------- */
+
+/*
+ * A table's word i. Tables are arrays of 64-bit elements holding two words
+ * each: the kernel rounds an array's elements up to 8 bytes, and 32-bit
+ * elements would double a table's size.
+ */
+static __always_inline int unw_word(void *table, __u32 i, __u32 *dst)
+{
+	__u32 k = i >> 1;
+	__u64 *w = bpf_map_lookup_elem(table, &k);
+
+	if (!w)
+		return 1;
+	*dst = (i & 1) ? (__u32)(*w >> 32) : (__u32)*w;
+	return 0;
+}
+
+#include "bpf/unwind.h"
+
+#define PT_REGS_CS 17
+
+/*
+ * struct pt_regs's words (x86-64 user ABI: r15 r14 r13 r12 bp bx r11 r10
+ * r9 r8 ax cx dx si di orig_ax ip cs flags sp ss) in DWARF order, each at
+ * a constant offset, as the verifier wants for the context.
+ */
+static __always_inline void regs_from_pt_regs(struct ebprof_regs *r, const __u64 *w)
+{
+	r->r[0] = w[10];  /* rax */
+	r->r[1] = w[12];  /* rdx */
+	r->r[2] = w[11];  /* rcx */
+	r->r[3] = w[5];   /* rbx */
+	r->r[4] = w[13];  /* rsi */
+	r->r[5] = w[14];  /* rdi */
+	r->r[6] = w[4];   /* rbp */
+	r->r[7] = w[19];  /* rsp */
+	r->r[8] = w[9];
+	r->r[9] = w[8];
+	r->r[10] = w[7];
+	r->r[11] = w[6];
+	r->r[12] = w[3];
+	r->r[13] = w[2];
+	r->r[14] = w[1];
+	r->r[15] = w[0];
+	r->r[16] = w[16]; /* rip */
+	r->valid = (1u << EBPROF_NR_REGS) - 1;
+	r->exact = 1;
+}
+
+/*
+ * Sets s->regs to the interrupted task's user registers: the sample's
+ * own when the tick hit user code, else those the kernel saved at the top
+ * of the task's kernel stack when it entered the kernel
+ * (bpf_task_pt_regs). Returns 0, or -1 when there are none (a kernel
+ * thread's, or unreadable). The words go through the scratch space: the
+ * program's stack is kept small, since Linux 6.1 counts it together with
+ * each bpf_loop() callback's against 512 bytes.
+ */
+static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebprof_scratch *s)
+{
+	const __u64 *ctx_words = (const __u64 *)ctx;
+	__u64 *words = s->pt_regs;
+
+	if (in_user_mode(ctx)) {
+		/* Word by word at constant offsets: the verifier rewrites each context load. */
+#pragma clang loop unroll(full)
+		for (int i = 0; i < EBPROF_PT_REGS_WORDS; i++)
+			words[i] = ctx_words[i];
+	} else if (bpf_probe_read_kernel(words, sizeof(s->pt_regs),
+					 (const void *)bpf_task_pt_regs(bpf_get_current_task_btf())) ||
+		   (words[PT_REGS_CS] & 3) != 3) {
+		return -1;
+	}
+	regs_from_pt_regs(&s->regs, words);
+	return 0;
+}
+
+/* The state of one walk, on the program's stack; bpf_loop's callback gets it. */
+struct walk {
+	struct ebprof_scratch *s;
+	struct ebprof_cpu *c;
+	struct ebprof_rule_cache *cache;
+	struct stack_hash h; /* of the frames so far, mixed as they are found */
+	__u32 first, n_maps; /* the process's mappings in unw_mappings */
+	__u32 stop;	     /* the stats index of an early stop; 0: none */
+	bool have_proc;	     /* its mappings are loaded */
+	bool may_copy;	     /* a missing table asks for a copy of the sample */
+	bool want_copy;
+	bool no_table;	     /* a missing table was walked by frame pointer */
+	bool m_valid;	     /* the last mapping found, below */
+	__u64 m_start, m_end, m_adjust;
+	__u32 m_table, m_table_id;
+};
+
+/* Finds the mapping holding pc among the process's: the last one found, or a binary search. */
+static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
+{
+	const struct ebprof_unw_mapping *m;
+	__u32 lo = 0, hi = w->n_maps, idx;
+
+	if (w->m_valid && pc >= w->m_start && pc < w->m_end)
+		return true;
+	for (int k = 0; k < 17 && lo < hi; k++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		idx = w->first + mid;
+		m = bpf_map_lookup_elem(&unw_mappings, &idx);
+		if (!m)
+			return false;
+		if (m->start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	idx = w->first + lo - 1;
+	m = bpf_map_lookup_elem(&unw_mappings, &idx);
+	if (!m || pc >= m->end)
+		return false;
+	w->m_valid = true;
+	w->m_start = m->start;
+	w->m_end = m->end;
+	w->m_adjust = m->adjust;
+	w->m_table = m->table;
+	w->m_table_id = m->table_id;
+	return true;
+}
+
+/*
+ * Code its file's table has no row for (assembly written without CFI):
+ * its frame pointer, as for a file without a table; a walk that cannot go
+ * on from there stopped for want of a row.
+ */
+static __always_inline int walk_no_row(struct walk *w, struct ebprof_regs *regs)
+{
+	int ret;
+
+	stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
+	ret = unw_step_fp(NULL, regs);
+	return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
+}
+
+/* One frame: its pc's table row, or the frame pointer where its file has no table. */
+static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
+{
+	const struct ebprof_unw_rule *rule;
+	__u64 pc = regs->r[UNW_RIP];
+	void *table;
+	__u32 index;
+
+	struct ebprof_rule_cache_entry *e;
+	__u64 off;
+
+	if (!w->have_proc || !walk_mapping(w, pc))
+		return UNW_NO_TABLE;
+	if (!w->m_table) {
+		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
+		return unw_step_fp(NULL, regs);
+	}
+	/* A return address is the instruction after the call: look up the call. */
+	off = pc + w->m_adjust - (regs->exact ? 0 : 1);
+	e = &w->cache->e[(off ^ (__u64)w->m_table_id * 0x9e3779b1) & (EBPROF_RULE_CACHE - 1)];
+	if (e->table_id == w->m_table_id && e->offset == off) {
+		index = e->rule;
+	} else {
+		table = bpf_map_lookup_elem(&unw_tables, &w->m_table);
+		if (!table)
+			return UNW_NO_TABLE;
+		index = unw_find_rule(table, off);
+		e->offset = off;
+		e->table_id = w->m_table_id;
+		e->rule = index;
+	}
+	rule = UNW_RULE(NULL, index);
+	if (!rule)
+		return UNW_UNSUPPORTED;
+	if (rule->cfa_kind == EBPROF_CFA_NONE)
+		return walk_no_row(w, regs);
+	return unw_step_rule(NULL, rule, regs);
+}
+
+static __always_inline __u32 walk_stat(int result)
+{
+	switch (result) {
+	case UNW_NO_TABLE:
+		return EBPROF_STAT_UNW_NO_TABLE;
+	case UNW_NO_ROW:
+		return EBPROF_STAT_UNW_NO_ROW;
+	case UNW_UNSUPPORTED:
+		return EBPROF_STAT_UNW_UNSUPPORTED;
+	case UNW_DEPTH_CAP:
+		return EBPROF_STAT_UNW_DEPTH_CAP;
+	default:
+		return EBPROF_STAT_UNW_READ_FAULT;
+	}
+}
+
+/* bpf_loop's callback: records the frame's pc, then steps to its caller. */
+static long walk_frame(__u32 i, void *arg)
+{
+	struct walk *w = arg;
+	struct ebprof_scratch *s = w->s;
+	__u64 n = s->ustack.nr, pc;
+	int ret;
+
+	if (n >= max_frames || n >= EBPROF_MAX_FRAMES) {
+		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
+		return 1;
+	}
+	pc = s->regs.r[UNW_RIP];
+	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;
+	s->ustack.nr = n + 1;
+	ret = walk_step(w, &s->regs);
+	if (ret == UNW_NO_TABLE && w->may_copy) {
+		/* Stop here: the caller copies the whole sample for user space. */
+		w->want_copy = true;
+		s->ustack.nr = n;
+		return 1;
+	}
+	stack_hash_add(&w->h, n, pc);
+	if (ret == UNW_NO_TABLE) {
+		w->no_table = true;
+		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
+		ret = unw_step_fp(NULL, &s->regs);
+	}
+	if (ret == UNW_NEXT)
+		return 0;
+	if (ret != UNW_END)
+		w->stop = walk_stat(ret);
+	return 1;
+}
+
+/*
+ * Sends the sample to user space: the first frame's registers (in
+ * s->copy.regs), its kernel stack, and up to EBPROF_COPY_BYTES of its user
+ * stack, read 1 KiB at a time up to the first that faults (the top of the
+ * stack). Only while the ring buffer has room to spare for process
+ * reports. Returns whether it was sent.
+ */
+static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cpu *c, __u32 type)
+{
+	struct ebprof_copy_event *e = &s->copy;
+	__u64 sp = e->regs.r[UNW_RSP];
+	__u32 bytes = 0;
+
+	if (bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA) > copy_ring_limit)
+		return false;
+	e->type = type;
+	e->n_uips = 0;
+	if (type == EBPROF_EVENT_ORACLE) {
+		e->n_uips = s->ustack.nr > EBPROF_MAX_DEPTH + 1 ? EBPROF_MAX_DEPTH + 1
+							      : (__u32)s->ustack.nr;
+		bpf_probe_read_kernel(e->uips, sizeof(e->uips), s->ustack.ips);
+	}
+	e->tgid = c->key.tgid;
+	e->start_time = c->key.start_time;
+	__builtin_memcpy(e->comm, c->key.comm, EBPROF_COMM_LEN);
+	e->n_kips = (__u32)s->kstack.nr;
+	if (e->n_kips && bpf_probe_read_kernel(e->kips, sizeof(e->kips), s->kstack.ips))
+		e->n_kips = 0;
+	for (int k = 0; k < EBPROF_COPY_BYTES / 1024; k++) {
+		if (bpf_probe_read_user(&e->stack[k * 1024], 1024, (const void *)(sp + k * 1024)))
+			break;
+		bytes += 1024;
+	}
+	e->stack_bytes = bytes;
+	if (bytes > EBPROF_COPY_BYTES)
+		bytes = EBPROF_COPY_BYTES;
+	return bpf_ringbuf_output(&process_events, e,
+				  __builtin_offsetof(struct ebprof_copy_event, stack) + bytes, 0) == 0;
+}
+
+#define WALK_COPIED 1
+
+/*
+ * Walks the user stack into s->ustack by the tables, and sets *id to its
+ * hash (0: no frames). Returns WALK_COPIED when the sample went to user
+ * space instead, else 0 (the stack is there, perhaps truncated: the cause
+ * is counted).
+ */
+static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
+				     struct ebprof_scratch *s, __u64 *id)
+{
+	struct walk w = { .s = s, .c = c, .may_copy = copy_samples,
+			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
+	const struct ebprof_unw_proc *proc;
+	__u32 zero = 0;
+
+	s->ustack.nr = 0;
+	*id = 0;
+	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
+	if (!w.cache)
+		return 0; /* cannot happen: a one-slot per-CPU array */
+	if (user_regs(ctx, s)) {
+		stat_add(c, EBPROF_STAT_UNW_READ_FAULT);
+		return 0;
+	}
+	s->copy.regs = s->regs;
+	proc = bpf_map_lookup_elem(&unw_procs, &c->key.tgid);
+	if (proc && proc->start_time == c->key.start_time) {
+		w.have_proc = true;
+		w.first = proc->first;
+		w.n_maps = proc->n;
+	}
+	/* One more round than frames: the last one finds the cap. */
+	bpf_loop(max_frames + 1, walk_frame, &w, 0);
+	if (w.want_copy) {
+		if (send_copy(s, c, EBPROF_EVENT_COPY)) {
+			stat_add(c, EBPROF_STAT_COPIED);
+			return WALK_COPIED;
+		}
+		/* No room: go on from the frame that stopped, by frame pointer. */
+		w.may_copy = false;
+		w.want_copy = false;
+		bpf_loop(max_frames + 1, walk_frame, &w, 0);
+	}
+	/*
+	 * One cause a sample: a walk that met a file without its table yet
+	 * and went on by frame pointer usually ends in a read fault, which
+	 * is that missing table's doing, not a second truncation.
+	 */
+	if (w.no_table)
+		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
+	else if (w.stop)
+		stat_add(c, w.stop);
+	if (!w.stop && !w.no_table && oracle_every && w.have_proc &&
+	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
+		send_copy(s, c, EBPROF_EVENT_ORACLE);
+	if (s->ustack.nr) {
+		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
+		*id = stack_hash_end(&w.h);
+	}
+	return 0;
+}
+
+/* --- the sample ------------------------------------------------------------ */
+
 SEC("perf_event")
 int ebprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen = cache_gen;
 	__u64 task = bpf_get_current_task();
 	void *stack_map, *count_map;
-	__u32 zero = 0, loss = 0;
+	__u32 zero = 0, loss = 0, cpu;
+	struct ebprof_scratch *sc;
 	struct ebprof_cpu *s;
 
 	s = bpf_map_lookup_elem(&cpus, &zero);
@@ -386,21 +885,35 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 	}
 	if (!s->reported)
 		s->reported = report_process(s);
+	cpu = bpf_get_smp_processor_id();
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return 0; /* cannot happen: one slot per possible CPU */
 
-	s->kstack.nr = 0;
-	s->ustack.nr = 0;
+	sc->kstack.nr = 0;
+	sc->ustack.nr = 0;
 	/* A tick that interrupted user code has no kernel stack: skip the call. */
-	if (kernel_stacks && !in_user_mode(ctx) && stack_read(ctx, &s->kstack, 0)) {
+	if (kernel_stacks && !in_user_mode(ctx) &&
+	    stack_read(ctx, sc->kstack.ips, &sc->kstack.nr, EBPROF_MAX_DEPTH * sizeof(__u64), 0)) {
 		stat_add(s, EBPROF_STAT_KSTACK_ERR);
 		return 0;
 	}
 	/* Kernel threads have no user stack, and that is not an error. */
-	if (user_stacks && s->user && stack_read(ctx, &s->ustack, BPF_F_USER_STACK)) {
-		stat_add(s, EBPROF_STAT_USTACK_ERR);
-		return 0;
+	s->key.ustack = 0;
+	if (user_stacks && s->user) {
+		if (unwind_mode == EBPROF_UNWIND_TABLES) {
+			/* The walk hashes the frames as it finds them. */
+			if (walk_user(ctx, s, sc, &s->key.ustack) == WALK_COPIED)
+				return 0; /* user space records it */
+		} else if (stack_read(ctx, sc->ustack.ips, &sc->ustack.nr,
+				      EBPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)) {
+			stat_add(s, EBPROF_STAT_USTACK_ERR);
+			return 0;
+		} else {
+			s->key.ustack = stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
+		}
 	}
-	s->key.kstack = stack_id(&s->kstack);
-	s->key.ustack = stack_id(&s->ustack);
+	s->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
 
 	count_map = bpf_map_lookup_elem(&counts, &zero);
 	if (!count_map)
@@ -415,9 +928,11 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		stack_map = bpf_map_lookup_elem(&stacks, &zero);
 		if (!stack_map)
 			return 0; /* cannot happen */
-		loss = stack_store(stack_map, &s->kstack, s->key.kstack);
+		loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr,
+				   s->key.kstack);
 		if (!loss)
-			loss = stack_store(stack_map, &s->ustack, s->key.ustack);
+			loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
+					   s->key.ustack);
 		if (!loss)
 			loss = count_insert(count_map, &s->key);
 	}

@@ -20,6 +20,16 @@
  * ring buffer of struct ebprof_process_event, so that user space can read
  * a short-lived process's mappings before it exits rather than at the
  * next drain, when /proc no longer shows it.
+ *
+ * User stacks are walked either by the kernel's frame-pointer walk
+ * (bpf_get_stack(), at most 127 frames) or by the program's own unwinder
+ * (bpf/unwind.h) through unwind tables user space loads (layout below),
+ * up to EBPROF_MAX_FRAMES. Stacks of any depth are stored in chunks of
+ * EBPROF_CHUNK_FRAMES frames, so a deep stack costs its depth, not every
+ * stack the deepest's size. A sample of a process whose tables are not
+ * loaded yet is sent to user space whole (registers, kernel stack, the top
+ * of the user stack: struct ebprof_copy_event) on the same ring buffer,
+ * and user space unwinds it with the same tables once they are built.
  */
 #ifndef EBPROF_BPF_EBPROF_H
 #define EBPROF_BPF_EBPROF_H
@@ -27,6 +37,18 @@
 /* The kernel's own cap is sysctl kernel.perf_event_max_stack (127). */
 #define EBPROF_MAX_DEPTH 127
 #define EBPROF_COMM_LEN 16
+/* The table unwinder's most user frames (the cap is set at load, up to this). */
+#define EBPROF_MAX_FRAMES 4096
+#define EBPROF_DEFAULT_FRAMES 1024
+/* Frames per stored chunk: a 25-frame stack is one chunk of 264 bytes. */
+#define EBPROF_CHUNK_FRAMES 32
+#define EBPROF_MAX_CHUNKS (EBPROF_MAX_FRAMES / EBPROF_CHUNK_FRAMES)
+/* Bytes of user stack a copy carries, from the stack pointer up. */
+#define EBPROF_COPY_BYTES 16384
+
+/* How user stacks are walked (rodata unwind_mode). */
+#define EBPROF_UNWIND_FP 0     /* bpf_get_stack(): the kernel's frame-pointer walk */
+#define EBPROF_UNWIND_TABLES 1 /* bpf/unwind.h: tables, frame pointers where a file has none */
 
 /*
  * Kept in a hash map: one entry per process and distinct sampled stack
@@ -36,27 +58,116 @@
 struct ebprof_key {
 	__u32 tgid;
 	__u32 pad;
-	__u64 kstack; /* key in the stacks map; 0 = no kernel stack */
-	__u64 ustack; /* key in the stacks map; 0 = no user stack */
+	__u64 kstack; /* id in the chunks map; 0 = no kernel stack */
+	__u64 ustack; /* id in the chunks map; 0 = no user stack */
 	__u64 start_time; /* the process's start, ns after boot (CLOCK_BOOTTIME) */
 	char comm[EBPROF_COMM_LEN]; /* the process (group leader) name */
 };
+
+/* What a ring buffer record is: its first word. */
+#define EBPROF_EVENT_PROCESS 1
+#define EBPROF_EVENT_COPY 2
+/* A copy of a sample the program also unwound (oracle_every): for tests. */
+#define EBPROF_EVENT_ORACLE 3
 
 /*
  * A process sampled for the first time: its first sample, or its first
  * after an exec, or a new process under a PID seen before.
  */
 struct ebprof_process_event {
+	__u32 type; /* EBPROF_EVENT_PROCESS */
 	__u32 tgid;
-	__u32 pad;
 	__u64 start_time; /* as in struct ebprof_key */
 	__u64 sampled_at; /* the sample's time, ns after boot */
 	char comm[EBPROF_COMM_LEN];
 };
 
+/* One stored piece of a stack: frames [index * 32, index * 32 + 32) of stack id. */
+struct ebprof_chunk_key {
+	__u64 id;
+	__u32 index;
+	__u32 pad;
+};
+
+struct ebprof_chunk {
+	__u32 nr; /* frames in the whole stack */
+	__u32 pad;
+	__u64 ips[EBPROF_CHUNK_FRAMES];
+};
+
+/* A kernel stack being read, or a user stack being walked (leaf first). */
 struct ebprof_stack {
-	__u64 nr; /* valid entries in ips[], leaf first */
-	__u64 ips[EBPROF_MAX_DEPTH];
+	__u64 nr;
+	__u64 ips[EBPROF_MAX_DEPTH + 1]; /* + 1: a whole number of chunks */
+};
+
+struct ebprof_ustack {
+	__u64 nr;
+	__u64 ips[EBPROF_MAX_FRAMES];
+};
+
+/* Registers in DWARF order (rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, rip). */
+#define EBPROF_NR_REGS 17
+
+struct ebprof_regs {
+	__u64 r[EBPROF_NR_REGS];
+	__u32 valid; /* bit i: r[i] is known */
+	__u32 exact; /* r[16] is where the frame was interrupted, not a return address */
+};
+
+/*
+ * A sample of a process whose tables were not loaded: user space unwinds
+ * stack[] (stack_bytes bytes of the user stack from address regs.r[7]) from
+ * regs, and counts the sample with kips. Sent up to stack[stack_bytes]
+ * only.
+ */
+struct ebprof_copy_event {
+	__u32 type; /* EBPROF_EVENT_COPY */
+	__u32 tgid;
+	__u64 start_time;
+	char comm[EBPROF_COMM_LEN];
+	struct ebprof_regs regs;
+	__u32 n_kips;
+	__u32 stack_bytes;
+	__u64 kips[EBPROF_MAX_DEPTH + 1];
+	/* EBPROF_EVENT_ORACLE: the program's own walk, its first EBPROF_MAX_DEPTH + 1 frames */
+	__u32 n_uips;
+	__u32 pad;
+	__u64 uips[EBPROF_MAX_DEPTH + 1];
+	__u8 stack[EBPROF_COPY_BYTES];
+};
+
+/*
+ * Where a process's code is, for the unwinder: its executable mappings,
+ * sorted by start, in the mappings array at [first, first + n).
+ */
+struct ebprof_unw_proc {
+	__u64 start_time; /* the process these mappings are of */
+	__u32 first, n;
+};
+
+struct ebprof_unw_mapping {
+	__u64 start, end;
+	__u64 adjust;	/* a pc's file offset is pc + adjust (pgoff - start) */
+	__u32 table;	/* slot in the tables map; 0: none, walk by frame pointer */
+	__u32 table_id; /* the table's own number, never reused (a slot is) */
+};
+
+/*
+ * The rules a CPU looked up last, direct-mapped by (table, file offset):
+ * a hot stack's frames find their rule without searching their table.
+ * 1024 entries of 16 bytes, one set per CPU.
+ */
+#define EBPROF_RULE_CACHE 1024
+
+struct ebprof_rule_cache_entry {
+	__u64 offset;
+	__u32 table_id; /* 0: empty */
+	__u32 rule;
+};
+
+struct ebprof_rule_cache {
+	struct ebprof_rule_cache_entry e[EBPROF_RULE_CACHE];
 };
 
 /*
@@ -82,6 +193,21 @@ enum ebprof_stat {
 	 */
 	EBPROF_STAT_PROCESS_EVENTS,	 /* new processes reported */
 	EBPROF_STAT_PROCESS_EVENTS_LOST, /* not reported: ring buffer full */
+	/*
+	 * The table unwinder. A copied sample is not recorded here: user
+	 * space unwinds and records it (samples = recorded + copied +
+	 * filtered + idle + losses). The others are stacks recorded
+	 * truncated, by why the walk stopped early; a walk that ran into a
+	 * file whose table was not ready and could not copy the sample goes
+	 * on by frame pointer and counts UNW_NO_TABLE.
+	 */
+	EBPROF_STAT_COPIED,	     /* sent to user space with its stack copy */
+	EBPROF_STAT_UNW_NO_TABLE,    /* no table yet, and no room to copy the sample */
+	EBPROF_STAT_UNW_NO_ROW,	     /* the pc's table has no row there */
+	EBPROF_STAT_UNW_UNSUPPORTED, /* a rule the unwinder does not follow */
+	EBPROF_STAT_UNW_READ_FAULT,  /* the stack could not be read, or made no sense */
+	EBPROF_STAT_UNW_DEPTH_CAP,   /* deeper than the frame cap */
+	EBPROF_STAT_UNW_FP_FRAMES,   /* not a stop: frames walked by frame pointer */
 	EBPROF_STAT_NR,
 };
 
@@ -106,8 +232,83 @@ struct ebprof_cpu {
 	__u8 reported; /* its report is in the ring buffer, or none is due */
 	__u8 pad[5];
 	__u64 stats[EBPROF_STAT_NR];
+};
+
+/* Words of x86-64's user ABI struct pt_regs (asm/ptrace.h). */
+#define EBPROF_PT_REGS_WORDS 21
+
+/*
+ * A CPU's scratch space, too big for the BPF stack and for a per-CPU
+ * array (32 KiB at most): one slot per CPU of a plain array, indexed by
+ * the CPU the program runs on (perf_event programs do not nest on a CPU).
+ */
+struct ebprof_scratch {
 	struct ebprof_stack kstack;
-	struct ebprof_stack ustack;
+	struct ebprof_ustack ustack;
+	struct ebprof_regs regs; /* the walk's current frame */
+	struct ebprof_copy_event copy; /* the sample's first frame, and the copy if sent */
+	/*
+	 * The chunk being stored: 264 bytes that would not fit on the stack
+	 * of a bpf_loop() callback next to the program's own (Linux 6.1
+	 * counts them together against 512 bytes).
+	 */
+	struct ebprof_chunk chunk;
+	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
+};
+
+/*
+ * Unwind tables, as symbolizer/unwtab builds them from a file's CFI and
+ * the BPF unwinder reads them (see ebprof.bpf.c).
+ *
+ * A table is one array of 32-bit words, keyed by file offset (what a
+ * sampled pc gives through its mapping, pc - start + pgoff, with no ELF
+ * segment arithmetic in BPF):
+ *
+ *   words[0]              n_pages: 64 KiB pages of file offsets spanned
+ *   words[1]              first_page: the first one's number (offset >> 16)
+ *   words[2 + i]          for i in 0..n_pages: the index of page i's first
+ *                         row in rows[]; words[2 + n_pages] is the row count
+ *   rows[] (the rest)     one word per row: the offset's low 16 bits << 16
+ *                         | the index of its rule in the shared rule array
+ *
+ * A row's rule holds from its offset to the next row's; every page that
+ * has rows starts with a row at its offset 0, so a lookup never leaves its
+ * page: one index read and a binary search of at most 16 steps. Rule 0 is
+ * "no row here" (gaps between functions). Rules are deduplicated across
+ * all tables (a whole system has a few thousand distinct ones), so a row
+ * costs 4 bytes.
+ */
+#define EBPROF_UNW_PAGE_SHIFT 16
+#define EBPROF_UNW_HEADER_WORDS 2
+#define EBPROF_UNW_MAX_RULES 65536 /* a row's rule index is 16 bits */
+
+/* CFA kinds (symbolizer/cfi.h's enum cfi_cfa_kind, same values). */
+#define EBPROF_CFA_NONE 0	 /* no row: no FDE covers the address */
+#define EBPROF_CFA_REG 1	 /* reg + cfa_off */
+#define EBPROF_CFA_DEREF 2	 /* *(reg + cfa_off) + cfa_add */
+#define EBPROF_CFA_PLT 3	 /* rsp + 8, + 8 when (pc & 15) >= cfa_off */
+#define EBPROF_CFA_UNSUPPORTED 4
+
+/* Register kinds, for rbp and the return address (enum cfi_reg_kind). */
+#define EBPROF_REG_SAME 0	  /* still in the register */
+#define EBPROF_REG_UNDEFINED 1	  /* for the return address: the outermost frame */
+#define EBPROF_REG_AT_CFA 2	  /* saved at cfa + off */
+#define EBPROF_REG_VAL_CFA 3	  /* is cfa + off */
+#define EBPROF_REG_AT_REG 4	  /* saved at reg + off */
+#define EBPROF_REG_IN_REG 5	  /* held in register reg */
+#define EBPROF_REG_UNSUPPORTED 6
+
+#define EBPROF_RULE_SIGNAL 1 /* a signal trampoline: the next pc is exact, not a return address */
+
+struct ebprof_unw_rule {
+	__u8 cfa_kind, cfa_reg;
+	__u8 rbp_kind, rbp_reg;
+	__u8 ra_kind, ra_reg;
+	__u8 flags;
+	__s8 cfa_add; /* EBPROF_CFA_DEREF only */
+	__s32 cfa_off;
+	__s16 rbp_off;
+	__s16 ra_off;
 };
 
 /* Filter flags, set in .rodata before load. */

@@ -15,6 +15,7 @@
 #include <sys/utsname.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "bpf/kfeat.h"
 
@@ -81,6 +82,31 @@ static enum kfeat_state kfeat_probe_procmap_query(void)
 	return error == ENOTTY ? KFEAT_ABSENT : KFEAT_UNKNOWN;
 }
 
+/*
+ * The table unwinder (bpf/ebprof.bpf.c) walks frames in bpf_loop() (5.17),
+ * reads the user registers of a tick in the kernel through
+ * bpf_task_pt_regs() (5.15) of bpf_get_current_task_btf() (5.11), and
+ * checks the copy ring's room with bpf_ringbuf_query() (5.8): each asked
+ * of the verifier for a perf_event program, as the unwinder uses them.
+ */
+static enum kfeat_state kfeat_probe_unwind_tables(void)
+{
+	static const enum bpf_func_id needed[] = { BPF_FUNC_loop, BPF_FUNC_task_pt_regs,
+						   BPF_FUNC_get_current_task_btf,
+						   BPF_FUNC_ringbuf_query };
+	enum kfeat_state state = KFEAT_PRESENT;
+
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++) {
+		int rc = libbpf_probe_bpf_helper(BPF_PROG_TYPE_PERF_EVENT, needed[i], NULL);
+
+		if (rc == 0)
+			return KFEAT_ABSENT;
+		if (rc < 0)
+			state = KFEAT_UNKNOWN;
+	}
+	return state;
+}
+
 static const struct {
 	struct kfeat_desc desc;
 	enum kfeat_state (*probe)(void);
@@ -88,13 +114,20 @@ static const struct {
 	[KFEAT_NOPREALLOC] = {
 		{ "noprealloc", "6.1",
 		  "hash maps without preallocation in perf_event programs",
-		  "the stacks and counts maps are preallocated: 38 MiB of kernel memory held "
+		  "the stacks and counts maps are preallocated: 15 MiB of kernel memory held "
 		  "from the start at the default MaxStacks (16384), where 1 MiB grows with use" },
 		kfeat_probe_noprealloc },
 	[KFEAT_PROCMAP_QUERY] = {
 		{ "procmap_query", "6.11", "the PROCMAP_QUERY ioctl on /proc/PID/maps",
 		  "process maps are read as text, about 3x the CPU per new process" },
 		kfeat_probe_procmap_query },
+	[KFEAT_UNWIND_TABLES] = {
+		{ "unwind_tables", "5.17",
+		  "bpf_loop(), bpf_task_pt_regs() and bpf_get_current_task_btf() in perf_event "
+		  "programs",
+		  "user stacks are walked by frame pointers (unwind auto), and unwind dwarf "
+		  "refuses to start: code built without frame pointers loses its callers" },
+		kfeat_probe_unwind_tables },
 };
 
 const struct kfeat_desc *kfeat_desc(enum kfeat_id id)

@@ -22,7 +22,13 @@
  * New processes come through a separate path: a BPF ring buffer the
  * program writes at a process's first sample, read by
  * sampler_poll_processes() whenever the caller likes, independently of
- * the drains.
+ * the drains. With unwind tables, the same ring buffer carries copies of
+ * samples of processes whose tables were not loaded yet; the caller's copy
+ * handler unwinds each, and the next drain hands them out after the
+ * kernel's counts (one sample each).
+ *
+ * Stacks are stored by the program in chunks of 32 frames (any depth up
+ * to 4,096 frames) and put back together here in a user-side table.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -47,6 +53,8 @@
 #include "bpf/stacktab.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
+#include "bpf/unwind.h"
+#include "bpf/unwmaps.h"
 
 /*
  * Defaults for a busy host: a 2-socket server running a build sees a few
@@ -59,8 +67,8 @@
 #define SAMPLER_MIN_FILTER_ENTRIES 1024
 /* Entries read per batch call while draining: 4096 keys are 160 KiB. */
 #define SAMPLER_DRAIN_CHUNK 4096
-/* Stacks read per batch call: 64 are 65 KiB. */
-#define SAMPLER_STACK_CHUNK 64
+/* Stack chunks read per batch call: 256 are 66 KiB. */
+#define SAMPLER_STACK_CHUNK 256
 /*
  * Process reports: 40 bytes each with the ring buffer's header, so 64 KiB
  * hold ~1600, far more than a host starts between two polls. The LRU map
@@ -68,20 +76,58 @@
  * again at its next sample, which costs a re-read, not a loss.
  */
 #define SAMPLER_PROCESS_RING_BYTES (64 * 1024)
+/*
+ * With copies: a copy is ~2.3 KiB plus the stack it carries (up to 16
+ * KiB), and copies are sent only while the ring is less than half full,
+ * so reports always find room: 2 MiB hold 50 to 400 copies between two
+ * polls of the watch thread, which reads them within milliseconds.
+ */
+#define SAMPLER_COPY_RING_BYTES (2u << 20)
+/* The table unwinder's maps (see sampler_config). */
+#define SAMPLER_DEFAULT_MAPPINGS 32768
+#define SAMPLER_DEFAULT_TABLES 8192
+#define SAMPLER_DEFAULT_RULES 16384
+#define SAMPLER_UNWIND_PROCS 16384
 #define SAMPLER_REPORTED_ENTRIES 8192
 #define SAMPLER_WATCH_NICE -10
 
 /*
- * struct ebprof_stack with uint64_t in place of __u64: the two are distinct
+ * struct ebprof_chunk with uint64_t in place of __u64: the two are distinct
  * types in C (unsigned long vs unsigned long long), and sampler_sample
  * hands out uint64_t pointers.
  */
+struct sampler_chunk {
+	uint32_t nr;
+	uint32_t pad;
+	uint64_t ips[EBPROF_CHUNK_FRAMES];
+};
+_Static_assert(sizeof(struct sampler_chunk) == sizeof(struct ebprof_chunk),
+	       "struct sampler_chunk must mirror struct ebprof_chunk");
+
+/* A stack put back together from the active map's chunks. */
 struct sampler_stack {
 	uint64_t nr;
-	uint64_t ips[EBPROF_MAX_DEPTH];
+	uint64_t ips[EBPROF_MAX_FRAMES];
 };
-_Static_assert(sizeof(struct sampler_stack) == sizeof(struct ebprof_stack),
-	       "struct sampler_stack must mirror struct ebprof_stack");
+
+/*
+ * Copied samples, unwound, waiting for the next drain: packed records of
+ * a struct late_sample followed by its kernel then user frames.
+ */
+struct late_sample {
+	uint32_t tgid;
+	uint32_t n_kips, n_uips;
+	uint64_t start_time;
+	char comm[SAMPLER_COMM_LEN];
+};
+
+struct late_queue {
+	uint64_t *words;
+	size_t n, cap;
+	uint64_t lost; /* copies that found no memory here: counted, not kept */
+	uint64_t stops[UNW_DEPTH_CAP + 1]; /* how their user-space walks ended */
+	uint64_t fp_frames;
+};
 
 struct sampler {
 	struct ebprof_bpf *skel;
@@ -92,6 +138,15 @@ struct sampler {
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
+	enum sampler_unwind unwind; /* SAMPLER_UNWIND_FP or _TABLES, as loaded */
+	struct unwmaps *unwmaps;    /* NULL with frame pointers */
+	sampler_copy_fn copy_fn;
+	void *copy_ctx;
+	sampler_oracle_fn oracle_fn;
+	void *oracle_ctx;
+	uint64_t *copy_ips; /* EBPROF_MAX_FRAMES, for the handler */
+	pthread_mutex_t late_lock;
+	struct late_queue late;
 	int n_possible_cpus;
 	/* The two inner pairs; active indexes the one the program writes. */
 	struct bpf_map *counts_maps[2];
@@ -105,8 +160,8 @@ struct sampler {
 	uint32_t chunk;
 	struct ebprof_key *keys;
 	uint64_t *counts;
-	uint64_t *stack_ids;
-	struct sampler_stack *stack_buf; /* SAMPLER_STACK_CHUNK stacks */
+	struct ebprof_chunk_key *chunk_keys; /* SAMPLER_STACK_CHUNK of each */
+	struct sampler_chunk *chunk_buf;
 	struct stacktab table;		 /* the drained stacks, by id */
 	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
 	struct sampler_stack kstack;
@@ -121,12 +176,19 @@ void sampler_config_init(struct sampler_config *config)
 	config->frequency = SAMPLER_DEFAULT_FREQUENCY;
 	config->kernel_stacks = true;
 	config->user_stacks = true;
+	config->unwind = SAMPLER_UNWIND_AUTO;
 }
 
 uint64_t sampler_stats_lost(const struct sampler_stats *stats)
 {
 	return stats->kstack_errors + stats->ustack_errors + stats->stack_collisions +
 	       stats->stacks_full + stats->counts_full + stats->missing_stacks;
+}
+
+uint64_t sampler_stats_truncated(const struct sampler_stats *stats)
+{
+	return stats->unw_no_table + stats->unw_no_row + stats->unw_unsupported +
+	       stats->unw_read_fault + stats->unw_depth_cap;
 }
 
 /*
@@ -154,6 +216,11 @@ static int sampler_check_config(const struct sampler_config *config, char *err, 
 	}
 	if (config->n_tgids && !config->tgids) {
 		snprintf(err, errlen, "%zu PIDs to filter on, but no PID list", config->n_tgids);
+		return -EINVAL;
+	}
+	if (config->max_frames > EBPROF_MAX_FRAMES) {
+		snprintf(err, errlen, "a frame cap of %u is above the maximum of %u frames",
+			 config->max_frames, (unsigned int)EBPROF_MAX_FRAMES);
 		return -EINVAL;
 	}
 	if (config->n_comms && !config->comms) {
@@ -191,6 +258,36 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
  * so the caller asks for prealloc there.
  * Not preallocating has one catch at start-up: see sampler_prime_stacks().
  */
+/* Defaults a zero in the config stands for. */
+static uint32_t or_default(uint32_t value, uint32_t fallback)
+{
+	return value ? value : fallback;
+}
+
+/*
+ * The table unwinder's switches and map sizes; with frame pointers, its
+ * maps at the smallest size the kernel takes.
+ */
+static void sampler_load_unwinder(struct sampler *s, struct ebprof_bpf *skel,
+				  const struct sampler_config *config)
+{
+	bool tables = s->unwind == SAMPLER_UNWIND_TABLES;
+
+	skel->rodata->unwind_mode = tables ? EBPROF_UNWIND_TABLES : EBPROF_UNWIND_FP;
+	skel->rodata->max_frames = or_default(config->max_frames, EBPROF_DEFAULT_FRAMES);
+	skel->rodata->copy_samples = tables && config->report_processes;
+	skel->rodata->copy_ring_limit = SAMPLER_COPY_RING_BYTES / 2;
+	skel->rodata->oracle_every = tables && config->report_processes ? config->oracle_every : 0;
+	bpf_map__set_max_entries(skel->maps.unw_procs, tables ? SAMPLER_UNWIND_PROCS : 1);
+	bpf_map__set_max_entries(skel->maps.unw_mappings,
+				 tables ? or_default(config->max_mappings, SAMPLER_DEFAULT_MAPPINGS)
+					: 1);
+	bpf_map__set_max_entries(skel->maps.unw_tables,
+				 tables ? or_default(config->max_tables, SAMPLER_DEFAULT_TABLES) : 1);
+	bpf_map__set_max_entries(skel->maps.unw_rules,
+				 tables ? or_default(config->max_rules, SAMPLER_DEFAULT_RULES) : 1);
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -217,8 +314,11 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	bpf_map__set_max_entries(skel->maps.reported,
 				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
 	bpf_map__set_max_entries(skel->maps.process_events,
-				 config->report_processes ? SAMPLER_PROCESS_RING_BYTES
-							  : (uint32_t)sysconf(_SC_PAGESIZE));
+				 !config->report_processes ? (uint32_t)sysconf(_SC_PAGESIZE)
+				 : s->unwind == SAMPLER_UNWIND_TABLES ? SAMPLER_COPY_RING_BYTES
+								      : SAMPLER_PROCESS_RING_BYTES);
+	bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)s->n_possible_cpus);
+	sampler_load_unwinder(s, skel, config);
 
 	s->counts_maps[0] = skel->maps.counts_a;
 	s->counts_maps[1] = skel->maps.counts_b;
@@ -298,11 +398,12 @@ static void sampler_prime_stacks(struct sampler *s, const bool *online)
 	size_t size = CPU_ALLOC_SIZE(s->n_possible_cpus);
 	cpu_set_t *saved = CPU_ALLOC(s->n_possible_cpus);
 	cpu_set_t *one = CPU_ALLOC(s->n_possible_cpus);
-	uint64_t id = 0; /* never a stack's hash: the program maps 0 to 1 */
+	/* Id 0 is never a stack's hash: the program maps 0 to 1. */
+	struct ebprof_chunk_key id = { 0 };
+	struct sampler_chunk chunk = { 0 };
 
 	if (!saved || !one || sched_getaffinity(0, size, saved))
 		goto free_sets;
-	memset(&s->kstack, 0, sizeof(s->kstack));
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
 		if (!online[cpu] || !CPU_ISSET_S(cpu, size, saved))
 			continue;
@@ -313,7 +414,7 @@ static void sampler_prime_stacks(struct sampler *s, const bool *online)
 		for (int i = 0; i < 2; i++) {
 			int fd = bpf_map__fd(s->stacks_maps[i]);
 
-			if (!bpf_map_update_elem(fd, &id, &s->kstack, BPF_ANY))
+			if (!bpf_map_update_elem(fd, &id, &chunk, BPF_ANY))
 				bpf_map_delete_elem(fd, &id);
 		}
 	}
@@ -377,13 +478,106 @@ free_online:
 	return ret;
 }
 
+/* Appends one unwound copy to the late queue; on no memory it is counted lost. */
+static void sampler_queue_late(struct sampler *s, const struct ebprof_copy_event *e,
+			       const uint64_t *uips, uint32_t n_uips, int stop)
+{
+	struct late_queue *q = &s->late;
+	uint32_t n_kips = e->n_kips <= EBPROF_MAX_DEPTH ? e->n_kips : EBPROF_MAX_DEPTH;
+	size_t head = (sizeof(struct late_sample) + 7) / 8, need = head + n_kips + n_uips;
+	struct late_sample ls = { .tgid = e->tgid, .n_kips = n_kips, .n_uips = n_uips,
+				  .start_time = e->start_time };
+
+	memcpy(ls.comm, e->comm, sizeof(ls.comm));
+	ls.comm[sizeof(ls.comm) - 1] = '\0';
+	pthread_mutex_lock(&s->late_lock);
+	if (q->n + need > q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 4096;
+		uint64_t *words;
+
+		while (cap < q->n + need)
+			cap *= 2;
+		words = realloc(q->words, cap * sizeof(*words));
+		if (!words) {
+			q->lost++;
+			goto unlock;
+		}
+		q->words = words;
+		q->cap = cap;
+	}
+	memcpy(&q->words[q->n], &ls, sizeof(ls));
+	memcpy(&q->words[q->n + head], e->kips, n_kips * sizeof(uint64_t));
+	memcpy(&q->words[q->n + head + n_kips], uips, n_uips * sizeof(uint64_t));
+	q->n += need;
+	if (stop >= 0 && stop <= UNW_DEPTH_CAP)
+		q->stops[stop]++;
+unlock:
+	pthread_mutex_unlock(&s->late_lock);
+}
+
+/*
+ * A copied sample: the handler unwinds it (on this thread, after the
+ * process's own report, which came first on this ring buffer), and it
+ * waits for the next drain. Without a handler it keeps its first frame.
+ */
+static int sampler_on_copy(struct sampler *s, const struct ebprof_copy_event *e, size_t size)
+{
+	size_t head = offsetof(struct ebprof_copy_event, stack);
+	struct sampler_copy copy = {
+		.tgid = e->tgid,
+		.start_time = e->start_time,
+		.comm = e->comm,
+		.regs = &e->regs,
+		.stack = e->stack,
+		.stack_len = e->stack_bytes,
+	};
+	uint32_t n = 0;
+	int stop = UNW_NO_TABLE;
+	bool stale = false;
+	char comm[SAMPLER_COMM_LEN];
+
+	if (size < head)
+		return 0;
+	if (copy.stack_len > size - head)
+		copy.stack_len = (uint32_t)(size - head);
+	memcpy(comm, e->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	copy.comm = comm;
+	if (e->type == EBPROF_EVENT_ORACLE) {
+		/* Recorded by the program already: only the test's handler sees it. */
+		if (s->oracle_fn)
+			s->oracle_fn(&copy, (const uint64_t *)e->uips,
+				     e->n_uips <= EBPROF_MAX_DEPTH + 1 ? e->n_uips : 0, s->oracle_ctx);
+		return 0;
+	}
+	if (s->copy_fn)
+		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, &stale, s->copy_ctx);
+	if (s->copy_fn && stale && s->process_fn) {
+		/* Its mappings changed since its report: report it again, then retry. */
+		struct sampler_process again = { .tgid = e->tgid, .start_time = e->start_time };
+
+		memcpy(again.comm, comm, sizeof(again.comm));
+		s->process_fn(&again, s->process_ctx);
+		n = s->copy_fn(&copy, s->copy_ips, EBPROF_MAX_FRAMES, &stop, &stale, s->copy_ctx);
+	}
+	if (!n && (e->regs.valid & UNW_REG(UNW_RIP))) {
+		s->copy_ips[0] = e->regs.r[UNW_RIP];
+		n = 1;
+	}
+	sampler_queue_late(s, e, s->copy_ips, n, stop);
+	return 0;
+}
+
 static int sampler_on_process(void *ctx, void *data, size_t size)
 {
 	const struct ebprof_process_event *event = data;
 	struct sampler *s = ctx;
 	struct sampler_process process;
 
-	if (size < sizeof(*event))
+	if (size >= sizeof(uint32_t) && (*(const uint32_t *)data == EBPROF_EVENT_COPY ||
+					 *(const uint32_t *)data == EBPROF_EVENT_ORACLE))
+		return sampler_on_copy(s, data, size);
+	if (size < sizeof(*event) || event->type != EBPROF_EVENT_PROCESS)
 		return 0;
 	process.tgid = event->tgid;
 	process.start_time = event->start_time;
@@ -439,12 +633,54 @@ static int sampler_alloc_buffers(struct sampler *s, uint32_t chunk)
 	s->chunk = chunk ? chunk : SAMPLER_DRAIN_CHUNK;
 	s->keys = calloc(s->chunk, sizeof(*s->keys));
 	s->counts = calloc(s->chunk, sizeof(*s->counts));
-	s->stack_ids = calloc(s->chunk, sizeof(*s->stack_ids));
-	s->stack_buf = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->stack_buf));
+	s->chunk_keys = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->chunk_keys));
+	s->chunk_buf = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->chunk_buf));
 	s->percpu = calloc((size_t)s->n_possible_cpus, sizeof(*s->percpu));
-	if (!s->keys || !s->counts || !s->stack_ids || !s->stack_buf || !s->percpu)
+	s->copy_ips = calloc(EBPROF_MAX_FRAMES, sizeof(*s->copy_ips));
+	if (!s->keys || !s->counts || !s->chunk_keys || !s->chunk_buf || !s->percpu ||
+	    !s->copy_ips)
 		return -ENOMEM;
 	return 0;
+}
+
+/*
+ * Picks the walk: tables where asked and the kernel has what the table
+ * unwinder calls (KFEAT_UNWIND_TABLES); auto falls back to frame
+ * pointers without them, and the caller has said so (kfeat's line).
+ */
+static int sampler_pick_unwind(struct sampler *s, const struct sampler_config *config,
+			       const struct kfeat *features, char *err, size_t errlen)
+{
+	s->unwind = SAMPLER_UNWIND_FP;
+	if (config->unwind == SAMPLER_UNWIND_FP || !config->user_stacks)
+		return 0;
+	if (kfeat_state(features, KFEAT_UNWIND_TABLES) == KFEAT_PRESENT) {
+		s->unwind = SAMPLER_UNWIND_TABLES;
+		return 0;
+	}
+	if (config->unwind == SAMPLER_UNWIND_AUTO)
+		return 0;
+	kfeat_missing_message(KFEAT_UNWIND_TABLES, err, errlen);
+	return -EOPNOTSUPP;
+}
+
+static int sampler_open_unwmaps(struct sampler *s)
+{
+	struct ebprof_bpf *skel = s->skel;
+	struct unwmaps_maps m = {
+		.procs = bpf_map__fd(skel->maps.unw_procs),
+		.mappings = bpf_map__fd(skel->maps.unw_mappings),
+		.rules = bpf_map__fd(skel->maps.unw_rules),
+		.tables = bpf_map__fd(skel->maps.unw_tables),
+		.max_procs = bpf_map__max_entries(skel->maps.unw_procs),
+		.max_mappings = bpf_map__max_entries(skel->maps.unw_mappings),
+		.max_rules = bpf_map__max_entries(skel->maps.unw_rules),
+		.max_tables = bpf_map__max_entries(skel->maps.unw_tables),
+	};
+
+	if (s->unwind != SAMPLER_UNWIND_TABLES)
+		return 0;
+	return unwmaps_new(&m, &s->unwmaps);
 }
 
 int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
@@ -486,6 +722,16 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	pthread_mutex_init(&s->late_lock, NULL);
+	if (!config->features) {
+		kfeat_probe(&features);
+		config_features = &features;
+	} else {
+		config_features = config->features;
+	}
+	ret = sampler_pick_unwind(s, config, config_features, err, errlen);
+	if (ret)
+		goto free_sampler;
 	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
 	s->max_stacks = config->max_stacks ? config->max_stacks : SAMPLER_DEFAULT_MAX_STACKS;
 	s->tgid_filter = config->n_tgids > 0;
@@ -501,12 +747,6 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		goto free_sampler;
 	}
 
-	if (!config->features) {
-		kfeat_probe(&features);
-		config_features = &features;
-	} else {
-		config_features = config->features;
-	}
 	noprealloc = kfeat_state(config_features, KFEAT_NOPREALLOC);
 	s->prealloc = noprealloc == KFEAT_ABSENT;
 	s->skel = sampler_load(s, config, task_offsets, s->prealloc, &ret);
@@ -522,6 +762,11 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_fill_filters(s, config);
 	if (ret) {
 		snprintf(err, errlen, "writing the PID and name filters: %s", strerror(-ret));
+		goto free_sampler;
+	}
+	ret = sampler_open_unwmaps(s);
+	if (ret) {
+		snprintf(err, errlen, "out of memory for the unwind tables' bookkeeping");
 		goto free_sampler;
 	}
 	/* Before the samples start, so that no exec, rename or first sample goes unseen. */
@@ -572,6 +817,13 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->counts_full = d[EBPROF_STAT_COUNTS_FULL];
 	delta->process_events = d[EBPROF_STAT_PROCESS_EVENTS];
 	delta->process_events_lost = d[EBPROF_STAT_PROCESS_EVENTS_LOST];
+	delta->copied = d[EBPROF_STAT_COPIED];
+	delta->unw_no_table = d[EBPROF_STAT_UNW_NO_TABLE];
+	delta->unw_no_row = d[EBPROF_STAT_UNW_NO_ROW];
+	delta->unw_unsupported = d[EBPROF_STAT_UNW_UNSUPPORTED];
+	delta->unw_read_fault = d[EBPROF_STAT_UNW_READ_FAULT];
+	delta->unw_depth_cap = d[EBPROF_STAT_UNW_DEPTH_CAP];
+	delta->unw_fp_frames = d[EBPROF_STAT_UNW_FP_FRAMES];
 	return 0;
 }
 
@@ -591,6 +843,14 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->drains += d->drains;
 	sum->process_events += d->process_events;
 	sum->process_events_lost += d->process_events_lost;
+	sum->copied += d->copied;
+	sum->copies_recorded += d->copies_recorded;
+	sum->unw_no_table += d->unw_no_table;
+	sum->unw_no_row += d->unw_no_row;
+	sum->unw_unsupported += d->unw_unsupported;
+	sum->unw_read_fault += d->unw_read_fault;
+	sum->unw_depth_cap += d->unw_depth_cap;
+	sum->unw_fp_frames += d->unw_fp_frames;
 }
 
 /*
@@ -628,21 +888,21 @@ static int sampler_clear_stacks(struct sampler *s, int fd)
 
 	do {
 		n = 0;
-		while (n < s->chunk && !bpf_map_get_next_key(fd, n ? &s->stack_ids[n - 1] : NULL,
-							    &s->stack_ids[n]))
+		while (n < SAMPLER_STACK_CHUNK &&
+		       !bpf_map_get_next_key(fd, n ? &s->chunk_keys[n - 1] : NULL, &s->chunk_keys[n]))
 			n++;
 		count = n;
-		err = n ? bpf_map_delete_batch(fd, s->stack_ids, &count, NULL) : 0;
-	} while (!err && n == s->chunk);
+		err = n ? bpf_map_delete_batch(fd, s->chunk_keys, &count, NULL) : 0;
+	} while (!err && n == SAMPLER_STACK_CHUNK);
 	return err;
 }
 
 /*
- * Moves every stack of a stacks map nobody writes any more into s->table,
- * SAMPLER_STACK_CHUNK per system call, emptying the map as it reads. A
- * stack the table has no memory for is left out, and its samples are
- * later counted as missing. Returns 0 or -errno; on an error the map is
- * still emptied.
+ * Moves every stack chunk of a stacks map nobody writes any more into
+ * s->table, SAMPLER_STACK_CHUNK per system call, emptying the map as it
+ * reads. A stack the table has no memory for is left out, and its samples
+ * are later counted as missing. Returns 0 or -errno; on an error the map
+ * is still emptied.
  */
 static int sampler_take_stacks(struct sampler *s, int fd)
 {
@@ -652,21 +912,44 @@ static int sampler_take_stacks(struct sampler *s, int fd)
 	stacktab_clear(&s->table);
 	do {
 		count = SAMPLER_STACK_CHUNK;
-		err = bpf_map_lookup_and_delete_batch(fd, batch, &position, s->stack_ids,
-						      s->stack_buf, &count, NULL);
+		err = bpf_map_lookup_and_delete_batch(fd, batch, &position, s->chunk_keys,
+						      s->chunk_buf, &count, NULL);
 		batch = &position;
 		for (uint32_t i = 0; i < count && (!err || err == -ENOENT); i++) {
-			const struct sampler_stack *stack = &s->stack_buf[i];
-			uint32_t nr = stack->nr > EBPROF_MAX_DEPTH ? EBPROF_MAX_DEPTH
-								   : (uint32_t)stack->nr;
+			const struct sampler_chunk *c = &s->chunk_buf[i];
+			uint32_t nr = c->nr > EBPROF_MAX_FRAMES ? EBPROF_MAX_FRAMES : c->nr;
 
-			stacktab_add(&s->table, s->stack_ids[i], stack->ips, nr);
+			stacktab_add_chunk(&s->table, s->chunk_keys[i].id, s->chunk_keys[i].index, nr,
+					   c->ips, EBPROF_CHUNK_FRAMES);
 		}
 	} while (!err);
 	if (err == -ENOENT)
 		return 0; /* the end of the map */
 	sampler_clear_stacks(s, fd);
 	return err;
+}
+
+/* Reads a whole stack of the active map, chunk by chunk, into *copy; false if incomplete. */
+static bool sampler_read_stack(int fd, uint64_t id, struct sampler_stack *copy)
+{
+	struct ebprof_chunk_key key = { .id = id };
+	struct sampler_chunk chunk;
+	uint32_t nr = 0;
+
+	do {
+		if (bpf_map_lookup_elem(fd, &key, &chunk))
+			return false;
+		if (key.index == 0)
+			nr = chunk.nr > EBPROF_MAX_FRAMES ? EBPROF_MAX_FRAMES : chunk.nr;
+		memcpy(&copy->ips[key.index * EBPROF_CHUNK_FRAMES], chunk.ips,
+		       (nr - key.index * EBPROF_CHUNK_FRAMES < EBPROF_CHUNK_FRAMES
+				? nr - key.index * EBPROF_CHUNK_FRAMES
+				: EBPROF_CHUNK_FRAMES) *
+			       sizeof(uint64_t));
+		key.index++;
+	} while (key.index * EBPROF_CHUNK_FRAMES < nr);
+	copy->nr = nr;
+	return true;
 }
 
 /*
@@ -683,9 +966,10 @@ static bool sampler_find_stack(struct sampler *s, int active_fd, uint64_t id,
 		return true;
 	if (stacktab_find(&s->table, id, ips, nr))
 		return true;
-	if (bpf_map_lookup_elem(active_fd, &id, copy))
+	if (!sampler_read_stack(active_fd, id, copy))
 		return false;
-	*nr = copy->nr > EBPROF_MAX_DEPTH ? EBPROF_MAX_DEPTH : (uint32_t)copy->nr;
+	*ips = copy->ips;
+	*nr = (uint32_t)copy->nr;
 	return true;
 }
 
@@ -738,6 +1022,75 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sa
 	return fn ? fn(&sample, ctx) : 0;
 }
 
+/*
+ * Hands out the copies unwound since the last drain, one sample each, and
+ * adds how their walks ended to the unwinder's counters. The queue is
+ * taken whole under the lock, so the watch thread keeps queueing.
+ */
+static int sampler_hand_out_late(struct sampler *s, sampler_sample_fn fn, void *ctx,
+				 struct sampler_stats *d)
+{
+	struct late_queue q;
+	size_t head = (sizeof(struct late_sample) + 7) / 8, at = 0;
+	int ret = 0;
+
+	pthread_mutex_lock(&s->late_lock);
+	q = s->late;
+	s->late = (struct late_queue){ 0 };
+	pthread_mutex_unlock(&s->late_lock);
+	d->unw_no_table += q.stops[UNW_NO_TABLE] + q.lost;
+	d->unw_no_row += q.stops[UNW_NO_ROW];
+	d->unw_unsupported += q.stops[UNW_UNSUPPORTED];
+	d->unw_read_fault += q.stops[UNW_READ_FAULT];
+	d->unw_depth_cap += q.stops[UNW_DEPTH_CAP];
+	d->missing_stacks += q.lost;
+	while (at < q.n && !ret) {
+		struct late_sample ls;
+		struct sampler_sample sample;
+
+		memcpy(&ls, &q.words[at], sizeof(ls));
+		sample = (struct sampler_sample){
+			.tgid = ls.tgid,
+			.start_time = ls.start_time,
+			.kips = &q.words[at + head],
+			.n_kips = ls.n_kips,
+			.uips = &q.words[at + head + ls.n_kips],
+			.n_uips = ls.n_uips,
+			.count = 1,
+		};
+		memcpy(sample.comm, ls.comm, sizeof(sample.comm));
+		at += head + ls.n_kips + ls.n_uips;
+		d->copies_recorded++;
+		d->unique_stacks++;
+		if (fn)
+			ret = fn(&sample, ctx);
+	}
+	free(q.words);
+	return ret;
+}
+
+void sampler_set_copy_handler(struct sampler *s, sampler_copy_fn fn, void *ctx)
+{
+	s->copy_fn = fn;
+	s->copy_ctx = ctx;
+}
+
+void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *ctx)
+{
+	s->oracle_fn = fn;
+	s->oracle_ctx = ctx;
+}
+
+enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
+{
+	return s->unwind;
+}
+
+struct unwmaps *sampler_unwmaps(struct sampler *s)
+{
+	return s->unwmaps;
+}
+
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)
 {
 	struct sampler_stats d = { .drains = 1 };
@@ -747,6 +1100,9 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 	err = sampler_swap(s);
 	if (err)
 		return err;
+	/* The swap waited for running programs: no sample still reads freed mappings. */
+	if (s->unwmaps)
+		unwmaps_retire(s->unwmaps);
 	old = !s->active;
 	active_stacks = bpf_map__fd(s->stacks_maps[s->active]);
 
@@ -764,6 +1120,8 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 	}
 	if (n < 0 && !err)
 		err = n;
+	if (!ret)
+		ret = sampler_hand_out_late(s, fn, ctx, &d);
 	sampler_stats_add(&s->totals, &d);
 	if (delta)
 		*delta = d;
@@ -930,9 +1288,13 @@ void sampler_free(struct sampler *s)
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);
 	free(s->counts);
-	free(s->stack_ids);
-	free(s->stack_buf);
+	free(s->chunk_keys);
+	free(s->chunk_buf);
 	stacktab_free(&s->table);
 	free(s->percpu);
+	free(s->copy_ips);
+	free(s->late.words);
+	unwmaps_free(s->unwmaps);
+	pthread_mutex_destroy(&s->late_lock);
 	free(s);
 }

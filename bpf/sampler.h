@@ -11,6 +11,13 @@
  * On request it also reports each process the moment it is first sampled
  * (sampler_poll_processes), so that the caller can snapshot a short-lived
  * process's mappings before it exits, rather than at the drain.
+ *
+ * User stacks are walked by frame pointer (the kernel's walk), or by unwind
+ * tables the caller loads through sampler_unwmaps() (symbolizer/unwinder).
+ * With tables, a sample of a process whose tables are not loaded yet comes
+ * to user space as a copy (registers and the top of its stack); the
+ * caller's copy handler unwinds it, and the next drain hands it out with
+ * the others.
  */
 #ifndef EBPROF_BPF_SAMPLER_H
 #define EBPROF_BPF_SAMPLER_H
@@ -19,6 +26,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <linux/types.h>
+
+#include "bpf/ebprof.h"
 #include "bpf/kfeat.h"
 
 #define SAMPLER_DEFAULT_FREQUENCY 99
@@ -26,6 +36,14 @@
 #define SAMPLER_COMM_LEN 16
 
 struct sampler;
+struct unwmaps;
+
+enum sampler_unwind {
+	SAMPLER_UNWIND_AUTO, /* tables if this kernel can run the unwinder, else frame pointers */
+	SAMPLER_UNWIND_FP,   /* the kernel's frame-pointer walk (bpf_get_stack), 127 frames */
+	SAMPLER_UNWIND_TABLES, /* tables, frame pointers where a file has none; refused
+				* where the kernel cannot run it */
+};
 
 struct sampler_config {
 	unsigned int frequency; /* Hz; 0 means SAMPLER_DEFAULT_FREQUENCY */
@@ -46,6 +64,17 @@ struct sampler_config {
 	 * the process's next sample and counted in process_events_lost.
 	 */
 	bool report_processes;
+	enum sampler_unwind unwind;
+	uint32_t max_frames;	  /* user frames with tables, 1 to 4096; 0: 1024 */
+	uint32_t max_mappings;	  /* executable mappings of all processes; 0: 32768 */
+	uint32_t max_tables;	  /* unwind tables (files) loaded at once; 0: 8192 */
+	uint32_t max_rules;	  /* distinct unwind rules; 0: 16384 */
+	/*
+	 * Tests only: every oracle_every-th sample walked by tables whole is
+	 * also copied out with its frames, to sampler_set_oracle_handler()'s
+	 * handler (tests/oracle/unwind_libdw.c checks them with elfutils).
+	 */
+	uint32_t oracle_every;
 	/*
 	 * The kernel's features, from kfeat_probe() (not owned); NULL: the
 	 * sampler probes them itself. Without KFEAT_NOPREALLOC its maps are
@@ -56,7 +85,7 @@ struct sampler_config {
 
 /*
  * Fills *config with the defaults: 99 Hz, both stacks, no idle, no self,
- * no process reports.
+ * no process reports, unwind auto.
  */
 void sampler_config_init(struct sampler_config *config);
 
@@ -104,9 +133,29 @@ struct sampler_stats {
 	 * had no room for (each retried at the process's next sample). */
 	uint64_t process_events;
 	uint64_t process_events_lost;
+	/*
+	 * The table unwinder. copied: samples sent to user space with a copy
+	 * of their stack (not in recorded: samples = recorded + copied +
+	 * filtered + idle + losses); copies_recorded: those handed out since,
+	 * unwound in user space. The unw_* counters are stacks recorded
+	 * truncated, by why the walk stopped early (in the kernel or, for
+	 * copies, in user space); fp_frames counts frames walked by frame
+	 * pointer (files without a table), not a stop.
+	 */
+	uint64_t copied;
+	uint64_t copies_recorded;
+	uint64_t unw_no_table;
+	uint64_t unw_no_row;
+	uint64_t unw_unsupported;
+	uint64_t unw_read_fault;
+	uint64_t unw_depth_cap;
+	uint64_t unw_fp_frames;
 };
 
-/* Sum of every counter that is a lost sample (process_events_lost is not). */
+/* Every early stop of the table unwinder (a truncated stack), summed. */
+uint64_t sampler_stats_truncated(const struct sampler_stats *stats);
+
+/* Sum of every counter that is a lost sample (process_events_lost, copied and unw_* are not). */
 uint64_t sampler_stats_lost(const struct sampler_stats *stats);
 
 /* Return 0 to go on; a non-zero value stops the drain and is returned. */
@@ -196,6 +245,57 @@ void sampler_watch_stop(struct sampler_watch *w);
 
 /* The counters since sampler_open(). */
 void sampler_totals(const struct sampler *s, struct sampler_stats *total);
+
+/*
+ * A sample of a process whose tables were not loaded, as the program
+ * copied it: regs at the interrupted frame, stack_len bytes of its user
+ * stack from regs->r[7] (rsp) up. Valid during the handler's call only.
+ */
+struct sampler_copy {
+	uint32_t tgid;
+	uint64_t start_time;
+	const char *comm; /* NUL-terminated */
+	const struct ebprof_regs *regs;
+	const uint8_t *stack;
+	uint32_t stack_len;
+};
+
+/*
+ * Unwinds a copy into ips (leaf first, at most cap) and returns the
+ * number of frames; *stop gets why it ended (enum unw_result of
+ * bpf/unwind.h: UNW_END, or an early stop). Runs on the thread that polls
+ * the reports, after the process's own report. A handler that meets a pc
+ * in none of the process's known mappings (it mapped something since its
+ * report: at its first sample the dynamic loader may not have mapped libc
+ * yet) may set *stale and stop: the sampler then reports the process again
+ * to the poll's callback, so that the caller reads its mappings anew, and
+ * calls the handler once more with *stale already true.
+ */
+typedef uint32_t (*sampler_copy_fn)(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
+				    int *stop, bool *stale, void *ctx);
+
+/*
+ * Sets the copy handler. Without one, copies are handed out with their
+ * first frame only, counted as no table. Call before the first poll.
+ */
+void sampler_set_copy_handler(struct sampler *s, sampler_copy_fn fn, void *ctx);
+
+/* Gets a copied sample with the frames the program found: ips, n of them. */
+typedef void (*sampler_oracle_fn)(const struct sampler_copy *copy, const uint64_t *ips,
+				  uint32_t n, void *ctx);
+
+/* Sets the handler of oracle copies (see oracle_every). */
+void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *ctx);
+
+/* How user stacks are walked: SAMPLER_UNWIND_FP or SAMPLER_UNWIND_TABLES. */
+enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
+
+/*
+ * The unwind maps, for the caller that loads tables into them
+ * (bpf/unwmaps.h); NULL when stacks are walked by frame pointer. Owned by
+ * the sampler.
+ */
+struct unwmaps *sampler_unwmaps(struct sampler *s);
 
 /* CPUs the event is attached to. */
 int sampler_cpu_count(const struct sampler *s);

@@ -81,22 +81,48 @@ static int stacktab_reserve_frames(struct stacktab *t, size_t more)
 	return 0;
 }
 
+int stacktab_add_chunk(struct stacktab *t, uint64_t id, uint32_t index, uint32_t nr,
+		       const uint64_t *ips, uint32_t per_chunk)
+{
+	struct stacktab_slot *slot;
+	uint64_t first = (uint64_t)index * per_chunk;
+	uint32_t n;
+
+	if (stacktab_grow_slots(t))
+		return -ENOMEM;
+	slot = stacktab_slot(t->slots, t->n_slots, id);
+	if (!slot->id) {
+		if (stacktab_reserve_frames(t, (size_t)nr + 1))
+			return -ENOMEM;
+		slot->id = id;
+		slot->at = t->n_frames;
+		memset(slot->seen, 0, sizeof(slot->seen));
+		slot->chunks = 0;
+		slot->need = per_chunk ? (nr + per_chunk - 1) / per_chunk : 0;
+		t->frames[t->n_frames++] = nr;
+		t->n_frames += nr;
+		t->n++;
+	}
+	if (t->frames[slot->at] != nr || first >= nr || index >= STACKTAB_MAX_CHUNKS ||
+	    (slot->seen[index / 64] >> (index % 64) & 1))
+		return 0; /* another stack's chunk under this id, or one seen already */
+	n = nr - first < per_chunk ? (uint32_t)(nr - first) : per_chunk;
+	memcpy(&t->frames[slot->at + 1 + first], ips, (size_t)n * sizeof(*ips));
+	slot->seen[index / 64] |= 1ull << (index % 64);
+	slot->chunks++;
+	return 0;
+}
+
 int stacktab_add(struct stacktab *t, uint64_t id, const uint64_t *ips, uint32_t nr)
 {
 	struct stacktab_slot *slot;
 
-	if (stacktab_grow_slots(t) || stacktab_reserve_frames(t, (size_t)nr + 1))
+	if (stacktab_grow_slots(t))
 		return -ENOMEM;
 	slot = stacktab_slot(t->slots, t->n_slots, id);
 	if (slot->id)
 		return 0;
-	slot->id = id;
-	slot->at = t->n_frames;
-	t->frames[t->n_frames++] = nr;
-	memcpy(&t->frames[t->n_frames], ips, (size_t)nr * sizeof(*ips));
-	t->n_frames += nr;
-	t->n++;
-	return 0;
+	return stacktab_add_chunk(t, id, 0, nr, ips, nr ? nr : 1);
 }
 
 bool stacktab_find(const struct stacktab *t, uint64_t id, const uint64_t **ips, uint32_t *nr)
@@ -106,7 +132,7 @@ bool stacktab_find(const struct stacktab *t, uint64_t id, const uint64_t **ips, 
 	if (!t->n_slots || id == 0)
 		return false;
 	slot = stacktab_slot(t->slots, t->n_slots, id);
-	if (!slot->id)
+	if (!slot->id || slot->chunks < slot->need)
 		return false;
 	*nr = (uint32_t)t->frames[slot->at];
 	*ips = &t->frames[slot->at + 1];

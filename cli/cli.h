@@ -54,13 +54,14 @@ struct cli_sampling {
 	bool addresses;
 	unsigned long stall_s;
 	uint64_t max_symbol_table, max_perf_map;
+	unsigned long unwind_mib; /* table memory bound; 0: the unwinder's default */
 	struct kfeat features; /* probed by cli_sampling_start() */
 };
 
 /* The getopt values of the shared long options, after the line bounds'. */
 enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CLI_OPT_SELF,
        CLI_OPT_ADDRESSES, CLI_OPT_STALL, CLI_OPT_MAX_SYMTAB, CLI_OPT_MAX_PERFMAP,
-       CLI_OPT_SAMPLING_END };
+       CLI_OPT_UNWIND, CLI_OPT_MAX_FRAMES, CLI_OPT_UNWIND_MEMORY, CLI_OPT_SAMPLING_END };
 #define CLI_SAMPLING_SHORTOPTS "p:c:F:"
 #define CLI_SAMPLING_OPTIONS                                                     \
 	{ "pid", required_argument, NULL, 'p' },                                 \
@@ -74,12 +75,21 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	{ "addresses", no_argument, NULL, CLI_OPT_ADDRESSES },                   \
 	{ "stall-timeout", required_argument, NULL, CLI_OPT_STALL },             \
 	{ "max-symbol-table", required_argument, NULL, CLI_OPT_MAX_SYMTAB },     \
-	{ "max-perf-map", required_argument, NULL, CLI_OPT_MAX_PERFMAP }
+	{ "max-perf-map", required_argument, NULL, CLI_OPT_MAX_PERFMAP },       \
+	{ "unwind", required_argument, NULL, CLI_OPT_UNWIND },                   \
+	{ "max-frames", required_argument, NULL, CLI_OPT_MAX_FRAMES },           \
+	{ "unwind-memory", required_argument, NULL, CLI_OPT_UNWIND_MEMORY }
 #define CLI_SAMPLING_USAGE                                                                   \
 	"  -p, --pid PID          profile this process (repeatable); default: all\n"          \
 	"  -c, --comm NAME        profile processes with this exact name (repeatable)\n"      \
 	"  -F, --frequency HZ     samples per second per CPU (default 99)\n"                  \
 	"      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"   \
+	"      --unwind MODE      user stacks by fp (frame pointers, as the kernel\n"          \
+	"                         walks them, 127 frames), dwarf (.eh_frame tables,\n"        \
+	"                         frame pointers where a file has none) or auto\n"            \
+	"                         (dwarf where the kernel can, else fp; the default)\n"       \
+	"      --max-frames N     deepest user stack with tables (1-4096, default 1024)\n"    \
+	"      --unwind-memory MIB  bound on unwind tables' memory (default 64)\n"            \
 	"      --no-kernel        leave kernel stacks out\n"                                  \
 	"      --no-user          leave user stacks out\n"                                    \
 	"      --include-idle     sample the idle task too\n"                                 \

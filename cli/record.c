@@ -12,7 +12,9 @@
  * in a build exits before the drain). This thread never opens a file of
  * a profiled process, so a read that blocks there cannot keep it from
  * stopping on time: capture_drain() returns within the stall timeout of
- * the worker's last progress, whatever the worker is stuck in.
+ * the worker's last progress, whatever the worker is stuck in. With
+ * unwind tables, capture also has the unwinder load each new process's
+ * tables and unwind the samples copied before they were loaded.
  *
  * On a terminal, a progress line on stderr says after each drain how far
  * the recording is, what it holds and how to stop it; it is erased before
@@ -185,6 +187,40 @@ static void print_refusals(const struct symbolizer_stats *ss)
 			(unsigned long long)ss->perfmaps_truncated);
 }
 
+/* How user stacks were walked, and every way a walk stopped early. */
+static void print_unwind_summary(const struct sampler *s, const struct capture_stats *cs,
+				 const struct sampler_stats *t)
+{
+	const struct unwinder_stats *u = &cs->unwind;
+
+	if (sampler_unwind_mode(s) != SAMPLER_UNWIND_TABLES || !cs->unwinding) {
+		fprintf(stderr, "ebprof: user stacks by frame pointer (the kernel's walk, at most "
+				"127 frames)\n");
+		return;
+	}
+	fprintf(stderr,
+		"ebprof: user stacks by unwind tables: %llu truncated (no table yet %llu, no row "
+		"%llu, unsupported rule %llu, read fault %llu, depth cap %llu); %llu frames by "
+		"frame pointer; %llu samples copied before their tables, %llu of them recorded\n",
+		(unsigned long long)sampler_stats_truncated(t), (unsigned long long)t->unw_no_table,
+		(unsigned long long)t->unw_no_row, (unsigned long long)t->unw_unsupported,
+		(unsigned long long)t->unw_read_fault, (unsigned long long)t->unw_depth_cap,
+		(unsigned long long)t->unw_fp_frames, (unsigned long long)t->copied,
+		(unsigned long long)t->copies_recorded);
+	fprintf(stderr,
+		"ebprof: unwind tables: %llu loaded, %llu rows, %.2f MiB (%.2f bytes a row; %.2f "
+		"MiB in the kernel, bound %.0f MiB); %llu built in %.1f ms (%.1f ms per MB of "
+		".eh_frame); %llu refused at the bound, %llu files without unwind info, %llu "
+		"mappings on FUSE or network file systems not read\n",
+		(unsigned long long)u->tables, (unsigned long long)u->rows,
+		u->table_bytes / 1048576.0, u->rows ? (double)u->table_bytes / u->rows : 0.0,
+		u->table_kernel_bytes / 1048576.0, u->max_bytes / 1048576.0,
+		(unsigned long long)u->built, u->build_us / 1000.0,
+		u->frame_bytes ? u->build_us / 1000.0 / (u->frame_bytes / 1e6) : 0.0,
+		(unsigned long long)u->refused, (unsigned long long)u->no_cfi,
+		(unsigned long long)u->remote);
+}
+
 static void print_summary(const struct record_opts *o, const struct sampler *s,
 			  const struct capture_stats *cs, const struct profile *p, double secs)
 {
@@ -232,6 +268,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)cs->gone,
 		(unsigned long long)t.process_events_lost + cs->track_dropped,
 		(unsigned long long)ss->processes);
+	print_unwind_summary(s, cs, &t);
 }
 
 /*
@@ -332,7 +369,7 @@ int cli_record(int argc, char **argv)
 	char subtitle[256];
 	double start, next, end;
 	bool out_of_fds;
-	int ret = 1, rc;
+	int ret = 1, rc = 0;
 
 	if (parse_record_opts(argc, argv, &o))
 		return 2;
@@ -346,6 +383,12 @@ int cli_record(int argc, char **argv)
 		goto free_all;
 	cli_stop_on_signals();
 	progress.on = !o.quiet && isatty(STDERR_FILENO);
+	/* Loading takes a moment (the verifier checks the unwinder): say when it samples. */
+	if (!o.quiet)
+		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n",
+			o.sampling.sampler.frequency, sampler_cpu_count(s),
+			sampler_unwind_mode(s) == SAMPLER_UNWIND_TABLES ? "unwind tables"
+									: "frame pointers");
 
 	start = cli_now();
 	end = start + (double)o.duration_s;
@@ -366,7 +409,14 @@ int cli_record(int argc, char **argv)
 		progress_update(&progress, &o, s, cap, profile, cli_now() - start);
 	}
 	progress_erase(&progress);
-	/* Whatever ended the loop, the last window was drained above. */
+	/*
+	 * Whatever ended the loop, the last window was drained above. What the
+	 * watch thread had not read yet (reports, and samples copied before
+	 * their tables) is read now, and recorded with one drain more: no
+	 * copied sample is left behind.
+	 */
+	if (!rc)
+		capture_finish(cap, profile, NULL);
 	capture_stats(cap, &cs);
 	capture_free(cap);
 	cap = NULL;

@@ -139,6 +139,25 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 			return bad_value(cmd, "perf map bound", arg,
 					 "expected 1KiB to 1TiB (bytes, or with K, M, G or T)");
 		return 1;
+	case CLI_OPT_UNWIND:
+		if (!strcmp(arg, "fp"))
+			o->sampler.unwind = SAMPLER_UNWIND_FP;
+		else if (!strcmp(arg, "dwarf"))
+			o->sampler.unwind = SAMPLER_UNWIND_TABLES;
+		else if (!strcmp(arg, "auto"))
+			o->sampler.unwind = SAMPLER_UNWIND_AUTO;
+		else
+			return bad_value(cmd, "unwind mode", arg, "expected fp, dwarf or auto");
+		return 1;
+	case CLI_OPT_MAX_FRAMES:
+		if (cli_parse_uint(arg, 1, EBPROF_MAX_FRAMES, &v))
+			return bad_value(cmd, "frame cap", arg, "expected 1 to 4096 frames");
+		o->sampler.max_frames = (uint32_t)v;
+		return 1;
+	case CLI_OPT_UNWIND_MEMORY:
+		if (cli_parse_uint(arg, 1, 1u << 20, &o->unwind_mib))
+			return bad_value(cmd, "unwind memory", arg, "expected 1 to 1048576 MiB");
+		return 1;
 	default:
 		return 0;
 	}
@@ -197,6 +216,8 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		kfeat_state(&o->features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	cc.stall_ms = (unsigned int)(o->stall_s * 1000);
 	cc.interrupt_signal = SIGURG;
+	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;
+	cc.unwind.max_frames = o->sampler.max_frames;
 	rc = capture_new(&cc, cap);
 	if (rc) {
 		fprintf(stderr, "ebprof %s: cannot start naming samples: %s\n", cmd,

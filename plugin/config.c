@@ -311,20 +311,53 @@ static int pconf_spool_retention(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
-/* A quoted size with a unit ("256MiB"), in [PCONF_MIN_BOUND, PCONF_MAX_BOUND]. */
-static int pconf_bound(const oconfig_item_t *ci, uint64_t *out)
+static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
 {
-	static const char expected[] = "a size in quotes from \"1KiB\" to \"1TiB\" such as "
-				       "\"256MiB\"";
+	static const char expected[] = "fp, dwarf or auto";
+	const char *v;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
+		return pconf_bad(ci, expected);
+	v = ci->values[0].value.string;
+	if (strcasecmp(v, "fp") == 0)
+		c->unwind = PCONF_UNWIND_FP;
+	else if (strcasecmp(v, "dwarf") == 0)
+		c->unwind = PCONF_UNWIND_DWARF;
+	else if (strcasecmp(v, "auto") == 0)
+		c->unwind = PCONF_UNWIND_AUTO;
+	else
+		return pconf_bad(ci, expected);
+	return 0;
+}
+
+/* A quoted size with a unit ("256MiB"), in [min, PCONF_MAX_BOUND]. */
+static int pconf_size_between(const oconfig_item_t *ci, uint64_t min, const char *expected,
+			      uint64_t *out)
+{
 	bool is_size = false;
 	uint64_t n;
 
 	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING ||
 	    pconf_parse_size(ci->values[0].value.string, &n, &is_size) || !is_size ||
-	    n < PCONF_MIN_BOUND || n > PCONF_MAX_BOUND)
+	    n < min || n > PCONF_MAX_BOUND)
 		return pconf_bad(ci, expected);
 	*out = n;
 	return 0;
+}
+
+/* MaxSymbolTable, MaxPerfMap: [PCONF_MIN_BOUND, PCONF_MAX_BOUND]. */
+static int pconf_bound(const oconfig_item_t *ci, uint64_t *out)
+{
+	return pconf_size_between(ci, PCONF_MIN_BOUND,
+				  "a size in quotes from \"1KiB\" to \"1TiB\" such as \"256MiB\"", out);
+}
+
+/* UnwindMemory: [PCONF_MIN_UNWIND_BYTES, PCONF_MAX_BOUND]. */
+static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
+{
+	return pconf_size_between(ci, PCONF_MIN_UNWIND_BYTES,
+				  "a size in quotes from \"1MiB\" to \"1TiB\" such as \"64MiB\"",
+				  &c->unwind_bytes);
 }
 
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
@@ -367,6 +400,14 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_spool_format(c, ci);
 	} else if (strcasecmp(key, "SpoolRetention") == 0) {
 		err = pconf_spool_retention(c, ci);
+	} else if (strcasecmp(key, "Unwind") == 0) {
+		err = pconf_unwind(c, ci);
+	} else if (strcasecmp(key, "UnwindMemory") == 0) {
+		err = pconf_unwind_memory(c, ci);
+	} else if (strcasecmp(key, "MaxFrames") == 0) {
+		err = pconf_uint(ci, 1, EBPROF_MAX_FRAMES, &n);
+		if (!err)
+			c->max_frames = (unsigned int)n;
 	} else if (strcasecmp(key, "StallTimeout") == 0) {
 		err = pconf_uint(ci, 1, PCONF_MAX_STALL_TIMEOUT, &n);
 		if (!err)
@@ -380,7 +421,8 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
-				       "SpoolRetention, StallTimeout, MaxSymbolTable and MaxPerfMap",
+				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
+				       "StallTimeout, MaxSymbolTable and MaxPerfMap",
 		      key);
 		err = -EINVAL;
 	}

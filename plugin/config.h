@@ -36,6 +36,10 @@
 #define PCONF_MAX_STALL_TIMEOUT 3600 /* seconds */
 #define PCONF_MIN_BOUND 1024ULL	     /* MaxSymbolTable, MaxPerfMap: bytes */
 #define PCONF_MAX_BOUND (1ULL << 40)
+#define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
+
+/* Unwind: how user stacks are walked (sampler_config.unwind). */
+enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
 
 enum pconf_format {
 	PCONF_FORMAT_SVG = 1u << 0,
@@ -62,6 +66,9 @@ struct pconf {
 	unsigned int spool_formats;  /* enum pconf_format bits; 0 until set */
 	uint64_t keep_files;	     /* per format; 0 when keep_bytes rules */
 	uint64_t keep_bytes;	     /* across formats; 0 when keep_files rules */
+	enum pconf_unwind unwind;
+	uint64_t unwind_bytes;	     /* table memory bound; 0: the unwinder's default */
+	unsigned int max_frames;     /* 0: the sampler's default */
 	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
 	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
 	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */

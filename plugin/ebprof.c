@@ -19,7 +19,9 @@
  * a read that blocks there (a FUSE file nobody answers) cannot hang
  * collectd. A drain returns within StallTimeout of the worker's last
  * progress; past it the worker is interrupted, then abandoned, and the
- * values keep flowing.
+ * values keep flowing. With unwind tables, capture also owns the
+ * unwinder, which loads each new process's tables and unwinds the
+ * samples copied before they were loaded.
  */
 #include <errno.h>
 #include <signal.h>
@@ -164,15 +166,20 @@ static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 	return 0;
 }
 
-/* Drains into ebprof.interval; *seconds gets the time the drain covers. */
-static int ebprof_drain(struct sampler_stats *window, double *seconds, double *drain_seconds)
+/*
+ * Drains into ebprof.interval; *seconds gets the time the drain covers.
+ * last: the shutdown's, which also reads what the watch thread left.
+ */
+static int ebprof_drain(struct sampler_stats *window, double *seconds, double *drain_seconds,
+			bool last)
 {
 	struct timespec start, end;
 	int rc;
 
 	profile_clear(ebprof.interval);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = capture_drain(ebprof.capture, ebprof.interval, window);
+	rc = last ? capture_finish(ebprof.capture, ebprof.interval, window)
+		  : capture_drain(ebprof.capture, ebprof.interval, window);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -247,6 +254,10 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	ebprof.last_frames = sym->frames;
 	ebprof.last_unresolved = sym->unresolved;
 	sampler_totals(ebprof.sampler, &health.total);
+	if (cs.unwinding) {
+		health.unwind_tables = cs.unwind.tables;
+		health.unwind_bytes = cs.unwind.table_kernel_bytes;
+	}
 
 	metrics_batch_reset(&ebprof.batch);
 	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
@@ -279,7 +290,7 @@ static int ebprof_read(user_data_t *ud)
 	if (ebprof_seconds_since_drain() < ebprof.read_interval / 2)
 		return 0;
 	ebprof_cpu_mark(&cpu);
-	rc = ebprof_drain(&window, &seconds, &drain_seconds);
+	rc = ebprof_drain(&window, &seconds, &drain_seconds, false);
 	if (rc) {
 		ERROR(EBPROF_LOG "draining the sampler failed: %s",
 		      strerror_r(rc < 0 ? -rc : rc, why, sizeof(why)));
@@ -341,6 +352,10 @@ static int ebprof_open_sampler(void)
 	sc.include_self = ebprof.conf.include_self;
 	sc.max_stacks = ebprof.conf.max_stacks;
 	sc.report_processes = true;
+	sc.unwind = ebprof.conf.unwind == PCONF_UNWIND_FP      ? SAMPLER_UNWIND_FP
+		    : ebprof.conf.unwind == PCONF_UNWIND_DWARF ? SAMPLER_UNWIND_TABLES
+							       : SAMPLER_UNWIND_AUTO;
+	sc.max_frames = ebprof.conf.max_frames;
 	sc.features = &ebprof.features;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
@@ -406,6 +421,8 @@ static int ebprof_open_capture(void)
 	cc.stall_ms = ebprof.conf.stall_ms;
 	/* Default-ignored, and collectd uses it for nothing: only our worker gets it. */
 	cc.interrupt_signal = SIGURG;
+	cc.unwind.max_bytes = ebprof.conf.unwind_bytes;
+	cc.unwind.max_frames = ebprof.conf.max_frames;
 	return capture_new(&cc, &ebprof.capture);
 }
 
@@ -458,9 +475,12 @@ static int ebprof_init(void)
 		ERROR(EBPROF_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s), top %u functions every %g s%s%s",
+	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
+			"every %g s%s%s",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
+	     sampler_unwind_mode(ebprof.sampler) == SAMPLER_UNWIND_TABLES ? "unwind tables"
+									  : "frame pointers",
 	     ebprof.conf.top_functions, ebprof.read_interval,
 	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
 	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");
@@ -480,8 +500,11 @@ static int ebprof_shutdown(void)
 	double seconds, drain_seconds;
 
 	if (ebprof.sampler && ebprof.spool) {
-		/* The last partial window: drain, detach, then write. */
-		if (ebprof_drain(&window, &seconds, &drain_seconds) == 0 &&
+		/*
+		 * The last partial window: drain (with what the watch thread had
+		 * not read: reports, copied samples), detach, then write.
+		 */
+		if (ebprof_drain(&window, &seconds, &drain_seconds, true) == 0 &&
 		    profile_merge(ebprof.window, ebprof.interval) == 0)
 			ebprof.window_reads++;
 		capture_free(ebprof.capture);

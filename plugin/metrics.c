@@ -307,6 +307,13 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-stalled", h->lost_stalled },
 		/* Not samples: reports of new processes the ring buffer had no room for. */
 		{ "lost-process_event", h->total.process_events_lost },
+		/* Not losses: stacks recorded truncated, by why the unwinder stopped. */
+		{ "truncated-no_table", h->total.unw_no_table },
+		{ "truncated-no_row", h->total.unw_no_row },
+		{ "truncated-unsupported", h->total.unw_unsupported },
+		{ "truncated-read_fault", h->total.unw_read_fault },
+		{ "truncated-depth_cap", h->total.unw_depth_cap },
+		{ "copied", h->total.copied },
 	};
 	value_list_t *vl;
 	int err = 0;
@@ -314,7 +321,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	if (!(h->seconds > 0))
 		return -EINVAL;
 	err |= metrics_gauge(b, "health", "frequency", "samples",
-			     (double)h->window.recorded / h->seconds);
+			     (double)(h->window.recorded + h->window.copies_recorded) / h->seconds);
 	err |= metrics_gauge(b, "health", "frequency", "events",
 			     (double)h->window.samples / h->seconds);
 	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
@@ -324,6 +331,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	err |= metrics_gauge(b, "health", "percent", "unresolved",
 			     h->frames ? 100.0 * (double)h->unresolved / (double)h->frames : 0.0);
 	err |= metrics_gauge(b, "health", "duration", "drain", h->drain_seconds);
+	err |= metrics_gauge(b, "health", "count", "unwind_tables", (double)h->unwind_tables);
+	err |= metrics_gauge(b, "health", "bytes", "unwind_tables", (double)h->unwind_bytes);
 	if (err)
 		return -ENOMEM;
 	vl = metrics_append(b, "health", "ps_cputime", "", 2);

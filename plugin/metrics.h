@@ -17,9 +17,12 @@
  * (unbounded) and not "percent", which types.db caps at 100.1.
  *
  * Health, under ebprof-health/: frequency-samples and frequency-events
- * (per second), derive-lost-CAUSE (cumulative counts), count-stacks,
- * percent-unresolved, duration-drain and ps_cputime (the plugin's own
- * CPU time in microseconds); and what profiled processes' files cost us:
+ * (per second), derive-lost-CAUSE (cumulative counts), derive-truncated-
+ * CAUSE (stacks the table unwinder cut short, by cause), derive-copied
+ * (samples copied to user space before their tables), count-stacks,
+ * count-unwind_tables, bytes-unwind_tables, percent-unresolved,
+ * duration-drain and ps_cputime (the plugin's own CPU time in
+ * microseconds); and what profiled processes' files cost us:
  * derive-refused-CAUSE (files the gate did not open, target.h),
  * derive-bound-WHAT (bounds hit on what files declare) and derive-stalls
  * (symbolizer workers abandoned). Every type is in the stock types.db.
@@ -95,6 +98,8 @@ struct metrics_health {
 	double drain_seconds;	     /* drain + symbolize + aggregate, this window */
 	uint64_t cpu_user_us;	     /* since start: the plugin's own CPU time */
 	uint64_t cpu_system_us;
+	uint64_t unwind_tables;	     /* unwind tables loaded now (0 with frame pointers) */
+	uint64_t unwind_bytes;	     /* the kernel memory they hold now */
 };
 
 /* Appends the health lists. Returns 0, -EINVAL (seconds <= 0) or -ENOMEM. */

@@ -38,7 +38,11 @@
 #define CAPTURE_BATCH_BYTES (256 * 1024)
 #define CAPTURE_MAX_BATCHES 4 /* queued: 1 MiB of samples in flight */
 #define CAPTURE_TRACK_QUEUE 4096
-#define CAPTURE_MAX_FRAMES 1024 /* the process name, user and kernel frames */
+/*
+ * The process name, every user frame the unwinder may give, the kernel
+ * frames, and room for the inlined frames the symbolizer adds.
+ */
+#define CAPTURE_MAX_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH + 1024)
 #define CAPTURE_QUARANTINE 64	/* processes left unnamed after a stall, newest kept */
 #define CAPTURE_POLL_MS 100
 /* Snapshots of new processes race their exit: run ahead of the workload,
@@ -110,6 +114,7 @@ struct capture {
 	struct capture_core *core;
 	struct sampler_watch *watch;
 	struct sampler *sampler;
+	struct unwinder *unwinder; /* NULL: user stacks by frame pointer */
 	struct capture_batch *fill; /* the drain thread's batch being filled */
 	int signal;		    /* 0: stalled workers are not interrupted */
 	bool closing;		    /* no new worker replaces an abandoned one */
@@ -136,6 +141,7 @@ void capture_config_init(struct capture_config *config)
 {
 	memset(config, 0, sizeof(*config));
 	symbolizer_config_init(&config->symbolizer);
+	unwinder_config_init(&config->unwind);
 	config->stall_ms = CAPTURE_DEFAULT_STALL_MS;
 }
 
@@ -619,6 +625,13 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 		pthread_cond_broadcast(&cap->core->work);
 	}
 	pthread_mutex_unlock(&cap->core->lock);
+	/*
+	 * Then its tables, while the worker takes the snapshot: a short-lived
+	 * process must be read before it exits, and the samples copied before
+	 * its tables wait behind this report on the ring buffer.
+	 */
+	if (cap->unwinder)
+		unwinder_track(cap->unwinder, process->tgid, process->start_time);
 	return 0;
 }
 
@@ -664,7 +677,18 @@ int capture_drain(struct capture *cap, struct profile *into, struct sampler_stat
 	if (cap->worker)
 		cap->worker->into = NULL;
 	pthread_mutex_unlock(&cap->core->lock);
+	if (cap->unwinder)
+		unwinder_end_drain(cap->unwinder);
 	return err;
+}
+
+int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta)
+{
+	sampler_watch_stop(cap->watch);
+	cap->watch = NULL;
+	if (cap->sampler)
+		sampler_poll_processes(cap->sampler, capture_track, cap, 0);
+	return capture_drain(cap, into, delta);
 }
 
 static void capture_on_signal(int sig)
@@ -721,6 +745,15 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 	int err;
 
 	cap->sampler = sampler;
+	if (sampler_unwmaps(sampler)) {
+		/* One size bound for every open of a profiled process's file. */
+		if (!cap->config.unwind.max_file_size)
+			cap->config.unwind.max_file_size = cap->config.symbolizer.max_file_size;
+		err = unwinder_new(sampler_unwmaps(sampler), &cap->config.unwind, &cap->unwinder);
+		if (err)
+			return err;
+		sampler_set_copy_handler(sampler, unwinder_unwind_copy, cap->unwinder);
+	}
 	/* The watch thread takes none of the caller's signals either. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -760,6 +793,8 @@ void capture_free(struct capture *cap)
 		pthread_mutex_lock(&cap->core->lock);
 	}
 	core_put_unlock(cap->core);
+	/* Its tables live in the sampler's maps: before sampler_free(). */
+	unwinder_free(cap->unwinder);
 	free(cap);
 }
 
@@ -790,5 +825,12 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 	pthread_mutex_unlock(&cap->core->lock);
 	sym.frames += counts.stalled_frames;
 	sym.unresolved += counts.stalled_frames;
+	if (cap->unwinder) {
+		stats->unwinding = true;
+		unwinder_stats(cap->unwinder, &stats->unwind);
+		/* Its gate's refusals are refusals like the symbolizer's. */
+		for (int i = 0; i < TARGET_CAUSES; i++)
+			sym.refused[i] += stats->unwind.refused_open[i];
+	}
 	stats->symbolizer = sym;
 }

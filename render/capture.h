@@ -27,6 +27,15 @@
  * touching anything shared. After CAPTURE_MAX_STALLS abandoned workers
  * nothing is named any more: every sample counts in lost_stalled.
  *
+ * When the sampler walks user stacks by unwind tables, the capture also
+ * owns the unwinder (symbolizer/unwinder.h): the watch thread has it load
+ * a new process's tables before queueing the snapshot, and unwind the
+ * samples the program copied before they were there; capture_drain()
+ * ends its drain too. Its opens go through the gate (symbolizer/target.h),
+ * which refuses what could block an open (FIFOs, devices) and what is
+ * over the size bound; the watch thread is not under the watchdog, so a
+ * read of a regular file that hangs (a FUSE file) would hold it.
+ *
  * No global state: a process may run several. The caller owns the
  * sampler and the profiles; a capture owns its threads and symbolizers.
  */
@@ -39,6 +48,7 @@
 #include "bpf/sampler.h"
 #include "render/profile.h"
 #include "symbolizer/symbolizer.h"
+#include "symbolizer/unwinder.h"
 
 #define CAPTURE_DEFAULT_STALL_MS 5000
 #define CAPTURE_MAX_STALLS 8
@@ -58,6 +68,8 @@ struct capture_config {
 	 * installed only if the signal has none; else it is not used.
 	 */
 	int interrupt_signal;
+	/* The unwinder's, used when the sampler walks user stacks by tables. */
+	struct unwinder_config unwind;
 };
 
 void capture_config_init(struct capture_config *config);
@@ -75,8 +87,9 @@ int capture_new(const struct capture_config *config, struct capture **out);
 /*
  * Starts the sampler's watch thread, which hands new processes to the
  * worker (the sampler must have report_processes), and drains this
- * sampler from now on. Returns 0 or a negative errno. Call capture_free()
- * before sampler_free().
+ * sampler from now on; makes the unwinder if the sampler has unwind maps.
+ * Returns 0 or a negative errno. Call capture_free() before
+ * sampler_free().
  */
 int capture_attach(struct capture *cap, struct sampler *sampler);
 
@@ -88,6 +101,13 @@ int capture_attach(struct capture *cap, struct sampler *sampler);
  * stats, never dropped silently.
  */
 int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta);
+
+/*
+ * The last drain: stops the watch thread, reads what it had not read yet
+ * (new processes, samples copied before their tables), then drains as
+ * capture_drain(), so that no copied sample is left behind.
+ */
+int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta);
 
 /* Stops the watch thread and the worker (abandoning a stalled one); NULL is fine. */
 void capture_free(struct capture *cap);
@@ -109,6 +129,8 @@ struct capture_stats {
 	uint64_t gone;		/* new processes gone before their snapshot */
 	uint64_t track_dropped; /* new-process reports not queued: the queue was full */
 	bool given_up;		/* CAPTURE_MAX_STALLS reached: nothing is named any more */
+	bool unwinding;		/* user stacks by tables: unwind below is filled */
+	struct unwinder_stats unwind;
 };
 
 /* Safe while the worker runs; never waits for it. */

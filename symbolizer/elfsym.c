@@ -83,23 +83,29 @@ static int pool_add(struct reader *r, const char *s, size_t *off)
 	return 0;
 }
 
-static int read_segments(Elf *e, struct elfsym *elf)
+int elfsym_read_segments(Elf *e, struct elfsym_segment **out, size_t *n)
 {
+	struct elfsym_segment *segs;
 	size_t phnum;
 
+	*out = NULL;
+	*n = 0;
 	if (elf_getphdrnum(e, &phnum))
 		return -ENOEXEC;
-	elf->segments = calloc(phnum ? phnum : 1, sizeof(*elf->segments));
-	if (!elf->segments)
+	segs = calloc(phnum ? phnum : 1, sizeof(*segs));
+	if (!segs)
 		return -ENOMEM;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph))
+		if (!gelf_getphdr(e, (int)i, &ph)) {
+			free(segs);
+			*n = 0;
 			return -ENOEXEC;
+		}
 		if (ph.p_type != PT_LOAD)
 			continue;
-		elf->segments[elf->nr_segments++] = (struct elfsym_segment){
+		segs[(*n)++] = (struct elfsym_segment){
 		    .vaddr = ph.p_vaddr,
 		    .offset = ph.p_offset,
 		    .filesz = ph.p_filesz,
@@ -107,6 +113,16 @@ static int read_segments(Elf *e, struct elfsym *elf)
 		    .flags = ph.p_flags,
 		};
 	}
+	*out = segs;
+	return 0;
+}
+
+static int read_segments(Elf *e, struct elfsym *elf)
+{
+	int err = elfsym_read_segments(e, &elf->segments, &elf->nr_segments);
+
+	if (err)
+		return err;
 	return elf->nr_segments ? 0 : -ENOEXEC;
 }
 
@@ -493,6 +509,25 @@ int elfsym_open_fd_with(int fd, const struct elfsym_options *options, struct elf
 	return open_elf(e, (uint64_t)st.st_size, options, out);
 }
 
+Elf *elfsym_memory(const void *image, size_t size, char **copy)
+{
+	Elf *e;
+
+	*copy = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	*copy = malloc(size ? size : 1);
+	if (!*copy)
+		return NULL;
+	memcpy(*copy, image, size);
+	e = elf_memory(*copy, size);
+	if (!e) {
+		free(*copy);
+		*copy = NULL;
+	}
+	return e;
+}
+
 int elfsym_open_mem_with(const void *image, size_t size, const struct elfsym_options *options,
 			 struct elfsym **out)
 {
@@ -502,21 +537,13 @@ int elfsym_open_mem_with(const void *image, size_t size, const struct elfsym_opt
 	int err;
 
 	*out = NULL;
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOEXEC;
 	if (elfsym_check_headers(-1, image, size,
 				 options && options->breaches ? options->breaches : &local))
 		return -ENOEXEC;
 	/* libelf wants a writable buffer; the table keeps nothing of it. */
-	copy = malloc(size ? size : 1);
-	if (!copy)
-		return -ENOMEM;
-	memcpy(copy, image, size);
-	e = elf_memory(copy, size);
-	if (!e) {
-		free(copy);
+	e = elfsym_memory(image, size, &copy);
+	if (!e)
 		return -ENOEXEC;
-	}
 	err = open_elf(e, size, options, out);
 	free(copy);
 	return err;

@@ -12,6 +12,7 @@
 #ifndef EBPROF_SYMBOLIZER_ELFSYM_H
 #define EBPROF_SYMBOLIZER_ELFSYM_H
 
+#include <libelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -114,6 +115,22 @@ const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len);
 size_t elfsym_count(const struct elfsym *elf);
 
 size_t elfsym_segment_count(const struct elfsym *elf);
+
+/*
+ * libelf's view of the in-memory ELF image of size bytes (the vDSO's),
+ * through a private copy, since libelf wants a writable buffer: *copy
+ * (owned by the caller, freed after elf_end()). NULL, with *copy NULL,
+ * when out of memory or libelf is unusable.
+ */
+Elf *elfsym_memory(const void *image, size_t size, char **copy);
+
+/*
+ * Reads the PT_LOAD segments of the ELF file e into *out (a new array,
+ * *n entries, which the caller frees; at least one entry is allocated).
+ * Returns 0, -ENOEXEC for unreadable program headers, or -ENOMEM. A file
+ * with none gives 0 and *n 0.
+ */
+int elfsym_read_segments(Elf *e, struct elfsym_segment **out, size_t *n);
 const struct elfsym_segment *elfsym_segment_at(const struct elfsym *elf, size_t i);
 
 /*

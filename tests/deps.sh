@@ -13,6 +13,7 @@ pkgs=(
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
+	libdw-dev
 	time
 	# ebprof top (ncurses); the terminal of the tests 45-47 (tmux); the
 	# manual pages' lint and lookup (tests/e2e/48_man_pages.sh)

@@ -21,7 +21,10 @@ PERF=${PERF:-/usr/bin/perf}
 # is perf enabled through its control FIFO, its acknowledgement awaited.
 # Started together, each would begin sampling when its own set-up ended
 # (perf's is the slower), a difference of windows rather than of samplers.
-# Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded.
+# Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded. Both walk
+# stacks by frame pointer unless ACC_UNWIND=dwarf, which makes ebprof use
+# its tables and perf --call-graph dwarf (PERF_CALL_GRAPH) on the same
+# samples.
 record_both() {
 	local cpu=$1 out=$2 perf_pid eb_pid rc p start=$SECONDS ack
 	shift 2
@@ -29,11 +32,11 @@ record_both() {
 	for p in "${pids[@]}"; do eargs+=(-p "$p"); done
 	rm -f "$out.ctl" "$out.ack"
 	mkfifo "$out.ctl" "$out.ack" || fail "cannot make perf's control FIFOs at $out"
-	"$PERF" record -q -F 999 -g -D -1 --control "fifo:$out.ctl,$out.ack" \
+	"$PERF" record -q -F 999 ${PERF_CALL_GRAPH:--g} -D -1 --control "fifo:$out.ctl,$out.ack" \
 		-p "$(IFS=,; echo "${pids[*]}")" -o "$out.perf.data" >"$out.perf.log" 2>&1 &
 	perf_pid=$!
-	"$EBPROF" record "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" --format folded \
-		-o "$out.ebprof.folded" 2>"$out.ebprof.log" &
+	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" \
+		--format folded -o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
 	wait_perf_events "$eb_pid" "$(nproc)" 30 ||
 		fail "ebprof record did not open its perf events within 30 s: $(cat "$out.ebprof.log")"
@@ -72,8 +75,11 @@ wait_perf_events() {
 }
 
 # perf_fold DATA OUT: perf's samples as folded stacks, by our own collapser.
+# --no-inline: perf's dwarf mode would otherwise add the functions inlined
+# at each pc (examples/clocksplit.h's helpers, inlined into run_chains),
+# which neither ebprof nor a frame-pointer walk shows: like for like.
 perf_fold() {
-	"$PERF" script -F comm,pid,tid,ip,sym,dso -i "$1" 2>"$1.script.log" |
+	"$PERF" script --no-inline -F comm,pid,tid,ip,sym,dso -i "$1" 2>"$1.script.log" |
 		/usr/bin/python3 "$ACC/perf_collapse.py" >"$2" ||
 		fail "collapsing perf's samples failed: $(cat "$1.script.log")"
 	[ -s "$2" ] || fail "perf recorded no samples: $(cat "$1.script.log")"

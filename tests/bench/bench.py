@@ -21,6 +21,11 @@ row for a second or two, to prove the rows still work). It measures:
   7 top       the CPU and memory of a live view refreshed every second at
               99 Hz system-wide on the busy system: `ebprof top` against
               `perf top -g` (both in their text modes, output discarded)
+  8 unwind    unwinding by .eh_frame tables: BPF ns/sample against the
+              frame-pointer walk at 5 to 120 frames, table build time per MB,
+              the tables of every process on the machine, the plugin's RSS and
+              locked memory with tables, and user CPU per 1000 samples against
+              perf record --call-graph dwarf + perf report
 
 Every figure is a median over paired runs: in each run the anchor and we are
 measured back to back, in a shuffled order, and the run's ratio is taken;
@@ -264,6 +269,24 @@ def rss_mb(pid):
     return None
 
 
+def bpf_memlock_mb(pid):
+    """MB of kernel memory charged to the BPF maps pid holds (their fdinfo's memlock)."""
+    total = 0
+    try:
+        for fd in os.listdir("/proc/%d/fdinfo" % pid):
+            try:
+                with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                    text = f.read()
+            except OSError:
+                continue
+            if "map_type:" in text:
+                m = re.search(r"^memlock:\s+(\d+)", text, re.M)
+                total += int(m.group(1)) if m else 0
+    except OSError:
+        return None
+    return total / 1048576.0
+
+
 class Profiler:
     """One profiler run, system-wide: start, wait until it samples, stop."""
 
@@ -418,9 +441,9 @@ class Bench:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # 1 -------------------------------------------------------------------------
-    def kernel_cost(self, kind, hz, seconds):
+    def kernel_cost(self, kind, hz, seconds, ebprof_args=()):
         """ns per run of kind's BPF program over `seconds` of sampling."""
-        prof = Profiler(kind, hz, self.tmp)
+        prof = Profiler(kind, hz, self.tmp, ebprof_args)
         prof.start()
         try:
             ns0, cnt0 = prof.stats()
@@ -614,7 +637,7 @@ class Bench:
         data = os.path.join(self.tmp, "perf.data")
         return run_timed(["perf", "report", "-i", data, "--stdio"], self.tmp)[1]
 
-    def collectd_run(self, with_plugin, seconds, hz):
+    def collectd_run(self, with_plugin, seconds, hz, plugin_lines=""):
         d = tempfile.mkdtemp(prefix="collectd.", dir=self.tmp)
         for sub in ("plugins", "csv", "spool"):
             os.makedirs(os.path.join(d, sub))
@@ -627,7 +650,7 @@ class Bench:
             shutil.copy(os.path.join(BUILD, "ebprof.so"), os.path.join(d, "plugins"))
             conf += ["LoadPlugin ebprof",
                      "<Plugin ebprof>\n  Frequency %d\n  SpoolDir \"%s/spool\"\n"
-                     "  SpoolInterval 5\n</Plugin>" % (hz, d)]
+                     "  SpoolInterval 5\n%s</Plugin>" % (hz, d, plugin_lines)]
         with open(os.path.join(d, "collectd.conf"), "w") as f:
             f.write("\n".join(conf) + "\n")
         with open(os.path.join(d, "log"), "w") as logf:
@@ -635,6 +658,7 @@ class Bench:
                       stdout=logf, stderr=logf)
         time.sleep(seconds)
         steady = rss_mb(p.pid() or 0)
+        self.last_memlock = bpf_memlock_mb(p.pid() or 0)
         p.signal(signal.SIGTERM)
         rc, _, cpu, peak = p.wait(30)
         if rc != 0:
@@ -688,6 +712,162 @@ class Bench:
                          1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
                          None, None, 1, "processes=%d peak=%.1fMB" % (nproc, peak))
         self.bg.stop()
+
+    # 8 -------------------------------------------------------------------------
+    UNWIND_DEPTHS = (5, 30, 70, 120)
+    UNWIND_LIBS = ["/lib/x86_64-linux-gnu/libc.so.6", "/usr/bin/python3.11", "/usr/bin/perl",
+                   "/usr/lib/x86_64-linux-gnu/libstdc++.so.6",
+                   "/usr/lib/x86_64-linux-gnu/libLLVM-14.so.1"]
+
+    def section_unwind(self):
+        log("7 unwinding by tables")
+        self.unwind_kernel()
+        self.unwind_build()
+        self.unwind_system()
+        self.unwind_collectd()
+        self.unwind_user()
+
+    def unwind_kernel(self):
+        """BPF ns/sample, tables against the kernel's frame-pointer walk, by depth."""
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        secs = self.dur(2, 1)
+        try:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+            for depth in self.UNWIND_DEPTHS:
+                # recurse-leaffp (frame pointers everywhere, so the walk sees every frame):
+                # _start, two libc frames, main and the leaf around the recursion.
+                steps = max(depth - 5, 0)
+                self.bg.stop()
+                for _ in range(NCPU):
+                    self.bg.start([os.path.join(EX, "recurse-leaffp"), "100000", str(steps)])
+                time.sleep(0.3)
+                ours, fps, ratios = [], [], []
+                for _ in range(self.reps):
+                    order = ["dwarf", "fp"]
+                    self.rng.shuffle(order)
+                    got = {m: self.kernel_cost("ebprof", 999, secs, ["--unwind", m])[0]
+                           for m in order}
+                    ours.append(got["dwarf"])
+                    fps.append(got["fp"])
+                    ratios.append(got["dwarf"] / got["fp"])
+                self.bg.stop()
+                self.res.add("7 unwind", "BPF ns/sample, %d user frames" % depth,
+                             "--unwind dwarf", median(ours), "ns", 999,
+                             "--unwind fp (bpf_get_stack)", median(fps), median(ratios),
+                             self.reps, "recurse-leaffp %d, one per CPU; aim <= 2x" % steps)
+        finally:
+            self.bg.stop()
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=%s" % saved])
+
+    def unwind_build(self):
+        """Table build time per MB of .eh_frame, and bytes per row, with our modules."""
+        libs = [l for l in self.UNWIND_LIBS if os.path.exists(l)]
+        out = subprocess.run([os.path.join(TOOLS, "unwbench"), "-r", str(max(self.reps, 3))]
+                             + libs, capture_output=True, text=True, check=True).stdout
+        for line in out.splitlines():
+            f = line.split()
+            if f[0] == "total":
+                frame, rows, table, per_row, ms, ms_mb = (float(x) for x in f[1:7])
+                self.res.add("7 unwind", "table build time per MB of .eh_frame", "unwtab", ms_mb,
+                             "ms/MB", "", "", None, None, max(self.reps, 3),
+                             "%d files, %.1f MB of CFI, %.0f ms" % (len(libs), frame / 1e6, ms))
+                self.res.add("7 unwind", "table bytes per row", "unwtab", per_row, "B", "",
+                             "OTel delta (research)", 4.0, per_row / 4.0, 1,
+                             "%.0f rows, %.2f MB" % (rows, table / 1048576))
+            elif f[0].endswith("libc.so.6"):
+                self.res.add("7 unwind", "libc table build", "unwtab", float(f[5]), "ms", "",
+                             "drain interval", 1000.0, float(f[5]) / 1000.0, max(self.reps, 3),
+                             "%s rows, %s bytes" % (f[2], f[3]))
+
+    def unwind_summary(self, text):
+        m = re.search(r"unwind tables: (\d+) loaded, (\d+) rows, ([\d.]+) MiB \(([\d.]+) "
+                      r"bytes a row; ([\d.]+) MiB in the kernel", text)
+        return [float(x) for x in m.groups()] if m else None
+
+    def unwind_system(self):
+        """The tables of every process running on the machine, sampled system-wide."""
+        self.busy_start()
+        try:
+            err = os.path.join(self.tmp, "system.err")
+            with open(err, "w") as e:
+                subprocess.run([EBPROF, "record", "--unwind", "dwarf", "-F", "99", "-d",
+                                str(self.dur(10, 2)), "--format", "folded", "-o",
+                                os.path.join(self.tmp, "system.folded")], stderr=e, check=True)
+        finally:
+            self.bg.stop()
+        got = self.unwind_summary(read_text(err))
+        if got:
+            tables, rows, mib, per_row, kmib = got
+            self.res.add("7 unwind", "tables of every process sampled", "ebprof record", kmib,
+                         "MiB", 99, "", None, None, 1,
+                         "%d tables, %d rows, %.2f MiB of rows (%.2f B/row)"
+                         % (tables, rows, mib, per_row))
+
+    def unwind_collectd(self):
+        """The plugin's RSS and locked (BPF) memory with tables, against frame pointers."""
+        hz, seconds = 999, self.dur(8, 3)
+        self.busy_start()
+        rss, lock, base_rss, base_lock = [], [], [], []
+        try:
+            for _ in range(self.reps if not self.smoke else 1):
+                order = ["auto", "fp"]
+                self.rng.shuffle(order)
+                for mode in order:
+                    _, _, steady = self.collectd_run(True, seconds, hz, '  Unwind "%s"\n' % mode)
+                    (rss if mode == "auto" else base_rss).append(steady)
+                    (lock if mode == "auto" else base_lock).append(self.last_memlock)
+        finally:
+            self.bg.stop()
+        self.res.add("7 unwind", "collectd RSS with tables", "Unwind auto", median(rss), "MB",
+                     hz, "Unwind fp", median(base_rss), median(rss) / median(base_rss),
+                     len(rss), "busy system, VmRSS at the end of the run")
+        self.res.add("7 unwind", "BPF locked memory with tables", "Unwind auto", median(lock),
+                     "MB", hz, "Unwind fp", median(base_lock),
+                     median(lock) / median(base_lock) if median(base_lock) else None, len(lock),
+                     "memlock of the plugin's BPF maps (fdinfo)")
+
+    def unwind_user(self):
+        """User CPU per 1000 samples: record --unwind dwarf vs perf --call-graph dwarf + report."""
+        hz, seconds = 999, self.dur(10, 2)
+        self.bg.stop()
+        pids = [self.bg.start([os.path.join(EX, "chains-nofp"), "100000"]).pid,
+                self.bg.start([os.path.join(EX, "unwcases-nofp"), "qsort", "100000"]).pid]
+        time.sleep(0.3)
+        plist = []
+        for p in pids:
+            plist += ["-p", str(p)]
+        ours, theirs, ratios = [], [], []
+        try:
+            for _ in range(self.reps if not self.smoke else 1):
+                err = os.path.join(self.tmp, "uw.err")
+                with open(err, "w") as e:
+                    _, cpu, _ = run_timed([EBPROF, "record", "--unwind", "dwarf", "-F",
+                                              str(hz), "-d", str(seconds), "--format", "folded",
+                                              "-o", os.path.join(self.tmp, "uw.folded")] + plist,
+                                             self.tmp, stderr=e)
+                m = re.search(r"(\d+) samples,", read_text(err))
+                samples = int(m.group(1)) if m else 0
+                data = os.path.join(self.tmp, "uw.data")
+                perr = os.path.join(self.tmp, "uw-perf.err")
+                with open(perr, "w") as e:
+                    _, pcpu, _ = run_timed(["perf", "record", "-F", str(hz), "--call-graph",
+                                               "dwarf", "-p", ",".join(map(str, pids)), "-o",
+                                               data, "--", "sleep", str(seconds)], self.tmp,
+                                              stderr=e)
+                rcpu = run_timed(["perf", "report", "-i", data, "--stdio"], self.tmp)[1]
+                m = re.search(r"\((\d+) samples\)", read_text(perr))
+                psamples = int(m.group(1)) if m else 0
+                if samples and psamples:
+                    ours.append(1e6 * cpu / samples)
+                    theirs.append(1e6 * (pcpu + rcpu) / psamples)
+                    ratios.append(ours[-1] / theirs[-1])
+        finally:
+            self.bg.stop()
+        self.res.add("7 unwind", "user CPU per 1000 samples", "record --unwind dwarf",
+                     median(ours), "ms", hz, "perf record --call-graph dwarf + report",
+                     median(theirs), median(ratios), len(ratios),
+                     "chains-nofp + a qsort callback through libc, -p both")
 
     # 4 -------------------------------------------------------------------------
     def section_symbols(self):
@@ -921,7 +1101,8 @@ class Bench:
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("user", self.section_user), ("symbols", self.section_symbols),
-                 ("render", self.section_render), ("top", self.section_top)]
+                 ("render", self.section_render), ("top", self.section_top),
+                 ("unwind", self.section_unwind)]
         t0 = time.time()
         for name, fn in steps:
             if "all" in sections or name in sections:
@@ -963,7 +1144,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,symbols,render,top "
+                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind "
                          "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:

@@ -8,12 +8,14 @@
 #                    leaf's caller (run_split) -- perf's walk does the same.
 #   split7030-leaffp -mno-omit-leaf-frame-pointer too: the whole chain
 #                    main -> run_split -> burn_* comes back.
+# (--unwind fp: this test is about what the frame-pointer walk gives; the
+# table unwinder has its own tests, 8*_unwind_*.)
 source "$(dirname "$0")/lib.bash"
 
 bg "$EX/split7030" 120; A=$BG
 bg "$EX/split7030-leaffp" 120; B=$BG
 sleep 0.3
-"$EBPROF" record -p "$A" -p "$B" -F 999 -d 100 --format folded -o "$T/split.folded" \
+"$EBPROF" record --unwind fp -p "$A" -p "$B" -F 999 -d 100 --format folded -o "$T/split.folded" \
 	2>"$T/summary" &
 R=$!
 wait_cpu 7 90 "$A" "$B"

@@ -1,12 +1,14 @@
 # A recursion 24 levels deep shows as a chain of repeated recurse_step
 # frames: 25 calls of recurse_step, of which a frame-pointer walk skips the
 # last (the caller of the frameless leaf) unless leaf frame pointers are on.
+# (--unwind fp: the frame-pointer walk; 28_unwind_cases.sh walks 1,000
+# frames by tables.)
 source "$(dirname "$0")/lib.bash"
 
 bg "$EX/recurse" 6 24; A=$BG
 bg "$EX/recurse-leaffp" 6 24; B=$BG
 sleep 0.3
-"$EBPROF" record -p "$A" -p "$B" -F 499 -d 3 --format folded -o "$T/rec.folded" \
+"$EBPROF" record --unwind fp -p "$A" -p "$B" -F 499 -d 3 --format folded -o "$T/rec.folded" \
 	2>"$T/summary" || fail "ebprof record exited $?: $(cat "$T/summary")"
 
 run=$($FOLDED_PY "$T/rec.folded" run recurse recurse_step)

@@ -6,6 +6,9 @@
 # The sampler reports each process at its first sample and the symbolizer
 # snapshots it then. Judged on the samples recorded, not on wall time: on
 # a loaded machine the loop runs longer and nothing else changes.
+# The stacks must also be whole, from _start down, though a child's first
+# samples come before its unwind tables are loaded: the sampler copies
+# those and user space unwinds them once the tables are there.
 source "$(dirname "$0")/lib.bash"
 
 "$EBPROF" record -F 99 -d 600 --format folded -o "$T/short.folded" 2>"$T/summary" &
@@ -26,4 +29,10 @@ at_least "$pct" 95 || {
 # Each child has its own function: nearly all 200 names appear.
 names=$(grep -o ';burn_[0-9]\{3\}' "$T/short.folded" | sort -u | wc -l)
 at_least "$names" 150 || fail "only $names distinct burn_NNN names among the children"
-ok "short-lived processes: burn_NNN named in $pct% of $total samples, $names distinct names"
+read -r whole _ named < <($FOLDED_PY "$T/short.folded" rooted shortlived '^burn_[0-9]{3}$' '^_start$')
+at_least "$whole" 95 || {
+	grep '^shortlived;' "$T/short.folded" | grep 'burn_[0-9]' | grep -v '^shortlived;_start;' |
+		sort -t' ' -k2 -n -r | head
+	fail "of $named samples in burn_NNN, only $whole% are whole down from _start (want >= 95%)"
+}
+ok "short-lived processes: burn_NNN named in $pct% of $total samples, $names distinct names; whole from _start in $whole%"

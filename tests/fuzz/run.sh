@@ -24,8 +24,9 @@ for bin in "$@"; do
 	work=$ROOT/build/fuzz/corpus/$short
 	mkdir -p "$work"
 	seeds=("$ROOT/tests/fuzz/corpus/$short")
-	if [ "$short" = elfsym ]; then
-		# Binary seeds are built, not checked in: real ELF files of each kind.
+	if [ "$short" = elfsym ] || [ "$short" = cfi ]; then
+		# Binary seeds are built, not checked in: real ELF files of each kind
+		# (the cfifix fixtures carry every kind of call frame rule).
 		elfseeds=$ROOT/build/fuzz/seeds-elfsym
 		mkdir -p "$elfseeds"
 		for f in "$ROOT"/build/fixtures/*; do

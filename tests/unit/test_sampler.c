@@ -409,6 +409,8 @@ static void test_preallocates_where_the_kernel_lacks_noprealloc(void **state)
 	config.tgids = (const uint32_t *)&child;
 	config.n_tgids = 1;
 	config.features = &old_kernel;
+	/* The same maps in both: the table unwinder's are arrays, preallocated anyway. */
+	config.unwind = SAMPLER_UNWIND_FP;
 	t.want[0] = (uint32_t)child;
 	s = open_or_fail(f, &config);
 	prealloc = maps_memlock();
@@ -430,9 +432,42 @@ static void test_preallocates_where_the_kernel_lacks_noprealloc(void **state)
 	workload_stop(f, child);
 	print_message("maps hold %.1f MiB preallocated, %.1f MiB not\n", prealloc / 1048576.0,
 		      grown / 1048576.0);
-	/* Two stacks maps of 16384 entries of ~1 KiB each. */
-	assert_true(prealloc >= 32ULL << 20);
+	/* Two stacks maps of 16384 chunks of 32 frames each. */
+	assert_true(prealloc >= 2ULL * 16384 * sizeof(struct ebprof_chunk));
 	assert_true(grown < prealloc / 8);
+}
+
+/*
+ * On a kernel without the table unwinder's helpers (before 5.17,
+ * KFEAT_UNWIND_TABLES absent) auto walks frame pointers and dwarf refuses
+ * with kfeat's line; where they are, both walk by tables.
+ */
+static void test_unwind_falls_back_where_the_kernel_lacks_the_helpers(void **state)
+{
+	struct fixture *f = *state;
+	struct kfeat old_kernel, here;
+	struct sampler_config config;
+	struct sampler *s = NULL;
+	char err[ERRLEN];
+
+	kfeat_probe(&here);
+	assert_int_equal(kfeat_state(&here, KFEAT_UNWIND_TABLES), KFEAT_PRESENT);
+	old_kernel = here;
+	old_kernel.state[KFEAT_UNWIND_TABLES] = KFEAT_ABSENT;
+	sampler_config_init(&config);
+	config.frequency = 99;
+	config.report_processes = true;
+	config.features = &old_kernel;
+	config.unwind = SAMPLER_UNWIND_TABLES;
+	assert_int_equal(sampler_open(&config, &s, err, sizeof(err)), -EOPNOTSUPP);
+	assert_null(s);
+	assert_non_null(strstr(err, "(unwind_tables, Linux 5.17 and later)"));
+	config.unwind = SAMPLER_UNWIND_AUTO;
+	s = open_or_fail(f, &config);
+	assert_int_equal(sampler_unwind_mode(s), SAMPLER_UNWIND_FP);
+	config.features = &here;
+	s = open_or_fail(f, &config);
+	assert_int_equal(sampler_unwind_mode(s), SAMPLER_UNWIND_TABLES);
 }
 
 /*
@@ -1259,6 +1294,7 @@ int main(void)
 		cmocka_unit_test(test_perf_event_advice_names_the_fix),
 		cmocka_unit_test(test_out_of_descriptors_names_ulimit),
 		TEST(test_preallocates_where_the_kernel_lacks_noprealloc),
+		TEST(test_unwind_falls_back_where_the_kernel_lacks_the_helpers),
 		cmocka_unit_test(test_perf_event_advice_never_blames_a_held_capability),
 		cmocka_unit_test(test_rejects_bad_config),
 		cmocka_unit_test(test_unprivileged_open_names_capabilities),

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <stdlib.h>
 #include <cmocka.h>
 
@@ -93,12 +94,46 @@ static void test_clear_empties_and_gives_back_big_tables(void **state)
 	stacktab_free(&t);
 }
 
+/* A 100-frame stack in 4 chunks of 32, in any order, comes back whole; not before. */
+static void test_chunks_in_any_order(void **state)
+{
+	struct stacktab t = { 0 };
+	uint64_t ips[100];
+	const uint64_t *got;
+	static const uint32_t order[] = { 3, 1, 0, 2 };
+	uint32_t nr;
+
+	(void)state;
+	for (uint64_t i = 0; i < 100; i++)
+		ips[i] = 0x400000 + i;
+	for (int k = 0; k < 4; k++) {
+		uint32_t c = order[k];
+		uint64_t chunk[32] = { 0 };
+
+		/* The kernel's last chunk is whole too: frames past nr are garbage. */
+		memcpy(chunk, &ips[c * 32], (c == 3 ? 4 : 32) * sizeof(uint64_t));
+		assert_false(stacktab_find(&t, 77, &got, &nr));
+		assert_int_equal(stacktab_add_chunk(&t, 77, c, 100, chunk, 32), 0);
+		/* The same chunk twice, or one from a stack of another length, changes nothing. */
+		assert_int_equal(stacktab_add_chunk(&t, 77, c, 100, chunk, 32), 0);
+		assert_int_equal(stacktab_add_chunk(&t, 77, c, 99, ips, 32), 0);
+	}
+	assert_true(stacktab_find(&t, 77, &got, &nr));
+	assert_int_equal(nr, 100);
+	assert_memory_equal(got, ips, sizeof(ips));
+	/* A stack missing a chunk is never found. */
+	assert_int_equal(stacktab_add_chunk(&t, 78, 0, 40, ips, 32), 0);
+	assert_false(stacktab_find(&t, 78, &got, &nr));
+	stacktab_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_stack_comes_back_whole),
 		cmocka_unit_test(test_first_add_of_an_id_wins),
 		cmocka_unit_test(test_clear_empties_and_gives_back_big_tables),
+		cmocka_unit_test(test_chunks_in_any_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,799 @@
+/*
+ * unwinder: tables for the processes the sampler sees, and the user-space
+ * walk of copied stacks (see unwinder.h).
+ *
+ * A process is its executable mappings, each with the table of its file
+ * (or none: anonymous JIT memory, a file with no CFI, a table refused at
+ * the memory bound). A table is loaded in a BPF slot and read back from
+ * there for copies; it counts its users and remembers the last drain one
+ * held it. Tables are found by (device, inode) first, which costs no
+ * open, then by build-id, which catches the same build at two paths (a
+ * container's copy of libc).
+ *
+ * The copy walk is bpf/unwind.h's, with memory read from the copy and
+ * words from the table's map (mapped read-only), so it gives the frames
+ * the BPF program would have given had the tables been there.
+ */
+#include "symbolizer/unwinder.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "bpf/ebprof.h"
+#include "bpf/sampler.h"
+#include "bpf/unwmaps.h"
+#include "symbolizer/cfi.h"
+#include "symbolizer/debuginfo.h"
+#include "symbolizer/elfhdr.h"
+#include "symbolizer/procmaps.h"
+#include "symbolizer/target.h"
+#include "symbolizer/unwtab.h"
+
+#define PROC_BUCKETS 1024
+#define MAX_BUILD_ID 64
+/* Tables of more rows than this are followed by a malloc_trim(): see table_load(). */
+#define UNWINDER_TRIM_ROWS 16384
+
+struct file_key {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode; /* 0: the vDSO */
+};
+
+struct utable {
+	unsigned char build_id[MAX_BUILD_ID];
+	int id_len;
+	struct file_key *keys; /* the files known to hold this build */
+	size_t n_keys;
+	uint32_t slot; /* 0: none loaded (no CFI, or refused): frame pointers */
+	uint32_t id;   /* unwmaps' number for it */
+	uint64_t bytes, kernel_bytes, rows;
+	uint32_t users;
+	uint64_t used_drain;
+	struct utable *next;
+};
+
+struct uproc {
+	uint32_t tgid;
+	uint64_t start_time;
+	struct ebprof_unw_mapping *maps;
+	struct utable **tables; /* per mapping; NULL: none */
+	uint32_t n;
+	struct uproc *next;
+};
+
+struct unwinder {
+	pthread_mutex_t lock;
+	struct unwmaps *maps;
+	struct unwtab_rules *rules;
+	struct utable *tables;
+	struct uproc *procs[PROC_BUCKETS];
+	char *proc_root, *debug_root;
+	struct target *gate; /* every open of a process's file; under lock */
+	uint64_t max_bytes;
+	uint32_t max_frames;
+	uint64_t drain;
+	uint64_t kernel_bytes; /* of the tables loaded */
+	struct unwinder_stats totals;
+};
+
+void unwinder_config_init(struct unwinder_config *config)
+{
+	*config = (struct unwinder_config){
+		.max_bytes = 0,
+		.max_frames = 0,
+		.proc_root = "/proc",
+		.debug_root = "/usr/lib/debug",
+	};
+}
+
+int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
+		 struct unwinder **out)
+{
+	struct unwinder_config defaults;
+	struct unwinder *u;
+
+	*out = NULL;
+	unwinder_config_init(&defaults);
+	if (!config)
+		config = &defaults;
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return -ENOMEM;
+	u->maps = maps;
+	u->max_bytes = config->max_bytes ? config->max_bytes : UNWINDER_DEFAULT_MAX_BYTES;
+	u->max_frames = config->max_frames ? config->max_frames : EBPROF_DEFAULT_FRAMES;
+	u->rules = unwtab_rules_new(0);
+	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
+	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
+	u->gate = target_new(&(struct target_config){ .proc_root = u->proc_root,
+						      .max_file_size = config->max_file_size });
+	if (!u->rules || !u->proc_root || !u->debug_root || !u->gate) {
+		unwinder_free(u);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&u->lock, NULL);
+	*out = u;
+	return 0;
+}
+
+/* --- tables -------------------------------------------------------------- */
+
+static void table_unload(struct unwinder *u, struct utable *t)
+{
+	if (t->slot) {
+		unwmaps_table_remove(u->maps, t->slot);
+		u->kernel_bytes -= t->kernel_bytes;
+		t->slot = 0;
+	}
+}
+
+static void table_free(struct unwinder *u, struct utable *t)
+{
+	table_unload(u, t);
+	free(t->keys);
+	free(t);
+}
+
+/* Unlinks and frees t from the table list. */
+static void table_drop(struct unwinder *u, struct utable *t)
+{
+	for (struct utable **p = &u->tables; *p; p = &(*p)->next) {
+		if (*p == t) {
+			*p = t->next;
+			table_free(u, t);
+			return;
+		}
+	}
+}
+
+static bool key_equal(const struct file_key *a, const struct file_key *b)
+{
+	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
+	       a->inode == b->inode;
+}
+
+static struct utable *table_by_key(struct unwinder *u, const struct file_key *key)
+{
+	for (struct utable *t = u->tables; t; t = t->next)
+		for (size_t i = 0; i < t->n_keys; i++)
+			if (key_equal(&t->keys[i], key))
+				return t;
+	return NULL;
+}
+
+static struct utable *table_by_build_id(struct unwinder *u, const unsigned char *id, int len)
+{
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (len > 0 && t->id_len == len && !memcmp(t->build_id, id, (size_t)len))
+			return t;
+	return NULL;
+}
+
+static int table_add_key(struct utable *t, const struct file_key *key)
+{
+	struct file_key *keys = realloc(t->keys, (t->n_keys + 1) * sizeof(*keys));
+
+	if (!keys)
+		return -ENOMEM;
+	t->keys = keys;
+	t->keys[t->n_keys++] = *key;
+	return 0;
+}
+
+/*
+ * Makes room for bytes more under the bound, dropping the least recently
+ * used tables no process holds. Returns whether they fit.
+ */
+static bool make_room(struct unwinder *u, uint64_t bytes)
+{
+	while (u->kernel_bytes + bytes > u->max_bytes) {
+		struct utable *oldest = NULL;
+
+		for (struct utable *t = u->tables; t; t = t->next)
+			if (!t->users && t->slot && (!oldest || t->used_drain < oldest->used_drain))
+				oldest = t;
+		if (!oldest)
+			return false;
+		u->totals.evicted++;
+		table_drop(u, oldest);
+	}
+	return true;
+}
+
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* Builds cfi's table and loads it into t's slot (left 0 when it cannot be). */
+static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cfi)
+{
+	struct cfi_stats cs;
+	struct unwtab *tab;
+	const struct ebprof_unw_rule *rules;
+	uint32_t n_rules;
+	uint64_t kernel_bytes;
+	long page = sysconf(_SC_PAGESIZE);
+	bool big;
+	int err;
+
+	cfi_stats(cfi, &cs);
+	if (cs.source == CFI_FROM_NONE) {
+		u->totals.no_cfi++;
+		return 0;
+	}
+	err = unwtab_build(cfi, u->rules, &tab);
+	if (err)
+		return err;
+	kernel_bytes = (unwtab_bytes(tab) + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	u->totals.built++;
+	u->totals.frame_bytes += cs.eh_frame_bytes + cs.debug_frame_bytes;
+	rules = unwtab_rules_array(u->rules, &n_rules);
+	if (!make_room(u, kernel_bytes) || unwmaps_rules_sync(u->maps, rules, n_rules) ||
+	    unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot, &t->id)) {
+		t->slot = 0;
+		u->totals.refused++;
+	} else {
+		t->bytes = unwtab_bytes(tab);
+		t->kernel_bytes = kernel_bytes;
+		t->rows = tab->n_rows;
+		u->kernel_bytes += kernel_bytes;
+	}
+	/*
+	 * A big file's rows took tens of MB for a moment (libLLVM: ~1M rows);
+	 * glibc keeps freed memory that large in the heap (its mmap threshold
+	 * grows with each big free): give it back, or RSS stays at the peak.
+	 */
+	big = tab->n_rows > UNWINDER_TRIM_ROWS;
+	unwtab_free(tab);
+	if (big)
+		malloc_trim(0);
+	return 0;
+}
+
+/*
+ * The table of the file open on fd (key names it; the vDSO has inode 0).
+ * A file already seen under another name (same build-id) shares its table.
+ */
+static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file_key *key,
+				   const char *path_in_root, const char *root)
+{
+	struct debuginfo_paths paths = { .debug_root = u->debug_root, .root = root,
+					 .path = path_in_root, .gate = u->gate };
+	unsigned char id[MAX_BUILD_ID];
+	struct utable *t;
+	struct cfi *cfi = NULL;
+	uint64_t t0 = now_us();
+	int len = -1;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	/* libelf allocates by the header's counts: a file announcing millions is not read. */
+	if (elfhdr_check(fd, NULL, 0))
+		return NULL;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e) {
+		len = debuginfo_build_id(e, id, sizeof(id));
+		elf_end(e);
+	}
+	t = table_by_build_id(u, id, len);
+	if (t) {
+		return table_add_key(t, key) ? NULL : t;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || table_add_key(t, key)) {
+		free(t);
+		return NULL;
+	}
+	if (len > 0) {
+		memcpy(t->build_id, id, (size_t)len);
+		t->id_len = len;
+	}
+	if (!cfi_open_fd(fd, &paths, &cfi)) {
+		table_load(u, t, cfi);
+		cfi_free(cfi);
+	}
+	u->totals.build_us += now_us() - t0;
+	t->used_drain = u->drain;
+	t->next = u->tables;
+	u->tables = t;
+	return t;
+}
+
+/* Our own vDSO image: the one every process on this kernel maps. */
+static struct utable *table_for_vdso(struct unwinder *u)
+{
+	static const struct file_key vdso_key = { 0, 0, 0 };
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	struct utable *t = table_by_key(u, &vdso_key);
+	struct cfi *cfi;
+	uint64_t size;
+
+	if (t || !eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return t;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	t = calloc(1, sizeof(*t));
+	if (!t || table_add_key(t, &vdso_key)) {
+		free(t);
+		return NULL;
+	}
+	if (!cfi_open_mem(eh, size, &cfi)) {
+		table_load(u, t, cfi);
+		cfi_free(cfi);
+	}
+	t->next = u->tables;
+	u->tables = t;
+	return t;
+}
+
+/* Devices of file systems whose reads can block without end, of one process. */
+struct remote_devs {
+	struct target_id *ids; /* inode unused */
+	size_t n;
+};
+
+/*
+ * Whether fstype names a file system whose server may never answer: FUSE
+ * (a container's, or a hostile one) and the network ones. The unwinder
+ * runs on the sampler's watch thread, which no watchdog covers (see
+ * render/capture.h): it does not read such files at all.
+ */
+static bool fstype_may_block(const char *fstype)
+{
+	static const char *const prefixes[] = { "fuse", "nfs", "cifs", "smb", "9p", "ceph", "afs",
+						"glusterfs", "lustre" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(fstype, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Reads /proc/PID/mountinfo (procfs: it never waits on a file system's
+ * server) for the devices of such file systems. Out of memory or
+ * unreadable: none found, and the gate still refuses FIFOs and devices.
+ */
+static void remote_devs_read(const struct unwinder *u, uint32_t tgid, struct remote_devs *r)
+{
+	char path[4096], line[8192];
+	size_t cap = 0;
+	FILE *f;
+
+	r->ids = NULL;
+	r->n = 0;
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/mountinfo", u->proc_root, tgid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int major, minor;
+		const char *sep = strstr(line, " - ");
+		char fstype[64];
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u", &major, &minor) != 2 ||
+		    sscanf(sep + 3, "%63s", fstype) != 1 || !fstype_may_block(fstype))
+			continue;
+		if (r->n == cap) {
+			size_t ncap = cap ? 2 * cap : 8;
+			struct target_id *ids = realloc(r->ids, ncap * sizeof(*ids));
+
+			if (!ids)
+				break;
+			r->ids = ids;
+			cap = ncap;
+		}
+		r->ids[r->n++] = (struct target_id){ major, minor, 0 };
+	}
+	fclose(f);
+}
+
+static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_mapping *m)
+{
+	for (size_t i = 0; i < r->n; i++)
+		if (r->ids[i].dev_major == m->dev_major && r->ids[i].dev_minor == m->dev_minor)
+			return true;
+	return false;
+}
+
+/* The table of one mapping, found or built; NULL when there is none to have. */
+static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
+					const struct procmaps_mapping *m,
+					const struct remote_devs *remote)
+{
+	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	char root[4096];
+	struct target_file f;
+	struct utable *t;
+
+	if (!strcmp(m->path, "[vdso]"))
+		return table_for_vdso(u);
+	if (!m->inode || procmaps_is_special(m) || procmaps_is_anon(m))
+		return NULL;
+	t = table_by_key(u, &key);
+	if (t)
+		return t;
+	if (remote_devs_has(remote, m)) {
+		u->totals.remote++;
+		return NULL; /* walked by frame pointer */
+	}
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", u->proc_root, tgid);
+	/*
+	 * Through the gate, as the symbolizer opens the same file: the very
+	 * file the kernel mapped, a regular one within the size bound, never
+	 * a FIFO or device that could block us; refusals counted by cause.
+	 */
+	if (target_open_mapping(u->gate, tgid, m, &f))
+		return NULL;
+	t = table_for_fd(u, f.fd, &key, m->path[0] == '/' && !m->deleted ? m->path : NULL, root);
+	target_file_close(&f);
+	return t;
+}
+
+/* --- processes ------------------------------------------------------------ */
+
+static struct uproc **proc_slot(struct unwinder *u, uint32_t tgid)
+{
+	struct uproc **p = &u->procs[tgid % PROC_BUCKETS];
+
+	while (*p && (*p)->tgid != tgid)
+		p = &(*p)->next;
+	return p;
+}
+
+static void proc_release(struct unwinder *u, struct uproc *p)
+{
+	for (uint32_t i = 0; i < p->n; i++) {
+		if (p->tables[i]) {
+			p->tables[i]->users--;
+			p->tables[i]->used_drain = u->drain;
+		}
+	}
+	free(p->maps);
+	free(p->tables);
+	p->maps = NULL;
+	p->tables = NULL;
+	p->n = 0;
+}
+
+/* Reads the process's maps into p, with a table per mapping. */
+static int proc_read(struct unwinder *u, struct uproc *p)
+{
+	struct remote_devs remote;
+	struct procmaps *pm;
+	char path[4096];
+	size_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, p->tgid);
+	err = procmaps_load(path, &pm);
+	if (err)
+		return err == -ENOMEM ? err : -ESRCH;
+	n = procmaps_count(pm);
+	proc_release(u, p);
+	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
+	p->tables = calloc(n ? n : 1, sizeof(*p->tables));
+	if (!p->maps || !p->tables) {
+		procmaps_free(pm);
+		return -ENOMEM;
+	}
+	remote_devs_read(u, p->tgid, &remote);
+	for (size_t i = 0; i < n; i++) {
+		const struct procmaps_mapping *m = procmaps_at(pm, i);
+		struct utable *t = table_for_mapping(u, p->tgid, m, &remote);
+
+		p->maps[i] = (struct ebprof_unw_mapping){
+			.start = m->start,
+			.end = m->end,
+			.adjust = m->pgoff - m->start,
+			.table = t ? t->slot : 0,
+			.table_id = t ? t->id : 0,
+		};
+		p->tables[i] = t;
+		if (t) {
+			t->users++;
+			t->used_drain = u->drain;
+		}
+	}
+	p->n = (uint32_t)n;
+	free(remote.ids);
+	procmaps_free(pm);
+	return 0;
+}
+
+static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	struct uproc **slot = proc_slot(u, tgid), *p = *slot;
+	int err;
+
+	if (!p) {
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->tgid = tgid;
+		p->next = NULL;
+		*slot = p;
+	}
+	p->start_time = start_time;
+	err = proc_read(u, p);
+	if (!err)
+		err = unwmaps_process_set(u->maps, tgid, start_time, p->maps, p->n);
+	if (err == -ENOSPC)
+		err = 0; /* no room in the mapping array: its samples are copied or walked by fp */
+	if (err) {
+		unwmaps_process_drop(u->maps, tgid);
+		proc_release(u, p);
+		*proc_slot(u, tgid) = p->next;
+		free(p);
+	}
+	return err;
+}
+
+int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	int err;
+
+	pthread_mutex_lock(&u->lock);
+	err = track_locked(u, tgid, start_time);
+	pthread_mutex_unlock(&u->lock);
+	return err;
+}
+
+/* --- the walk of a copy ---------------------------------------------------- */
+
+struct copy_env {
+	const struct sampler_copy *copy;
+	struct unwinder *u;
+};
+
+struct table_words {
+	struct unwmaps *maps;
+	uint32_t slot;
+	struct unwmaps_pair pair;
+};
+
+static int copy_read(const struct copy_env *env, __u64 *dst, __u64 addr)
+{
+	uint64_t base = env->copy->regs->r[7];
+
+	if (addr < base || addr - base > env->copy->stack_len ||
+	    env->copy->stack_len - (addr - base) < sizeof(*dst))
+		return -1;
+	memcpy(dst, env->copy->stack + (addr - base), sizeof(*dst));
+	return 0;
+}
+
+static int table_word(struct table_words *t, __u32 i, __u32 *dst)
+{
+	uint32_t w;
+
+	if (unwmaps_table_word(t->maps, t->slot, i, &w, &t->pair))
+		return -1;
+	*dst = w;
+	return 0;
+}
+
+static const struct ebprof_unw_rule *rule_at(const struct copy_env *env, __u32 i)
+{
+	uint32_t n;
+	const struct ebprof_unw_rule *rules = unwtab_rules_array(env->u->rules, &n);
+
+	return i < n ? &rules[i] : NULL;
+}
+
+#define UNW_READ(env, dst, addr) copy_read((env), (dst), (addr))
+#define UNW_WORD(table, i, dst) table_word((table), (i), (dst))
+#define UNW_RULE(env, i) rule_at((env), (i))
+#include "bpf/unwind.h"
+
+static const struct ebprof_unw_mapping *find_mapping(const struct uproc *p, uint64_t pc)
+{
+	uint32_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || pc >= p->maps[lo - 1].end)
+		return NULL;
+	return &p->maps[lo - 1];
+}
+
+/* What copy_step says of a pc in none of the process's known mappings. */
+#define COPY_STALE (-1)
+
+/* One frame of a copy, as walk_step in ebprof.bpf.c. */
+static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *regs)
+{
+	uint64_t pc = regs->r[UNW_RIP];
+	const struct ebprof_unw_mapping *m = p ? find_mapping(p, pc) : NULL;
+	const struct ebprof_unw_rule *rule;
+	struct table_words t;
+	int ret;
+
+	if (!m)
+		return p ? COPY_STALE : UNW_NO_TABLE;
+	if (!m->table)
+		return unw_step_fp(env, regs);
+	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
+	rule = rule_at(env, unw_find_rule(&t, pc + m->adjust - (regs->exact ? 0 : 1)));
+	if (rule && rule->cfa_kind == EBPROF_CFA_NONE) {
+		/* No row (assembly without CFI): its frame pointer, as walk_no_row(). */
+		ret = unw_step_fp(env, regs);
+		return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
+	}
+	return unw_step_rule(env, rule, regs);
+}
+
+uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
+			      int *stop, bool *stale, void *ctx)
+{
+	struct unwinder *u = ctx;
+	struct copy_env env = { .copy = copy, .u = u };
+	struct ebprof_regs regs = *copy->regs;
+	struct uproc *p;
+	uint32_t n = 0;
+	int ret = UNW_NEXT;
+
+	if (cap > u->max_frames)
+		cap = u->max_frames;
+	pthread_mutex_lock(&u->lock);
+	p = *proc_slot(u, copy->tgid);
+	if (!p || p->start_time != copy->start_time) {
+		track_locked(u, copy->tgid, copy->start_time);
+		p = *proc_slot(u, copy->tgid);
+	}
+	while (ret == UNW_NEXT) {
+		if (n >= cap) {
+			ret = UNW_DEPTH_CAP;
+			break;
+		}
+		ips[n++] = regs.r[UNW_RIP];
+		ret = copy_step(&env, p, &regs);
+		if (ret == COPY_STALE && !*stale) {
+			/* Mapped since we read its maps: the sampler has it tracked again. */
+			*stale = true;
+			ret = UNW_NO_TABLE;
+			break;
+		}
+		if (ret == COPY_STALE || ret == UNW_NO_TABLE) {
+			/* As the program does when it cannot copy: the frame pointer. */
+			ret = unw_step_fp(&env, &regs);
+			if (ret != UNW_NEXT && ret != UNW_END)
+				ret = UNW_NO_TABLE;
+		}
+		if (ret == UNW_NEXT)
+			p = *proc_slot(u, copy->tgid); /* a re-read may have moved it */
+	}
+	pthread_mutex_unlock(&u->lock);
+	*stop = ret == UNW_NEXT ? UNW_END : ret;
+	return n;
+}
+
+/* --- drains, stats, free --------------------------------------------------- */
+
+static bool proc_alive(const struct unwinder *u, uint32_t tgid)
+{
+	char path[4096];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32, u->proc_root, tgid);
+	return stat(path, &st) == 0;
+}
+
+void unwinder_end_drain(struct unwinder *u)
+{
+	pthread_mutex_lock(&u->lock);
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		struct uproc **pp = &u->procs[b];
+
+		while (*pp) {
+			struct uproc *p = *pp;
+
+			if (proc_alive(u, p->tgid)) {
+				pp = &p->next;
+				continue;
+			}
+			unwmaps_process_drop(u->maps, p->tgid);
+			proc_release(u, p);
+			*pp = p->next;
+			free(p);
+		}
+	}
+	/* A table nobody held for a whole drain goes. */
+	for (struct utable **tp = &u->tables; *tp;) {
+		struct utable *t = *tp;
+
+		if (!t->users && t->used_drain < u->drain) {
+			*tp = t->next;
+			table_free(u, t);
+		} else {
+			tp = &t->next;
+		}
+	}
+	u->drain++;
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
+{
+	struct unwmaps_stats ms;
+	uint32_t n_rules;
+
+	pthread_mutex_lock(&u->lock);
+	unwmaps_stats(u->maps, &ms);
+	*stats = u->totals;
+	stats->tables = 0;
+	stats->rows = 0;
+	stats->table_bytes = 0;
+	for (const struct utable *t = u->tables; t; t = t->next) {
+		if (!t->slot)
+			continue;
+		stats->tables++;
+		stats->rows += t->rows;
+		stats->table_bytes += t->bytes;
+	}
+	stats->table_kernel_bytes = u->kernel_bytes;
+	stats->max_bytes = u->max_bytes;
+	stats->processes = ms.processes;
+	unwtab_rules_array(u->rules, &n_rules);
+	stats->rules = n_rules;
+	stats->rules_bytes = ms.rules_bytes;
+	stats->mappings_bytes = ms.mappings_bytes;
+	target_stats(u->gate, stats->refused_open);
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		while (u->procs[b]) {
+			struct uproc *p = u->procs[b];
+
+			u->procs[b] = p->next;
+			if (u->maps)
+				unwmaps_process_drop(u->maps, p->tgid);
+			proc_release(u, p);
+			free(p);
+		}
+	}
+	while (u->tables) {
+		struct utable *t = u->tables;
+
+		u->tables = t->next;
+		table_free(u, t);
+	}
+	unwtab_rules_free(u->rules);
+	free(u->proc_root);
+	free(u->debug_root);
+	target_free(u->gate);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+}

@@ -1,0 +1,114 @@
+/*
+ * unwinder: user space's half of unwinding by tables. It keeps the unwind
+ * table of every file the sampled processes map, loads it into the BPF
+ * program's maps (bpf/unwmaps), tells the program where each process's
+ * code is, and unwinds the stacks the program copied out before a
+ * process's tables were there, with the very same tables.
+ *
+ * Tables are built once per file (cfi_* then unwtab_*), keyed by build-id
+ * (or by device and inode when a file has none), and shared by every
+ * process that maps the file: a hundred shells share one libc table.
+ * Their memory is bounded in bytes (what the kernel holds for them); past
+ * the bound, tables no process uses go first, least recently used, and a
+ * new one that still does not fit is not loaded (its frames are walked by
+ * frame pointer, and counted). A table no process uses any more is freed
+ * at the end of the drain after the one that saw its last user.
+ *
+ * Files are opened through the gate (symbolizer/target.h), as the
+ * symbolizer opens them: /proc/PID/map_files/ (deleted files, other mount
+ * namespaces), then /proc/PID/root/PATH, a regular file within the size
+ * bound and the very one the mapping names, else refused and counted by
+ * cause (unwinder_stats.refused_open). Separate debug files go through the
+ * same gate. The unwinder runs on the sampler's watch thread, which no
+ * watchdog covers, so files on FUSE and network file systems (whose
+ * server may never answer a read) are not read at all: found by their
+ * device in /proc/PID/mountinfo, walked by frame pointer, counted
+ * (unwinder_stats.remote). The vDSO's table comes from our own vDSO image, which is
+ * every process's.
+ *
+ * Thread-safe: the sampler's watch thread tracks processes and unwinds
+ * copies while the drain thread ends drains.
+ */
+#ifndef EBPROF_SYMBOLIZER_UNWINDER_H
+#define EBPROF_SYMBOLIZER_UNWINDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbolizer/target.h"
+
+struct unwinder;
+struct unwmaps;
+struct sampler_copy;
+
+#define UNWINDER_DEFAULT_MAX_BYTES (64ull << 20)
+
+struct unwinder_config {
+	uint64_t max_bytes;	/* table memory bound; 0: UNWINDER_DEFAULT_MAX_BYTES */
+	uint32_t max_frames;	/* frames a copy is unwound to; 0: EBPROF_DEFAULT_FRAMES */
+	const char *proc_root;	/* "/proc" unless a test points elsewhere */
+	const char *debug_root; /* separate debug files: "/usr/lib/debug"; "" for none */
+	uint64_t max_file_size; /* the gate's size bound; 0: TARGET_DEFAULT_MAX_FILE_SIZE */
+};
+
+void unwinder_config_init(struct unwinder_config *config);
+
+/*
+ * Makes an unwinder that loads into maps (the sampler's; it must outlive
+ * the unwinder). Returns 0 and sets *out (free it with unwinder_free()),
+ * or -ENOMEM.
+ */
+int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
+		 struct unwinder **out);
+
+/* Unloads every process and table it loaded, and frees; NULL is fine. */
+void unwinder_free(struct unwinder *u);
+
+/*
+ * Reads process tgid's executable mappings (start_time: its start, ns after
+ * boot, as the sampler reports it), builds or finds the table of each
+ * mapped file, and loads the process's mappings. Call it when the sampler
+ * reports the process (again after an exec). Returns 0, -ESRCH when the
+ * process is gone, or -ENOMEM.
+ */
+int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time);
+
+/*
+ * Unwinds a copied sample into ips (leaf first, at most cap frames), by the
+ * tables (tracking the process first if needed): the sampler's copy
+ * handler (sampler_copy_fn; ctx is the unwinder). *stop gets how the walk
+ * ended (enum unw_result). A pc in none of the process's mappings stops
+ * the walk and sets *stale, unless *stale is set already (the retry after
+ * the process was tracked again): then that frame is walked by frame
+ * pointer. Returns the number of frames.
+ */
+uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
+			      int *stop, bool *stale, void *ctx);
+
+/*
+ * Marks the end of a drain: forgets processes that have exited, and frees
+ * tables no process used during the whole drain.
+ */
+void unwinder_end_drain(struct unwinder *u);
+
+struct unwinder_stats {
+	uint64_t processes;	     /* tracked now */
+	uint64_t tables;	     /* loaded now */
+	uint64_t table_bytes;	     /* their rows and indexes */
+	uint64_t table_kernel_bytes; /* what the kernel holds for them (whole pages) */
+	uint64_t rows;		     /* rows in them */
+	uint64_t max_bytes;
+	uint64_t rules, rules_bytes, mappings_bytes; /* the fixed arrays, allocated at load */
+	uint64_t built;		     /* tables built, ever */
+	uint64_t build_us;	     /* time spent building them, ever */
+	uint64_t frame_bytes;	     /* .eh_frame and .debug_frame bytes they were built from */
+	uint64_t refused;	     /* tables not loaded, ever: over the bound, or no slot */
+	uint64_t evicted;	     /* tables dropped at the bound, ever */
+	uint64_t no_cfi;	     /* files mapped with no unwind info at all, ever */
+	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
+	uint64_t remote;	     /* mappings on FUSE or network file systems, not read, ever */
+};
+
+void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats);
+
+#endif

@@ -1,0 +1,399 @@
+/*
+ * unwinder and unwmaps tests, on real BPF maps shaped like the sampler's
+ * (made here, no program needed): tracking a process loads one table per
+ * file, shared between processes, into the maps the program reads; a copy
+ * of this very test's stack, taken three calls deep, unwinds back through
+ * those calls by the tables; the byte bound refuses tables and counts
+ * them; a process that exits is dropped and its tables freed a drain
+ * later; the mapping array's ranges are reused only after a retire.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+
+#include "bpf/sampler.h"
+#include "bpf/unwind.h"
+#include "bpf/unwmaps.h"
+#include "symbolizer/unwinder.h"
+
+struct maps {
+	struct unwmaps_maps m;
+	struct unwmaps *unwmaps;
+	int inner;
+};
+
+static int maps_setup(void **state)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, hash, .map_flags = BPF_F_NO_PREALLOC);
+	LIBBPF_OPTS(bpf_map_create_opts, tmpl, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct maps *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	s->m.max_procs = 1024;
+	s->m.max_mappings = 64;
+	s->m.max_rules = 16384;
+	s->m.max_tables = 64;
+	s->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", 4, sizeof(struct ebprof_unw_proc),
+				    s->m.max_procs, &hash);
+	s->m.mappings = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_mappings", 4,
+				       sizeof(struct ebprof_unw_mapping), s->m.max_mappings, NULL);
+	s->m.rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4,
+				    sizeof(struct ebprof_unw_rule), s->m.max_rules, NULL);
+	s->inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_tmpl", 4, 8, 1, &tmpl);
+	{
+		LIBBPF_OPTS(bpf_map_create_opts, outer, .inner_map_fd = s->inner);
+
+		s->m.tables = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_tables", 4, 4,
+					     s->m.max_tables, &outer);
+	}
+	if (s->m.procs < 0 || s->m.mappings < 0 || s->m.rules < 0 || s->inner < 0 ||
+	    s->m.tables < 0)
+		fail_msg("creating BPF maps: %s (the unit tests run as root)", strerror(errno));
+	assert_int_equal(unwmaps_new(&s->m, &s->unwmaps), 0);
+	*state = s;
+	return 0;
+}
+
+static int maps_teardown(void **state)
+{
+	struct maps *s = *state;
+
+	unwmaps_free(s->unwmaps);
+	close(s->m.procs);
+	close(s->m.mappings);
+	close(s->m.rules);
+	close(s->m.tables);
+	close(s->inner);
+	free(s);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void test_track_loads_tables_and_mappings(void **state)
+{
+	struct maps *s = *state;
+	struct unwinder *u;
+	struct unwinder_stats st;
+	struct ebprof_unw_proc proc;
+	struct ebprof_unw_mapping m;
+	uint32_t tgid = (uint32_t)getpid(), slot;
+	uint64_t start = now_ns();
+	bool with_table = false;
+
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	assert_int_equal(unwinder_track(u, tgid, start), 0);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	assert_int_equal(proc.start_time, start);
+	assert_true(proc.n >= 3); /* this test, libc, ld.so, the vDSO... */
+	for (uint32_t i = 0; i < proc.n; i++) {
+		uint32_t key = proc.first + i, inner_id;
+
+		assert_int_equal(bpf_map_lookup_elem(s->m.mappings, &key, &m), 0);
+		if (!m.table)
+			continue;
+		with_table = true;
+		slot = m.table;
+		/* The slot holds a map: the array of maps answers with its id. */
+		assert_int_equal(bpf_map_lookup_elem(s->m.tables, &slot, &inner_id), 0);
+	}
+	assert_true(with_table);
+	unwinder_stats(u, &st);
+	assert_true(st.tables >= 3);
+	assert_true(st.rows > 10000);
+	assert_true(st.table_bytes < st.rows * 4 + st.tables * 4096);
+	/* A second process mapping the same files (a fork) shares every table. */
+	{
+		struct unwinder_stats again;
+		int fds[2];
+		pid_t child;
+		char c;
+
+		assert_int_equal(pipe(fds), 0);
+		child = fork();
+		assert_true(child >= 0);
+		if (!child) {
+			close(fds[1]);
+			(void)!read(fds[0], &c, 1);
+			_exit(0);
+		}
+		close(fds[0]);
+		assert_int_equal(unwinder_track(u, (uint32_t)child, now_ns()), 0);
+		close(fds[1]);
+		waitpid(child, NULL, 0);
+		unwinder_stats(u, &again);
+		assert_int_equal(again.built, st.built);
+		assert_int_equal(again.tables, st.tables);
+	}
+	unwinder_free(u);
+	/* Freed: every process and table unloaded. */
+	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+}
+
+/* --- a copy of our own stack, three calls deep -------------------------- */
+
+struct captured {
+	struct ebprof_regs regs;
+	uint8_t stack[EBPROF_COPY_BYTES];
+	uint32_t len;
+	uint64_t ra_middle, ra_outer; /* return addresses into t_middle and t_outer */
+};
+
+static uint64_t stack_end(uint64_t sp)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	uint64_t end = sp;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && sp >= lo && sp < hi)
+			end = hi;
+	fclose(f);
+	return end;
+}
+
+/* The stack as it is, redzones included: not through ASan's memcpy. */
+__attribute__((no_sanitize("address"))) static void raw_copy(uint8_t *dst, uint64_t src,
+							      uint32_t n)
+{
+	const volatile uint8_t *p = (const volatile uint8_t *)src;
+
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = p[i];
+}
+
+__attribute__((noinline)) static void t_capture(struct captured *c)
+{
+	uint64_t rip, rsp, rbp, top;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(rip), "=r"(rsp), "=r"(rbp));
+	memset(&c->regs, 0, sizeof(c->regs));
+	c->regs.r[UNW_RIP] = rip;
+	c->regs.r[UNW_RSP] = rsp;
+	c->regs.r[UNW_RBP] = rbp;
+	c->regs.valid = UNW_REG(UNW_RIP) | UNW_REG(UNW_RSP) | UNW_REG(UNW_RBP);
+	c->regs.exact = 1;
+	top = stack_end(rsp);
+	c->len = top - rsp < sizeof(c->stack) ? (uint32_t)(top - rsp) : sizeof(c->stack);
+	raw_copy(c->stack, rsp, c->len);
+	c->ra_middle = (uint64_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void t_middle(struct captured *c)
+{
+	t_capture(c);
+	c->ra_outer = (uint64_t)__builtin_return_address(0);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void t_outer(struct captured *c)
+{
+	t_middle(c);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void test_copy_unwinds_through_our_own_calls(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	uint64_t start = now_ns(), ips[64];
+	struct sampler_copy copy;
+	struct unwinder *u;
+	bool stale = false;
+	uint32_t n;
+	int stop;
+
+	assert_non_null(c);
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	t_outer(c);
+	copy = (struct sampler_copy){
+		.tgid = (uint32_t)getpid(),
+		.start_time = start,
+		.comm = "test_unwinder",
+		.regs = &c->regs,
+		.stack = c->stack,
+		.stack_len = c->len,
+	};
+	/* Not tracked yet: the copy's walk tracks the process first. */
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 4);
+	assert_int_equal(ips[0], c->regs.r[UNW_RIP]);
+	assert_int_equal(ips[1], c->ra_middle);
+	assert_int_equal(ips[2], c->ra_outer);
+	/* ...and on through cmocka and libc to _start, where the stack ends. */
+	assert_int_equal(stop, UNW_END);
+	assert_false(stale);
+	/* A copy cut short is a read fault, with the frames before it. */
+	copy.stack_len = 16;
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 1 && n < 4);
+	assert_int_equal(stop, UNW_READ_FAULT);
+	/* The cap stops it, counted as such. */
+	copy.stack_len = c->len;
+	n = unwinder_unwind_copy(&copy, ips, 2, &stop, &stale, u);
+	assert_int_equal(n, 2);
+	assert_int_equal(stop, UNW_DEPTH_CAP);
+	unwinder_free(u);
+	free(c);
+}
+
+/* A pc in memory mapped after the process was tracked: stale, then by frame pointer. */
+static void test_pc_in_a_new_mapping_is_stale(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	struct sampler_copy copy;
+	struct unwinder *u;
+	uint64_t ips[64], start = now_ns();
+	bool stale = false;
+	void *code;
+	uint32_t n;
+	int stop;
+
+	assert_non_null(c);
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
+	code = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(code != MAP_FAILED);
+	t_outer(c);
+	c->regs.r[UNW_RIP] = (uint64_t)code + 16;
+	copy = (struct sampler_copy){ .tgid = (uint32_t)getpid(), .start_time = start,
+				      .comm = "test_unwinder", .regs = &c->regs,
+				      .stack = c->stack, .stack_len = c->len };
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(stale);
+	assert_int_equal(n, 1);
+	assert_int_equal(stop, UNW_NO_TABLE);
+	/* Tracked again, the new mapping is known (anonymous: by frame pointer). */
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
+	stale = false;
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_false(stale);
+	assert_true(n >= 2);
+	munmap(code, 4096);
+	unwinder_free(u);
+	free(c);
+}
+
+static void test_memory_bound_refuses_tables(void **state)
+{
+	struct maps *s = *state;
+	struct unwinder_config config;
+	struct unwinder_stats st;
+	struct unwinder *u;
+
+	unwinder_config_init(&config);
+	config.max_bytes = 8192; /* two pages: libc's table alone is ~28 */
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), now_ns()), 0);
+	unwinder_stats(u, &st);
+	assert_true(st.refused >= 1);
+	assert_true(st.table_kernel_bytes <= 8192);
+	unwinder_free(u);
+}
+
+static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
+{
+	struct maps *s = *state;
+	struct unwinder_stats st;
+	struct ebprof_unw_proc proc;
+	struct unwinder *u;
+	uint32_t tgid;
+	pid_t child;
+	int fds[2];
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[1]);
+		/* Exits when the test closes its end. */
+		(void)!read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	tgid = (uint32_t)child;
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	assert_int_equal(unwinder_track(u, tgid, now_ns()), 0);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	unwinder_end_drain(u); /* alive: kept */
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	close(fds[1]);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	unwinder_end_drain(u); /* gone: dropped, its tables unused from now */
+	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	unwinder_end_drain(u); /* a whole drain without a user: freed */
+	unwinder_stats(u, &st);
+	assert_int_equal(st.tables, 0);
+	assert_int_equal(st.table_kernel_bytes, 0);
+	unwinder_free(u);
+}
+
+/* A range a process gave up is reused only after a retire. */
+static void test_mapping_ranges_wait_for_a_retire(void **state)
+{
+	struct maps *s = *state;
+	struct ebprof_unw_mapping m[40] = { { 0 } };
+	struct ebprof_unw_proc proc;
+	uint32_t a = 1000001, b = 1000002;
+
+	for (int i = 0; i < 40; i++)
+		m[i] = (struct ebprof_unw_mapping){ .start = (uint64_t)i << 12,
+						    .end = (uint64_t)(i + 1) << 12 };
+	assert_int_equal(unwmaps_process_set(s->unwmaps, a, 1, m, 40), 0);
+	unwmaps_process_drop(s->unwmaps, a);
+	/* 64 slots, 40 waiting to retire: 40 more do not fit yet. */
+	assert_int_equal(unwmaps_process_set(s->unwmaps, b, 2, m, 40), -ENOSPC);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &b, &proc), 0);
+	assert_int_equal(proc.n, 0); /* known, with no mappings: walked by copy or fp */
+	unwmaps_retire(s->unwmaps);
+	assert_int_equal(unwmaps_process_set(s->unwmaps, b, 2, m, 40), 0);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &b, &proc), 0);
+	assert_int_equal(proc.n, 40);
+	unwmaps_process_drop(s->unwmaps, b);
+	unwmaps_retire(s->unwmaps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_track_loads_tables_and_mappings, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_copy_unwinds_through_our_own_calls,
+						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_pc_in_a_new_mapping_is_stale, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_memory_bound_refuses_tables, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_exited_process_is_dropped_and_its_tables_freed,
+						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_mapping_ranges_wait_for_a_retire, maps_setup,
+						maps_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
