@@ -17,7 +17,14 @@ ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
 mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
-mount -t tmpfs -o mode=1777 tmpfs /tmp
+# A /tmp of its own, unless the command works in the host's /tmp (a clone
+# there, as CI may make): a tmpfs would hide it, so /tmp stays the
+# overlay's, writable all the same and never written through to the host.
+keep_tmp=""
+for d in "$(sed -n '1s/^cd \(.*\) || exit 125$/\1/p' "$OUT/cmd")" "$(cat "$OUT/writable" 2>/dev/null)"; do
+	case $d in /tmp | /tmp/*) keep_tmp=$d ;; esac
+done
+[ -n "$keep_tmp" ] || mount -t tmpfs -o mode=1777 tmpfs /tmp
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t bpf bpf /sys/fs/bpf
 mount -t debugfs debugfs /sys/kernel/debug
