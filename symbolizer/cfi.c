@@ -207,6 +207,34 @@ static int64_t read_sleb(struct cursor *c)
 	return (int64_t)v;
 }
 
+/*
+ * A factored offset: n times the CIE's data alignment. A product that
+ * does not fit in 64 bits (only a corrupt program asks for one) makes
+ * the program unreadable from here on.
+ */
+static int64_t scaled(struct cursor *c, int64_t n, int64_t align)
+{
+	int64_t v;
+
+	if (__builtin_mul_overflow(n, align, &v)) {
+		c->bad = true;
+		return 0;
+	}
+	return v;
+}
+
+/* An unsigned LEB128 operand as a signed one; over INT64_MAX is unreadable. */
+static int64_t read_uleb_signed(struct cursor *c)
+{
+	uint64_t v = read_uleb(c);
+
+	if (v > INT64_MAX) {
+		c->bad = true;
+		return 0;
+	}
+	return (int64_t)v;
+}
+
 /* A value of a DW_EH_PE format, without its application (pcrel...). */
 static uint64_t read_format(struct cursor *c, uint8_t enc)
 {
@@ -605,23 +633,23 @@ static int run_extended(struct interp *in, struct cursor *c, uint8_t op, const s
 		return advance(in, in->loc + read_le(c, 4) * cie->code_align);
 	case CFA_offset_extended:
 		reg = read_uleb(c);
-		set_reg(in, reg, CFI_AT_CFA, 0, (int64_t)read_uleb(c) * cie->data_align, 0);
+		set_reg(in, reg, CFI_AT_CFA, 0, scaled(c, read_uleb_signed(c), cie->data_align), 0);
 		return 0;
 	case CFA_offset_extended_sf:
 		reg = read_uleb(c);
-		set_reg(in, reg, CFI_AT_CFA, 0, read_sleb(c) * cie->data_align, 0);
+		set_reg(in, reg, CFI_AT_CFA, 0, scaled(c, read_sleb(c), cie->data_align), 0);
 		return 0;
 	case CFA_GNU_negative_offset_extended:
 		reg = read_uleb(c);
-		set_reg(in, reg, CFI_AT_CFA, 0, -(int64_t)read_uleb(c) * cie->data_align, 0);
+		set_reg(in, reg, CFI_AT_CFA, 0, scaled(c, -read_uleb_signed(c), cie->data_align), 0);
 		return 0;
 	case CFA_val_offset:
 		reg = read_uleb(c);
-		set_reg(in, reg, CFI_VAL_CFA, 0, (int64_t)read_uleb(c) * cie->data_align, 0);
+		set_reg(in, reg, CFI_VAL_CFA, 0, scaled(c, read_uleb_signed(c), cie->data_align), 0);
 		return 0;
 	case CFA_val_offset_sf:
 		reg = read_uleb(c);
-		set_reg(in, reg, CFI_VAL_CFA, 0, read_sleb(c) * cie->data_align, 0);
+		set_reg(in, reg, CFI_VAL_CFA, 0, scaled(c, read_sleb(c), cie->data_align), 0);
 		return 0;
 	case CFA_restore_extended:
 		restore_reg(in, read_uleb(c));
@@ -645,21 +673,21 @@ static int run_extended(struct interp *in, struct cursor *c, uint8_t op, const s
 		return 0;
 	case CFA_def_cfa:
 		reg = read_uleb(c);
-		def_cfa(in, reg, (int64_t)read_uleb(c));
+		def_cfa(in, reg, read_uleb_signed(c));
 		return 0;
 	case CFA_def_cfa_sf:
 		reg = read_uleb(c);
-		def_cfa(in, reg, read_sleb(c) * cie->data_align);
+		def_cfa(in, reg, scaled(c, read_sleb(c), cie->data_align));
 		return 0;
 	case CFA_def_cfa_register:
 		/* readelf and GCC: back to the register form, with the last offset */
 		def_cfa(in, read_uleb(c), in->reg_off);
 		return 0;
 	case CFA_def_cfa_offset:
-		def_cfa_offset(in, (int64_t)read_uleb(c));
+		def_cfa_offset(in, read_uleb_signed(c));
 		return 0;
 	case CFA_def_cfa_offset_sf:
-		def_cfa_offset(in, read_sleb(c) * cie->data_align);
+		def_cfa_offset(in, scaled(c, read_sleb(c), cie->data_align));
 		return 0;
 	case CFA_def_cfa_expression:
 		block = read_block(c, &len);
@@ -706,7 +734,7 @@ static int run(struct interp *in, const uint8_t *p, const uint8_t *end, const st
 			break;
 		case CFA_offset:
 			set_reg(in, op & 0x3f, CFI_AT_CFA, 0,
-				(int64_t)read_uleb(&c) * in->cie->data_align, 0);
+				scaled(&c, read_uleb_signed(&c), in->cie->data_align), 0);
 			break;
 		case CFA_restore:
 			restore_reg(in, op & 0x3f);
