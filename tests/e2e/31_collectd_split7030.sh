@@ -73,7 +73,9 @@ for f in "$S"/ebprof-*.svg "$S"/latest.svg; do
 done
 grep -q 'burn_seventy' "$S/latest.svg" || fail "latest.svg does not mention burn_seventy"
 grep -q ';burn_seventy [0-9]*$' "$S/latest.folded" || fail "latest.folded has no burn_seventy stack"
-newest=$(ls "$S"/ebprof-*.svg | sort | tail -1)
+# Newest by stamp, then by sequence: two windows in one second are
+# ebprof-STAMP.svg then ebprof-STAMP-1.svg, which a plain sort inverts.
+newest=$(ls "$S"/ebprof-*.svg | sed 's/Z\.svg$/Z-0.svg/' | sort -V | tail -1 | sed 's/Z-0\.svg$/Z.svg/')
 [ "$(stat -c %i "$S/latest.svg")" = "$(stat -c %i "$newest")" ] || fail "latest.svg is not the newest SVG ($newest)"
 leftovers=$(ls -A "$S" | grep -c '^\.' || true)
 [ "$leftovers" -eq 0 ] || fail "temporary files left in the spool: $(ls -A "$S")"
