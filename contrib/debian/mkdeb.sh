@@ -23,6 +23,7 @@
 #       ebprof.conf (the collectd.conf.d snippet), network-*.conf,
 #       nginx-ebprof.conf, systemd/ebprof.conf (the drop-in)
 #   /usr/share/doc/ebprof/{README.md.gz,copyright,changelog.gz}
+#   /usr/share/lintian/overrides/ebprof     contrib/debian/lintian-overrides
 # Nothing goes to /etc: installing the package must not change what
 # collectd runs (collectd-core's own plugins are off until configured),
 # and the drop-in's CapabilityBoundingSet would narrow every plugin's
@@ -74,6 +75,9 @@ gzip -9n "$doc/README.md"
 (cd "$top/contrib" && find . -path ./debian -prune -o -type f -print) | sort | while read -r f; do
 	install -D -m 0644 "$top/contrib/$f" "$doc/examples/$f"
 done
+# lintian: the binaries embed the BPF object, whose BTF names kernel
+# struct fields (inet6's prefered_lft): the kernel's spelling, not ours.
+install -D -m 0644 "$here/lintian-overrides" "$root/usr/share/lintian/overrides/ebprof"
 # copyright: the machine-readable header, then LICENSE's text as its body.
 {
 	cat "$here/copyright"
