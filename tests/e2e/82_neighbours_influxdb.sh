@@ -86,6 +86,8 @@ lost=$(influxql "${queries[1]}" | awk -F, '$NF != ""')
 awk -F, '$NF != 0 { exit 1 }' <<<"$lost" || fail "samples lost: $lost (${queries[1]})"
 ok "samples lost per second: 0 ($(wc -l <<<"$lost") buckets)"
 
+# Its derivative needs two points of each measurement in a bucket too.
+wait_for 30 rows_of "${queries[2]}" 2 || fail "no plugin CPU rate after 30 s: ${queries[2]}"
 cpu=$(influxql "${queries[2]}" | awk -F, '$NF != ""')
 grep -q '^ebprof_user,' <<<"$cpu" && grep -q '^ebprof_syst,' <<<"$cpu" ||
 	fail "plugin CPU query gave not user and syst series: '$cpu'"
