@@ -21,10 +21,15 @@ cat "$T/summary"
 
 total=$($FOLDED_PY "$T/short.folded" total shortlived)
 at_least "$total" 200 || fail "only $total samples of the children (want ~600: 6 s of CPU at 99 Hz)"
-pct=$($FOLDED_PY "$T/short.folded" has shortlived '^burn_[0-9]{3}$')
+# Named: in the child's burn_NNN, or, before main, in the dynamic loader's
+# start-up (_dl_start down to init_cpu_features: its CPUID probing is slow
+# under virtualization, 2-6% of a 30 ms child here, and those frames are
+# named too; only burn_NNN cannot be on such a stack yet).
+pct=$($FOLDED_PY "$T/short.folded" has shortlived '^(burn_[0-9]{3}|_dl_start)$')
+loader=$($FOLDED_PY "$T/short.folded" has shortlived '^_dl_start$')
 at_least "$pct" 95 || {
-	grep '^shortlived;' "$T/short.folded" | grep -v 'burn_[0-9]' | sort -t' ' -k2 -n -r | head
-	fail "burn_NNN named in only $pct% of the children's $total samples (want >= 95%)"
+	grep '^shortlived;' "$T/short.folded" | grep -v 'burn_[0-9]\|;_dl_start;' | sort -t' ' -k2 -n -r | head
+	fail "named in only $pct% of the children's $total samples (burn_NNN, or the loader's start-up: $loader%; want >= 95%)"
 }
 # Each child has its own function: nearly all 200 names appear.
 names=$(grep -o ';burn_[0-9]\{3\}' "$T/short.folded" | sort -u | wc -l)
@@ -35,4 +40,4 @@ at_least "$whole" 95 || {
 		sort -t' ' -k2 -n -r | head
 	fail "of $named samples in burn_NNN, only $whole% are whole down from _start (want >= 95%)"
 }
-ok "short-lived processes: burn_NNN named in $pct% of $total samples, $names distinct names; whole from _start in $whole%"
+ok "short-lived processes: named in $pct% of $total samples (the loader's start-up $loader%), $names distinct names; whole from _start in $whole%"
