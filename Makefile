@@ -219,7 +219,7 @@ FUZZ_SECONDS ?= 600
 SOAK_SECONDS ?= 600
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_file,$(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%))
-FUZZ_LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
+FUZZ_LIB_SRCS := bpf/grow.c $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
 	plugin/config.c tests/unit/stub_collectd.c tests/fuzz/fuzz_file.c
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "cli/cli.h"
 #include "render/folded.h"
 #include "render/perfscript.h"
@@ -126,14 +127,8 @@ static int add_under_root(const struct frame *frames, size_t n, uint64_t count, 
 {
 	struct root_ctx *r = ctx;
 
-	if (n + 1 > r->cap) {
-		struct frame *f = realloc(r->frames, (n + 1) * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		r->frames = f;
-		r->cap = n + 1;
-	}
+	if (GROW_ARRAY(&r->frames, &r->cap, n + 1, 64))
+		return -ENOMEM;
 	r->frames[0] = (struct frame){ r->root, FRAME_PROCESS };
 	memcpy(r->frames + 1, frames, n * sizeof(*frames));
 	return profile_add(r->dst, r->frames, n + 1, count);

@@ -12,6 +12,7 @@
  * directory entry and never writes through it, so even then nothing
  * outside the spool can change.
  */
+#include "bpf/grow.h"
 #include "plugin/spool.h"
 
 #include <dirent.h>
@@ -408,16 +409,9 @@ static bool spool_collect(int dirfd, const char *name, void *ctx)
 	if (!spool_parse_name(name, &e) || !spool_ours(dirfd, name, &st))
 		return true;
 	e.bytes = (uint64_t)st.st_size;
-	if (list->n == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 64;
-		struct spool_entry *grown = realloc(list->entries, cap * sizeof(*grown));
-
-		if (!grown) {
-			list->err = -ENOMEM;
-			return false;
-		}
-		list->entries = grown;
-		list->cap = cap;
+	if (GROW_ARRAY(&list->entries, &list->cap, list->n + 1, 64)) {
+		list->err = -ENOMEM;
+		return false;
 	}
 	list->entries[list->n++] = e;
 	return true;

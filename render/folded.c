@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/folded.h"
 #include "render/stacks.h"
 
@@ -145,15 +146,8 @@ static int folded_push(struct folded_frames *f, char *name, size_t len)
 {
 	if (f->n == f->max_depth)
 		return -E2BIG;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 128;
-		struct frame *frames = realloc(f->frames, cap * sizeof(*frames));
-
-		if (!frames)
-			return -ENOMEM;
-		f->frames = frames;
-		f->cap = cap;
-	}
+	if (GROW_ARRAY(&f->frames, &f->cap, f->n + 1, 128))
+		return -ENOMEM;
 	f->frames[f->n] = (struct frame){ .name = name, .kind = folded_frame_kind(name, len) };
 	f->n++;
 	return 0;

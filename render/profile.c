@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/profile.h"
 
 struct symbol {
@@ -251,16 +252,7 @@ static int table_find(struct table *t, uint32_t h, index_match match, const void
 			return -ENOMEM;
 		index_find(t, h, match, key, id, slot);
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		void **rows = realloc(t->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		t->cap = cap;
-	}
-	return 0;
+	return GROW_ARRAY(&t->rows, &t->cap, t->n + 1, 1024);
 }
 
 /* Adds row as the next id at slot (from a table_find() that found none). */
@@ -537,15 +529,8 @@ static int nodes_reserve(struct profile *p, size_t count)
 	while (p->nchunks < need) {
 		struct profile_node *chunk;
 
-		if (p->nchunks == p->chunks_cap) {
-			size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 16;
-			struct profile_node **chunks = realloc(p->chunks, cap * sizeof(*chunks));
-
-			if (!chunks)
-				return -ENOMEM;
-			p->chunks = chunks;
-			p->chunks_cap = cap;
-		}
+		if (GROW_ARRAY(&p->chunks, &p->chunks_cap, p->nchunks + 1, 16))
+			return -ENOMEM;
 		chunk = malloc(NODES_PER_CHUNK * sizeof(*chunk));
 		if (!chunk)
 			return -ENOMEM;
@@ -665,14 +650,8 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 			return -EINVAL;
 	if (!count)
 		return 0;
-	if (n > p->last_cap) {
-		struct profile_node **last = realloc(p->last, n * sizeof(*last));
-
-		if (!last)
-			return -ENOMEM;
-		p->last = last;
-		p->last_cap = n;
-	}
+	if (GROW_ARRAY(&p->last, &p->last_cap, n, 64))
+		return -ENOMEM;
 
 	/* Walk down as far as the tree already goes: first along the last
 	 * stack's path, then by searching children. */

@@ -21,6 +21,7 @@
  * is better than a wrong one. Recursion and output length are bounded,
  * so a hostile symbol table cannot exhaust the stack or memory.
  */
+#include "bpf/grow.h"
 #include "symbolizer/demangle.h"
 
 #include <stdbool.h>
@@ -49,19 +50,9 @@ static void put_n(struct out *o, const char *s, size_t n)
 		o->ok = false;
 		return;
 	}
-	if (o->len + n + 1 > o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 256;
-		char *buf;
-
-		while (cap < o->len + n + 1)
-			cap *= 2;
-		buf = realloc(o->buf, cap);
-		if (!buf) {
-			o->ok = false;
-			return;
-		}
-		o->buf = buf;
-		o->cap = cap;
+	if (GROW_ARRAY(&o->buf, &o->cap, o->len + n + 1, 256)) {
+		o->ok = false;
+		return;
 	}
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;

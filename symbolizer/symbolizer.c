@@ -45,6 +45,7 @@
  * becomes one FRAME_KERNEL frame named "[kernel]": the time stays visible
  * and coloured as kernel time, and it is counted as unresolved.
  */
+#include "bpf/grow.h"
 #include "symbolizer/symbolizer.h"
 
 #include <elf.h>
@@ -718,19 +719,7 @@ int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t sta
 /* Makes room for len more bytes in the per-call buffer: 0 or -ENOMEM. */
 static int names_room(struct symbolizer *sym, size_t len)
 {
-	size_t cap = sym->names_cap ? sym->names_cap * 2 : 4096;
-	char *names;
-
-	if (sym->names_len + len <= sym->names_cap)
-		return 0;
-	while (cap < sym->names_len + len)
-		cap *= 2;
-	names = realloc(sym->names, cap);
-	if (!names)
-		return -ENOMEM;
-	sym->names = names;
-	sym->names_cap = cap;
-	return 0;
+	return GROW_ARRAY(&sym->names, &sym->names_cap, sym->names_len + len, 4096);
 }
 
 /* Appends len bytes to the per-call buffer; returns their offset or SIZE_MAX. */
