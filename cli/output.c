@@ -1,6 +1,6 @@
 /*
  * output: what record and render share at their ends. Argument parsing of
- * numbers and formats, and writing a profile to a file atomically: a
+ * numbers, and writing a profile to a file atomically: a
  * temporary file beside the target, then rename(2), so a half-written
  * flame graph never appears under the final name, even on Ctrl-C or a
  * full disk.
@@ -14,40 +14,9 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "render/folded.h"
-#include "render/pprof.h"
-#include "render/speedscope.h"
-#include "render/svg.h"
 
 /* stdio buffer for output files (its default is the 4 KiB block size). */
 #define OUTPUT_BUFFER (256 * 1024)
-
-int cli_parse_format(const char *s)
-{
-	if (!strcmp(s, "svg"))
-		return CLI_FORMAT_SVG;
-	if (!strcmp(s, "folded"))
-		return CLI_FORMAT_FOLDED;
-	if (!strcmp(s, "speedscope"))
-		return CLI_FORMAT_SPEEDSCOPE;
-	if (!strcmp(s, "pprof"))
-		return CLI_FORMAT_PPROF;
-	return -1;
-}
-
-const char *cli_format_ext(enum cli_format fmt)
-{
-	switch (fmt) {
-	case CLI_FORMAT_FOLDED:
-		return ".folded";
-	case CLI_FORMAT_SPEEDSCOPE:
-		return ".speedscope.json";
-	case CLI_FORMAT_PPROF:
-		return ".pb.gz";
-	default:
-		return ".svg";
-	}
-}
 
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
@@ -64,40 +33,15 @@ int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
 	return 0;
 }
 
-static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
-			const char *title, const char *subtitle, double min_width,
-			unsigned int frequency)
-{
-	struct speedscope_options sso = { .name = title };
-	struct pprof_options po = { .frequency = frequency, .comment = subtitle };
-	struct svg_options opts;
-	int err;
-
-	if (fmt == CLI_FORMAT_FOLDED)
-		return folded_write(p, out);
-	if (fmt == CLI_FORMAT_SPEEDSCOPE)
-		return speedscope_write(p, out, &sso);
-	if (fmt == CLI_FORMAT_PPROF)
-		return pprof_write(p, out, &po);
-	svg_options_init(&opts);
-	opts.title = title;
-	opts.subtitle = subtitle;
-	if (min_width >= 0)
-		opts.min_width = min_width;
-	err = svg_write(p, out, &opts);
-	return err;
-}
-
-int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *path,
-		      const char *title, const char *subtitle, double min_width,
-		      unsigned int frequency)
+int cli_write_profile(const struct profile *p, enum format fmt, const char *path,
+		      const struct format_options *opts)
 {
 	char tmp[PATH_MAX];
 	FILE *out;
 	int fd, err;
 
 	if (!path || !strcmp(path, "-")) {
-		err = write_stream(p, fmt, stdout, title, subtitle, min_width, frequency);
+		err = format_write(fmt, p, stdout, opts);
 		if (!err && fflush(stdout))
 			err = -errno;
 		if (err)
@@ -122,7 +66,7 @@ int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *
 	}
 	/* A flame graph is megabytes: write it in big pieces, not 4 KiB ones. */
 	setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
-	err = write_stream(p, fmt, out, title, subtitle, min_width, frequency);
+	err = format_write(fmt, p, out, opts);
 	if (fflush(out) && !err)
 		err = -errno;
 	if (fsync(fileno(out)) && !err)

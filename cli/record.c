@@ -38,8 +38,9 @@
 struct record_opts {
 	struct cli_sampling sampling;
 	unsigned long duration_s;
-	enum cli_format format;
+	enum format format;
 	const char *output;
+	char default_output[32]; /* "ebprof." and the format's ending */
 	const char *title;
 	double min_width;
 	bool quiet;
@@ -89,7 +90,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 
 	cli_sampling_init(&o->sampling);
 	o->duration_s = 30;
-	o->format = CLI_FORMAT_SVG;
+	o->format = FORMAT_SVG;
 	o->min_width = -1;
 	while ((c = getopt_long(argc, argv, CLI_SAMPLING_SHORTOPTS "d:o:qh", record_longopts,
 				NULL)) != -1) {
@@ -113,9 +114,9 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			record_usage(stdout);
 			exit(0);
 		case OPT_FORMAT:
-			if (cli_parse_format(optarg) < 0)
-				return bad_value("format", optarg, "expected " CLI_FORMATS);
-			o->format = cli_parse_format(optarg);
+			if (format_parse(optarg) < 0)
+				return bad_value("format", optarg, "expected " FORMAT_NAMES);
+			o->format = format_parse(optarg);
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
@@ -132,11 +133,11 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (cli_sampling_finish("record", &o->sampling, argc, argv))
 		return -1;
-	if (!o->output)
-		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg"
-			  : o->format == CLI_FORMAT_FOLDED ? "ebprof.folded"
-			  : o->format == CLI_FORMAT_SPEEDSCOPE ? "ebprof.speedscope.json"
-								: "ebprof.pb.gz";
+	if (!o->output) {
+		snprintf(o->default_output, sizeof(o->default_output), "ebprof.%s",
+			 format_ext(o->format));
+		o->output = o->default_output;
+	}
 	return 0;
 }
 
@@ -426,8 +427,9 @@ int cli_record(int argc, char **argv)
 	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
 		 (unsigned long long)profile_total(profile), o.sampling.sampler.frequency,
 		 cli_now() - start);
-	if (cli_write_profile(profile, o.format, o.output, o.title, subtitle, o.min_width,
-			      o.sampling.sampler.frequency))
+	if (cli_write_profile(profile, o.format, o.output,
+			      &(struct format_options){ o.title, subtitle, o.min_width,
+							o.sampling.sampler.frequency }))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);

@@ -231,7 +231,7 @@ out_close:
 int cli_render(int argc, char **argv)
 {
 	const char *output = NULL, *title = NULL;
-	enum cli_format format = CLI_FORMAT_SVG;
+	enum format format = FORMAT_SVG;
 	enum render_input input = INPUT_AUTO;
 	enum render_root root = ROOT_NONE;
 	unsigned long frequency = 0;
@@ -250,12 +250,12 @@ int cli_render(int argc, char **argv)
 			render_usage(stdout);
 			return 0;
 		case OPT_FORMAT:
-			if (cli_parse_format(optarg) < 0) {
+			if (format_parse(optarg) < 0) {
 				fprintf(stderr, "ebprof render: invalid format '%s': "
-						"expected " CLI_FORMATS "\n", optarg);
+						"expected " FORMAT_NAMES "\n", optarg);
 				return 2;
 			}
-			format = cli_parse_format(optarg);
+			format = format_parse(optarg);
 			break;
 		case OPT_INPUT:
 			if (!strcmp(optarg, "auto")) {
@@ -321,8 +321,9 @@ int cli_render(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (read_one(p, argv[i], input, root, &bounds))
 			goto free_profile;
-	if (!cli_write_profile(p, format, output, title, NULL, min_width,
-			       (unsigned int)frequency))
+	if (!cli_write_profile(p, format, output,
+			       &(struct format_options){ title, NULL, min_width,
+							 (unsigned int)frequency }))
 		ret = 0;
 free_profile:
 	profile_free(p);

@@ -203,6 +203,7 @@ static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 	for (int i = 0; i < ci->values_num; i++) {
 		char word[32];
 		const char *s, *end;
+		int format;
 
 		if (ci->values[i].type != OCONFIG_TYPE_STRING)
 			return pconf_bad(ci, expected);
@@ -216,18 +217,14 @@ static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 				continue;
 			if ((size_t)(end - s) >= sizeof(word))
 				return pconf_bad(ci, expected);
-			memcpy(word, s, (size_t)(end - s));
+			/* Keys and words of collectd.conf are case-insensitive. */
+			for (size_t k = 0; k < (size_t)(end - s); k++)
+				word[k] = (char)tolower((unsigned char)s[k]);
 			word[end - s] = '\0';
-			if (strcasecmp(word, "svg") == 0)
-				formats |= PCONF_FORMAT_SVG;
-			else if (strcasecmp(word, "folded") == 0)
-				formats |= PCONF_FORMAT_FOLDED;
-			else if (strcasecmp(word, "speedscope") == 0)
-				formats |= PCONF_FORMAT_SPEEDSCOPE;
-			else if (strcasecmp(word, "pprof") == 0)
-				formats |= PCONF_FORMAT_PPROF;
-			else
+			format = format_parse(word);
+			if (format < 0)
 				return pconf_bad(ci, expected);
+			formats |= FORMAT_BIT(format);
 		}
 	}
 	if (!formats)
@@ -480,7 +477,7 @@ int pconf_finish(struct pconf *c, double read_interval, unsigned int kernel_max_
 		return -EINVAL;
 	}
 	if (!c->spool_formats)
-		c->spool_formats = PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED;
+		c->spool_formats = FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED);
 	if (!(read_interval > 0))
 		return -EINVAL;
 	if (c->spool_interval == 0) {

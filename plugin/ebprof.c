@@ -389,14 +389,7 @@ static int ebprof_open_spool(void)
 	};
 	char err[512];
 
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_SVG)
-		sc.formats |= SPOOL_SVG;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_FOLDED)
-		sc.formats |= SPOOL_FOLDED;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_SPEEDSCOPE)
-		sc.formats |= SPOOL_SPEEDSCOPE;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_PPROF)
-		sc.formats |= SPOOL_PPROF;
+	sc.formats = ebprof.conf.spool_formats;
 	sc.frequency = ebprof.conf.frequency;
 	ebprof.spool = spool_new(&sc);
 	if (!ebprof.spool)

@@ -31,21 +31,8 @@
 
 #include "bpf/grow.h"
 #include "render/folded.h"
+#include "render/format.h"
 #include "render/stacks.h"
-
-/* The stream's error as a negative errno: what the failing call left in
- * errno when it says something, -EIO otherwise. */
-static int stream_error(FILE *f)
-{
-	int earlier = errno; /* the writer zeroed errno before writing */
-
-	errno = 0;
-	if (fflush(f) && errno)
-		return -errno;
-	if (!ferror(f))
-		return 0;
-	return earlier ? -earlier : -EIO;
-}
 
 static bool folded_bad_byte(unsigned char c)
 {
@@ -88,7 +75,7 @@ int folded_write(const struct profile *p, FILE *out)
 
 	errno = 0;
 	err = stacks_for_each(p, 0, folded_put_stack, out);
-	return err ? err : stream_error(out);
+	return err ? err : format_stream_error(out);
 }
 
 /* --- reader ------------------------------------------------------------------ */
