@@ -25,6 +25,9 @@ int cli_top(int argc, char **argv);
 /* Parses a whole decimal number in [min, max]; -1 on anything else. */
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
 
+/* Parses -d SECONDS of record and top (1 s to 31 days); -1 after saying why. */
+int cli_parse_duration(const char *cmd, const char *s, unsigned long *out);
+
 /*
  * Parses a size in bytes, "4096" or with a unit ("64M", "64MiB", "64MB";
  * K, M, G, T are powers of 1024, as collectd.conf's sizes), in [min,

@@ -33,6 +33,14 @@ int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
 	return 0;
 }
 
+int cli_parse_duration(const char *cmd, const char *s, unsigned long *out)
+{
+	if (!cli_parse_uint(s, 1, 31 * 24 * 3600UL, out))
+		return 0;
+	fprintf(stderr, "ebprof %s: invalid duration '%s': expected 1 to 2678400 seconds\n", cmd, s);
+	return -1;
+}
+
 int cli_write_profile(const struct profile *p, enum format fmt, const char *path,
 		      const struct format_options *opts)
 {

@@ -20,6 +20,9 @@
 #include "collectd/core/daemon/plugin.h"
 #include "render/format.h"
 
+/* The start of every line the plugin logs, in every file of plugin/. */
+#define PLUGIN_LOG "ebprof plugin: "
+
 #define PCONF_DEFAULT_FREQUENCY 99
 #define PCONF_DEFAULT_TOP 20
 #define PCONF_MAX_TOP 1000

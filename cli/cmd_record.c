@@ -101,8 +101,8 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			continue;
 		switch (c) {
 		case 'd':
-			if (cli_parse_uint(optarg, 1, 31 * 24 * 3600UL, &o->duration_s))
-				return bad_value("duration", optarg, "expected 1 to 2678400 seconds");
+			if (cli_parse_duration("record", optarg, &o->duration_s))
+				return -1;
 			break;
 		case 'o':
 			o->output = optarg;
