@@ -56,7 +56,7 @@ EBPROF = os.path.join(BUILD, "ebprof")
 EX = os.path.join(BUILD, "examples")
 NCPU = os.cpu_count() or 1
 
-# flamegraph.pl on 76k unique stacks, as published (see README-performance.md).
+# flamegraph.pl on 76k unique stacks, as published (see tests/bench/README.md).
 FLAMEGRAPH_PL = {"stacks": 76000, "seconds": 6.9, "rss_mb": 315.0, "svg_mb": 1.27}
 REFERENCE_PROFILER_RSS_MB = 29.5  # the seed profiler (Rust + aya), measured
 BPFTRACE_PROG = "profile:hz:%d { @[kstack, ustack] = count(); }"
