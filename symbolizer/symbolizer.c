@@ -16,9 +16,9 @@
  *
  * /proc reads are most of what this costs on a busy machine (a shell
  * loop starts hundreds of processes a second), so they are spared where
- * something cheaper answers. The sampler knows each process's start time
- * (the _started calls): a sample or report that gives the record's own
- * needs no /proc/PID/stat, and the end of a drain asks /proc only about
+ * something cheaper answers. The sampler knows each process's start time,
+ * and symbolizer_stack and symbolizer_track take it: a sample or report
+ * that gives the record's own needs no /proc/PID/stat, and the end of a drain asks /proc only about
  * records none confirmed in that drain. The perf map is looked for only
  * once the maps show anonymous executable memory, the only place JIT
  * code can run. Small /proc files are read with one read(), not stdio.
@@ -652,11 +652,6 @@ static struct proc *proc_get(struct symbolizer *sym, uint32_t tgid, uint64_t sta
 /* Loads and holds the symbol table of mapping i of proc, once. */
 static const struct elfsym *proc_elf(struct symbolizer *sym, struct proc *proc, size_t i);
 
-int symbolizer_track(struct symbolizer *sym, uint32_t tgid)
-{
-	return symbolizer_track_started(sym, tgid, 0);
-}
-
 /*
  * With the start time from the caller, a new process costs one read of
  * its maps: no /proc/PID/stat, and no perf map unless it has anonymous
@@ -664,7 +659,7 @@ int symbolizer_track(struct symbolizer *sym, uint32_t tgid)
  * saw it: that takes pid_max new processes, and the report is
  * milliseconds old.
  */
-int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
+int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
 {
 	uint64_t start = start_ticks(sym, start_time);
 	bool confirmed = start != 0;
@@ -1070,19 +1065,13 @@ static size_t comm_length(const char *comm)
 	return len - (lead - 1) < need ? lead - 1 : len;
 }
 
-size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
-			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
+size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *sample,
 			struct frame *out, size_t cap)
 {
-	return symbolizer_stack_started(sym, tgid, 0, comm, uips, n_uips, kips, n_kips, out, cap);
-}
-
-size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-				const char *comm, const uint64_t *uips, size_t n_uips,
-				const uint64_t *kips, size_t n_kips, struct frame *out, size_t cap)
-{
+	const uint64_t *uips = sample->uips, *kips = sample->kips;
+	size_t n_uips = sample->n_uips, n_kips = sample->n_kips;
 	struct stack_out stack = {.frames = out, .cap = cap};
-	size_t comm_len = comm ? comm_length(comm) : 0;
+	size_t comm_len = sample->comm ? comm_length(sample->comm) : 0;
 
 	sym->names_len = 0;
 	if (cap > sym->name_offs_cap) {
@@ -1104,12 +1093,14 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
 		sym->name_offs_cap = cap;
 	}
 	if (comm_len)
-		emit(sym, &stack, FRAME_PROCESS, names_add(sym, "%.*s", (int)comm_len, comm));
+		emit(sym, &stack, FRAME_PROCESS,
+		     names_add(sym, "%.*s", (int)comm_len, sample->comm));
 	else
 		emit(sym, &stack, FRAME_PROCESS, names_add(sym, UNKNOWN_NAME));
 
 	if (n_uips) {
-		struct proc *proc = proc_get(sym, tgid, start_ticks(sym, start_time));
+		struct proc *proc =
+		    proc_get(sym, sample->tgid, start_ticks(sym, sample->start_time));
 
 		if (proc)
 			proc->used_drain = sym->drain;

@@ -184,8 +184,9 @@ static uint64_t mapped_addr(const char *file, uint64_t start, const char *name)
 static size_t stack(struct symbolizer *sym, const uint64_t *uips, size_t n_uips,
 		    const uint64_t *kips, size_t n_kips, struct frame *out)
 {
-	return symbolizer_stack(sym, FAKE_PID, "worker", uips, n_uips, kips, n_kips, out,
-				MAX_FRAMES);
+	return symbolizer_stack(
+	    sym, &(struct symbolizer_sample){FAKE_PID, 0, "worker", uips, n_uips, kips, n_kips},
+	    out, MAX_FRAMES);
 }
 
 static const char *leaf_name(struct symbolizer *sym, uint64_t addr, enum frame_kind *kind)
@@ -250,7 +251,9 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	uips[2] = alpha; /* a return address at a function's first byte: the call was before it */
 	kips[0] = 0xffffffff81000310;
 	kips[1] = 0xffffffff81000110;
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, MAX_FRAMES);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", uips, 3, kips, 2}, out,
+	    MAX_FRAMES);
 	assert_int_equal(n, 6);
 	assert_string_equal(out[0].name, "symfix-pie");
 	assert_int_equal(out[0].kind, FRAME_PROCESS);
@@ -265,12 +268,16 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	assert_int_equal(out[5].kind, FRAME_KERNEL);
 
 	/* The same address as a leaf is the function it starts. */
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", &alpha, 1, NULL, 0, out, MAX_FRAMES);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", &alpha, 1, NULL, 0},
+	    out, MAX_FRAMES);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[1].name, "fixture_alpha");
 
 	/* cap bounds what is written, root first. */
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, 2);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", uips, 3, kips, 2}, out,
+	    2);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[1].name, "fixture_nosize");
 
@@ -803,15 +810,23 @@ static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 	world_new(&w, KALLSYMS);
 	sym = symbolizer_new(&w.config);
 	/* 14 ASCII bytes then the first byte of a 2-byte sequence: the kernel's 15-byte cut. */
-	assert_int_equal(
-	    symbolizer_stack(sym, 1, "abcdefghijklmn\xc3", NULL, 0, NULL, 0, out, MAX_FRAMES), 1);
-	assert_string_equal(out[0].name, "abcdefghijklmn");
-	assert_int_equal(symbolizer_stack(sym, 1, "caf\xc3\xa9", NULL, 0, NULL, 0, out, MAX_FRAMES),
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){1, 0, "abcdefghijklmn\xc3",
+								      NULL, 0, NULL, 0},
+					  out, MAX_FRAMES),
 			 1);
+	assert_string_equal(out[0].name, "abcdefghijklmn");
+	assert_int_equal(
+	    symbolizer_stack(sym,
+			     &(struct symbolizer_sample){1, 0, "caf\xc3\xa9", NULL, 0, NULL, 0},
+			     out, MAX_FRAMES),
+	    1);
 	assert_string_equal(out[0].name, "caf\xc3\xa9");
 	/* Two of the three bytes of the euro sign. */
-	assert_int_equal(symbolizer_stack(sym, 1, "ab\xe2\x82", NULL, 0, NULL, 0, out, MAX_FRAMES),
-			 1);
+	assert_int_equal(
+	    symbolizer_stack(sym, &(struct symbolizer_sample){1, 0, "ab\xe2\x82", NULL, 0, NULL, 0},
+			     out, MAX_FRAMES),
+	    1);
 	assert_string_equal(out[0].name, "ab");
 	symbolizer_free(sym);
 	world_free(&w);
@@ -879,18 +894,21 @@ static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
 	assert_non_null(tracking);
 	assert_non_null(late);
 	pid = run_copy(w.root, copy, sizeof(copy), &in, &alpha, &beta);
-	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), 0);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid, 0), 0);
 
 	/* It exits and its binary is deleted before the drain, as a compiler in a build. */
 	fclose(in);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	assert_int_equal(unlink(copy), 0);
-	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), -ESRCH);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid, 0), -ESRCH);
 
 	uips[0] = alpha + 3;
 	uips[1] = beta + 5;
-	assert_int_equal(
-	    symbolizer_stack(tracking, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_int_equal(symbolizer_stack(tracking,
+					  &(struct symbolizer_sample){
+					      (uint32_t)pid, 0, "short-lived", uips, 2, NULL, 0},
+					  out, 8),
+			 3);
 	assert_string_equal(out[1].name, "fixture_beta");
 	assert_string_equal(out[2].name, "fixture_alpha");
 	assert_int_equal(out[2].kind, FRAME_USER);
@@ -900,8 +918,11 @@ static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
 	assert_true(stats.elf_held >= 1);
 
 	/* Without the snapshot, nothing is left to read. */
-	assert_int_equal(
-	    symbolizer_stack(late, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_int_equal(symbolizer_stack(late,
+					  &(struct symbolizer_sample){
+					      (uint32_t)pid, 0, "short-lived", uips, 2, NULL, 0},
+					  out, 8),
+			 3);
 	assert_string_equal(out[2].name, "[unknown]");
 
 	/* Its samples drained, and a drain later with none of them, the record
@@ -933,7 +954,7 @@ static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **s
 	fake_process(&w, 100, maps);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	fake_process_exit(&w);
 	/* Tracked just before a drain ended, gone before its samples were drained. */
 	symbolizer_end_drain(sym);
@@ -955,7 +976,7 @@ static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **s
 
 	/* One whose samples never come is let go after that next drain too. */
 	fake_process(&w, 300, maps);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	fake_process_exit(&w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
@@ -980,12 +1001,12 @@ static void test_track_of_a_reused_pid_drops_the_old_symbols(void **state)
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
 	fake_process(&w, 100, maps);
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	assert_string_equal(leaf_name(sym, probe, NULL), "fixture_alpha");
 
 	/* Within the same drain the PID now names another process, mapping something else. */
 	fake_process(&w, 200, "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 [heap]\n");
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	assert_string_equal(leaf_name(sym, probe, NULL), "[unknown]");
 	assert_string_equal(leaf_name(sym, 0x7f0000000100, NULL), "[heap]");
 
@@ -1015,8 +1036,10 @@ static const char *leaf_name_started(struct symbolizer *sym, uint64_t start_time
 {
 	struct frame out[MAX_FRAMES];
 
-	assert_int_equal(symbolizer_stack_started(sym, FAKE_PID, start_time, "worker", &addr, 1,
-						  NULL, 0, out, MAX_FRAMES),
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){FAKE_PID, start_time,
+								      "worker", &addr, 1, NULL, 0},
+					  out, MAX_FRAMES),
 			 2);
 	return out[1].name;
 }
@@ -1043,7 +1066,7 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
 	fake_process(&w, 100, maps);
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 
 	/* It exits; a new process takes its PID before the drain. */
 	maps_line(maps, sizeof(maps), lib, 0x401000);
@@ -1057,7 +1080,7 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 	/* The first one's, once its record is the second's, get none. */
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), beta), "[unknown]");
 	/* A late report of the first process leaves the second's record alone. */
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(200), beta + 1), "fixture_beta");
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
@@ -1066,7 +1089,7 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 	fake_process_exit(&w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
@@ -1097,8 +1120,8 @@ static void test_sample_start_time_spares_proc_stat(void **state)
 	/* Its stat unreadable, its maps readable: only a start time given can name it. */
 	unlink(path);
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), -ESRCH);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	for (int drain = 0; drain < 3; drain++) {
 		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha + drain),
 				    "fixture_alpha");
@@ -1140,7 +1163,7 @@ static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 	world_path(&w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	for (int drain = 0; drain < 2; drain++) {
 		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha),
 				    "fixture_alpha");
@@ -1166,7 +1189,7 @@ static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 
 	/* Known from its first snapshot, too. */
 	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), 0x7f0000000120),
 			    "LazyCompile:~handler server.js:10");
 	symbolizer_stats(sym, &stats);
@@ -1192,7 +1215,7 @@ static void test_process_records_are_bounded(void **state)
 	sym = symbolizer_new(&w.config);
 	for (int pid = 100; pid < 120; pid++) {
 		fake_pid(&w, pid, 1000 + (unsigned long long)pid, maps);
-		assert_int_equal(symbolizer_track(sym, (uint32_t)pid), 0);
+		assert_int_equal(symbolizer_track(sym, (uint32_t)pid, 0), 0);
 		symbolizer_stats(sym, &stats);
 		assert_true(stats.processes <= 4);
 	}
@@ -1201,7 +1224,10 @@ static void test_process_records_are_bounded(void **state)
 	{
 		struct frame out[MAX_FRAMES];
 
-		assert_int_equal(symbolizer_stack(sym, 119, "p", &alpha, 1, NULL, 0, out, 8), 2);
+		assert_int_equal(
+		    symbolizer_stack(
+			sym, &(struct symbolizer_sample){119, 0, "p", &alpha, 1, NULL, 0}, out, 8),
+		    2);
 		assert_string_equal(out[1].name, "fixture_alpha");
 	}
 	for (int pid = 100; pid < 120; pid++)
@@ -1288,8 +1314,11 @@ static void test_vdso_frames_are_named(void **state)
 	config.kallsyms = w.kallsyms;
 	sym = symbolizer_new(&config);
 	uips[0] = own_vdso_addr("__vdso_clock_gettime") + 4;
-	assert_int_equal(
-	    symbolizer_stack(sym, (uint32_t)getpid(), "self", uips, 1, NULL, 0, out, 8), 2);
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){(uint32_t)getpid(), 0, "self",
+								      uips, 1, NULL, 0},
+					  out, 8),
+			 2);
 	/* The vDSO exports clock_gettime and __vdso_clock_gettime at one address. */
 	if (strcmp(out[1].name, "clock_gettime"))
 		assert_string_equal(out[1].name, "__vdso_clock_gettime");
