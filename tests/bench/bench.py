@@ -16,7 +16,7 @@ row for a second or two, to prove the rows still work). It measures:
   4 symbols   cold load and steady resolves of big libraries' symbols
               (symbench.c, our modules) against `perf report`
   5 render    ebprof render on generated folded files of 10k..500k stacks,
-              against flamegraph.pl's published figures
+              against flamegraph.pl on the same files (time, peak RSS, SVG)
   6 scaling   how the above grow with frequency, depth, stacks, processes
   7 top       the CPU and memory of a live view refreshed every second at
               99 Hz system-wide on the busy system: `ebprof top` against
@@ -56,8 +56,6 @@ EBPROF = os.path.join(BUILD, "ebprof")
 EX = os.path.join(BUILD, "examples")
 NCPU = os.cpu_count() or 1
 
-# flamegraph.pl on 76k unique stacks, as published (see tests/bench/README.md).
-FLAMEGRAPH_PL = {"stacks": 76000, "seconds": 6.9, "rss_mb": 315.0, "svg_mb": 1.27}
 REFERENCE_PROFILER_RSS_MB = 29.5  # the seed profiler (Rust + aya), measured
 BPFTRACE_PROG = "profile:hz:%d { @[kstack, ustack] = count(); }"
 
@@ -225,6 +223,17 @@ class Timed:
             rc = -int(m.group(1))
         wall, user, system, kb = lines[-1].split()
         return rc, float(wall), float(user) + float(system), int(kb) / 1024.0
+
+
+def flamegraph_pl():
+    """The anchors' flamegraph.pl (unchanged, CDDL): not packaged in Debian,
+    it sits beside the checkout (../shared/anchors), or FLAMEGRAPH_PL names it."""
+    for p in (os.environ.get("FLAMEGRAPH_PL", ""),
+              os.path.join(ROOT, "..", "shared", "anchors", "FlameGraph", "flamegraph.pl"),
+              "/work/shared/anchors/FlameGraph/flamegraph.pl"):
+        if p and os.path.isfile(p):
+            return p
+    raise RuntimeError("flamegraph.pl not found: set FLAMEGRAPH_PL to its path")
 
 
 def run_timed(argv, tmp, timeout=600, **kw):
@@ -970,35 +979,58 @@ class Bench:
 
     # 5 -------------------------------------------------------------------------
     def section_render(self):
+        """ebprof render and flamegraph.pl on the same folded files, paired.
+
+        Each pair renders one file with both, in a shuffled order; the row's
+        ratio is the median of the pairs' ratios (flamegraph.pl / ebprof:
+        a speed-up for time, and the ratio of peak RSS the other way round).
+        flamegraph.pl takes ~45 s at 500k stacks here, so it gets at most 3
+        pairs there. Both drop frames under 0.1 px of a 1200 px image; the SVG
+        size row is one render of each.
+        """
         log("5 rendering")
+        fg = flamegraph_pl()
         sizes = [2000, 10000] if self.smoke else [10000, 100000, 500000]
         for n in sizes:
             folded = os.path.join(self.tmp, "stacks-%d.folded" % n)
             subprocess.run([sys.executable, os.path.join(ROOT, "tests/bench/gen_folded.py"),
                             str(n), folded], check=True)
-            svg = os.path.join(self.tmp, "out.svg")
-            times, peaks = [], []
-            for _ in range(self.reps):
-                wall, cpu, peak = run_timed([EBPROF, "render", folded, "-o", svg], self.tmp)
-                times.append(wall)
-                peaks.append(peak)
-            t, peak = median(times), median(peaks)
-            size = os.path.getsize(svg) / 1e6
-            with open(svg, "rb") as f:
+            ours_svg = os.path.join(self.tmp, "ours.svg")
+            theirs_svg = os.path.join(self.tmp, "theirs.svg")
+            runs = {"ours": ([EBPROF, "render", folded, "-o", ours_svg], None),
+                    "theirs": (["perl", fg, folded], theirs_svg)}
+            reps = self.reps if n < 500000 else min(self.reps, 3)
+            t_ratio, rss_ratio, got = [], [], {"ours": [], "theirs": []}
+            for _ in range(reps):
+                pair = {}
+                for who in random.sample(sorted(runs), 2):
+                    argv, stdout = runs[who]
+                    if stdout:
+                        with open(stdout, "wb") as out:
+                            wall, _, peak = run_timed(argv, self.tmp, stdout=out)
+                    else:
+                        wall, _, peak = run_timed(argv, self.tmp)
+                    pair[who] = (wall, peak)
+                    got[who].append((wall, peak))
+                t_ratio.append(pair["theirs"][0] / pair["ours"][0])
+                rss_ratio.append(pair["ours"][1] / pair["theirs"][1])
+            t = median(w for w, _ in got["ours"])
+            peak = median(p for _, p in got["ours"])
+            fg_t = median(w for w, _ in got["theirs"])
+            fg_peak = median(p for _, p in got["theirs"])
+            size = os.path.getsize(ours_svg) / 1e6
+            fg_size = os.path.getsize(theirs_svg) / 1e6
+            with open(ours_svg, "rb") as f:
                 drawn = f.read().count(b"<g data-n=")
-            # flamegraph.pl's published time, scaled to n stacks linearly.
-            fg_t = FLAMEGRAPH_PL["seconds"] * n / FLAMEGRAPH_PL["stacks"]
             note = "%d stacks, %.1f MB folded" % (n, os.path.getsize(folded) / 1e6)
-            self.res.add("5 render", "render time, %dk stacks" % (n // 1000), "ebprof render", t, "s", "",
-                         "flamegraph.pl (published, x n/76k)", fg_t, fg_t / t, self.reps,
-                         note + "; ratio = speed-up")
-            self.res.add("5 render", "render peak RSS, %dk stacks" % (n // 1000), "ebprof render", peak,
-                         "MB", "",
-                         "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["rss_mb"],
-                         peak / FLAMEGRAPH_PL["rss_mb"], self.reps, note)
-            self.res.add("5 render", "SVG size, %dk stacks" % (n // 1000), "ebprof render", size, "MB", "",
-                         "flamegraph.pl (published, 76k)", FLAMEGRAPH_PL["svg_mb"],
-                         size / FLAMEGRAPH_PL["svg_mb"], 1,
+            k = "%dk stacks" % (n // 1000)
+            self.res.add("5 render", "render time, " + k, "ebprof render", t, "s", "",
+                         "flamegraph.pl", fg_t, median(t_ratio), reps,
+                         note + "; ratio = speed-up (flamegraph.pl / ebprof)")
+            self.res.add("5 render", "render peak RSS, " + k, "ebprof render", peak, "MB", "",
+                         "flamegraph.pl", fg_peak, median(rss_ratio), reps, note)
+            self.res.add("5 render", "SVG size, " + k, "ebprof render", size, "MB", "",
+                         "flamegraph.pl", fg_size, size / fg_size, 1,
                          note + "; minwidth 0.1 px both; %d frames drawn, %.0f bytes each"
                          % (drawn, 1e6 * size / max(1, drawn)))
             os.remove(folded)
@@ -1131,7 +1163,7 @@ PANELS = [
     ("slowdown", "slowdown above the floor (points) by frequency", "Hz", True,
      'for [p in "perf bpftrace ebprof"] DAT u 1:(strcol(2) eq p ? $3 : 1/0) w lp t p'),
     ("render", "render seconds by unique stacks", "stacks", True,
-     'DAT u 1:2 w lp t "ebprof render", DAT u 1:3 w l dt 2 t "flamegraph.pl (published, linear)"'),
+     'DAT u 1:2 w lp t "ebprof render", DAT u 1:3 w lp dt 2 t "flamegraph.pl"'),
     ("stacks", "ebprof CPU ms per 1000 samples by unique stacks", "stacks in the profile", True,
      'DAT u 1:2 w lp t "ebprof record"'),
     ("rss", "ebprof RSS (MB) over a busy run", "seconds", False,
