@@ -338,7 +338,7 @@ int cli_render(int argc, char **argv)
 	svg_options_init(&prune);
 	if (min_width >= 0)
 		prune.min_width = min_width;
-	if (format != CLI_FORMAT_SVG || argc - optind != 1)
+	if (format != FORMAT_SVG || argc - optind != 1)
 		prune_opts = NULL;
 	if (optind == argc) {
 		if (read_one(p, "-", input, root, &bounds, NULL))
