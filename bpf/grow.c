@@ -17,12 +17,14 @@ int grow_array(void *array, size_t *cap, size_t need, size_t elem, size_t first)
 
 	if (need <= *cap)
 		return 0;
+	if (!elem)
+		return -EINVAL; /* an element has a size; realloc(p, 0) would free */
 	while (new_cap < need) {
 		if (new_cap > SIZE_MAX / 2)
 			return -ENOMEM;
 		new_cap *= 2;
 	}
-	if (elem && new_cap > SIZE_MAX / elem)
+	if (new_cap > SIZE_MAX / elem)
 		return -ENOMEM;
 	memcpy(&old, array, sizeof(old));
 	grown = realloc(old, new_cap * elem);

@@ -20,7 +20,7 @@
  * of capacity *cap elements. When need > *cap, the capacity doubles from
  * *cap (or starts at first when *cap is 0) until it holds need, and the
  * array is reallocated. Returns 0, or -ENOMEM (no memory, or a size that
- * overflows) with the array and *cap untouched. The array stays the
+ * overflows) or -EINVAL (elem 0) with the array and *cap untouched. The array stays the
  * caller's; elements past the old capacity are uninitialized.
  */
 int grow_array(void *array, size_t *cap, size_t need, size_t elem, size_t first);
