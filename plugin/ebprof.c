@@ -257,6 +257,10 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	if (cs.unwinding) {
 		health.unwind_tables = cs.unwind.tables;
 		health.unwind_bytes = cs.unwind.table_kernel_bytes;
+		health.unwind_built = cs.unwind.built;
+		health.unwind_reused = cs.unwind.reused;
+		health.unwind_evicted = cs.unwind.evicted;
+		health.unwind_expired = cs.unwind.expired;
 	}
 
 	metrics_batch_reset(&ebprof.batch);

@@ -65,7 +65,10 @@ struct utable {
 	uint32_t id;   /* unwmaps' number for it */
 	uint64_t bytes, kernel_bytes, rows;
 	uint32_t users;
-	uint64_t used_drain;
+	uint64_t used_drain; /* the last drain a process held it */
+	uint64_t used_seq;   /* u->seq when a process last took or let it go: LRU order */
+	uint64_t used_ms;    /* and when, for the grace period */
+	bool fresh;	     /* built, and no process took it up yet */
 	struct utable *next;
 };
 
@@ -88,7 +91,9 @@ struct unwinder {
 	struct target *gate; /* every open of a process's file; under lock */
 	uint64_t max_bytes;
 	uint32_t max_frames;
-	uint64_t drain;
+	uint32_t keep_tables, keep_ms;
+	uint64_t (*now_ms)(void);
+	uint64_t drain, seq;
 	uint64_t kernel_bytes; /* of the tables loaded */
 	struct unwinder_stats totals;
 };
@@ -100,7 +105,17 @@ void unwinder_config_init(struct unwinder_config *config)
 		.max_frames = 0,
 		.proc_root = "/proc",
 		.debug_root = "/usr/lib/debug",
+		.keep_tables = UNWINDER_DEFAULT_KEEP_TABLES,
+		.keep_ms = UNWINDER_DEFAULT_KEEP_MS,
 	};
+}
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
@@ -119,6 +134,9 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 	u->maps = maps;
 	u->max_bytes = config->max_bytes ? config->max_bytes : UNWINDER_DEFAULT_MAX_BYTES;
 	u->max_frames = config->max_frames ? config->max_frames : EBPROF_DEFAULT_FRAMES;
+	u->keep_tables = config->keep_tables;
+	u->keep_ms = config->keep_ms;
+	u->now_ms = config->now_ms ? config->now_ms : monotonic_ms;
 	u->rules = unwtab_rules_new(0);
 	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
 	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
@@ -198,23 +216,41 @@ static int table_add_key(struct utable *t, const struct file_key *key)
 }
 
 /*
+ * Drops the least recently used table no process holds that has a slot
+ * (kept by the cache). Returns false when there is none.
+ */
+static bool evict_oldest(struct unwinder *u)
+{
+	struct utable *oldest = NULL;
+
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (!t->users && t->slot && (!oldest || t->used_seq < oldest->used_seq))
+			oldest = t;
+	if (!oldest)
+		return false;
+	u->totals.evicted++;
+	table_drop(u, oldest);
+	return true;
+}
+
+/*
  * Makes room for bytes more under the bound, dropping the least recently
  * used tables no process holds. Returns whether they fit.
  */
 static bool make_room(struct unwinder *u, uint64_t bytes)
 {
-	while (u->kernel_bytes + bytes > u->max_bytes) {
-		struct utable *oldest = NULL;
-
-		for (struct utable *t = u->tables; t; t = t->next)
-			if (!t->users && t->slot && (!oldest || t->used_drain < oldest->used_drain))
-				oldest = t;
-		if (!oldest)
+	while (u->kernel_bytes + bytes > u->max_bytes)
+		if (!evict_oldest(u))
 			return false;
-		u->totals.evicted++;
-		table_drop(u, oldest);
-	}
 	return true;
+}
+
+/* Marks t used now (taken up or let go by a process), for the LRU order and the grace. */
+static void table_touch(struct unwinder *u, struct utable *t)
+{
+	t->used_drain = u->drain;
+	t->used_seq = ++u->seq;
+	t->used_ms = u->now_ms();
 }
 
 static uint64_t now_us(void)
@@ -249,8 +285,12 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	u->totals.built++;
 	u->totals.frame_bytes += cs.eh_frame_bytes + cs.debug_frame_bytes;
 	rules = unwtab_rules_array(u->rules, &n_rules);
-	if (!make_room(u, kernel_bytes) || unwmaps_rules_sync(u->maps, rules, n_rules) ||
-	    unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot, &t->id)) {
+	err = make_room(u, kernel_bytes) ? unwmaps_rules_sync(u->maps, rules, n_rules) : -E2BIG;
+	/* Every slot taken: a table kept with no user gives its slot up. */
+	while (!err && (err = unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot,
+						&t->id)) == -ENOSPC && evict_oldest(u))
+		;
+	if (err) {
 		t->slot = 0;
 		u->totals.refused++;
 	} else {
@@ -315,7 +355,8 @@ static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file
 		cfi_free(cfi);
 	}
 	u->totals.build_us += now_us() - t0;
-	t->used_drain = u->drain;
+	t->fresh = true;
+	table_touch(u, t);
 	t->next = u->tables;
 	u->tables = t;
 	return t;
@@ -342,6 +383,8 @@ static struct utable *table_for_vdso(struct unwinder *u)
 		table_load(u, t, cfi);
 		cfi_free(cfi);
 	}
+	t->fresh = true;
+	table_touch(u, t);
 	t->next = u->tables;
 	u->tables = t;
 	return t;
@@ -462,14 +505,20 @@ static struct uproc **proc_slot(struct unwinder *u, uint32_t tgid)
 	return p;
 }
 
-static void proc_release(struct unwinder *u, struct uproc *p)
+/* Lets go of the tables of n mappings. */
+static void tables_release(struct unwinder *u, struct utable **tables, uint32_t n)
 {
-	for (uint32_t i = 0; i < p->n; i++) {
-		if (p->tables[i]) {
-			p->tables[i]->users--;
-			p->tables[i]->used_drain = u->drain;
+	for (uint32_t i = 0; i < n; i++) {
+		if (tables[i]) {
+			tables[i]->users--;
+			table_touch(u, tables[i]);
 		}
 	}
+}
+
+static void proc_release(struct unwinder *u, struct uproc *p)
+{
+	tables_release(u, p->tables, p->n);
 	free(p->maps);
 	free(p->tables);
 	p->maps = NULL;
@@ -477,9 +526,25 @@ static void proc_release(struct unwinder *u, struct uproc *p)
 	p->n = 0;
 }
 
-/* Reads the process's maps into p, with a table per mapping. */
+/* A process takes t up: a table the cache kept with no user is reused. */
+static void table_take(struct unwinder *u, struct utable *t)
+{
+	if (!t->users && !t->fresh)
+		u->totals.reused++;
+	t->fresh = false;
+	t->users++;
+	table_touch(u, t);
+}
+
+/*
+ * Reads the process's maps into p, with a table per mapping. The tables
+ * it held are let go only after, so that a re-read keeps them.
+ */
 static int proc_read(struct unwinder *u, struct uproc *p)
 {
+	struct ebprof_unw_mapping *old_maps = p->maps;
+	struct utable **old_tables = p->tables;
+	uint32_t old_n = p->n;
 	struct remote_devs remote;
 	struct procmaps *pm;
 	char path[4096];
@@ -491,11 +556,14 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	if (err)
 		return err == -ENOMEM ? err : -ESRCH;
 	n = procmaps_count(pm);
-	proc_release(u, p);
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	p->tables = calloc(n ? n : 1, sizeof(*p->tables));
+	p->n = 0;
 	if (!p->maps || !p->tables) {
 		procmaps_free(pm);
+		tables_release(u, old_tables, old_n);
+		free(old_maps);
+		free(old_tables);
 		return -ENOMEM;
 	}
 	remote_devs_read(u, p->tgid, &remote);
@@ -511,12 +579,13 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 			.table_id = t ? t->id : 0,
 		};
 		p->tables[i] = t;
-		if (t) {
-			t->users++;
-			t->used_drain = u->drain;
-		}
+		if (t)
+			table_take(u, t);
 	}
 	p->n = (uint32_t)n;
+	tables_release(u, old_tables, old_n);
+	free(old_maps);
+	free(old_tables);
 	free(remote.ids);
 	procmaps_free(pm);
 	return 0;
@@ -706,6 +775,67 @@ static bool proc_alive(const struct unwinder *u, uint32_t tgid)
 	return stat(path, &st) == 0;
 }
 
+static int seq_newest_first(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * The LRU order of the keep_tables-th table no process holds, let go
+ * last: those at or after it are kept. 0 when there are not that many (or
+ * no memory to sort them: every one is kept, the byte bound still holds).
+ */
+static uint64_t keep_threshold(const struct unwinder *u)
+{
+	uint64_t *seqs, threshold = 0;
+	size_t n = 0, i = 0;
+
+	if (!u->keep_tables)
+		return UINT64_MAX;
+	for (const struct utable *t = u->tables; t; t = t->next)
+		n += !t->users;
+	if (n <= u->keep_tables)
+		return 0;
+	seqs = malloc(n * sizeof(*seqs));
+	if (!seqs)
+		return 0;
+	for (const struct utable *t = u->tables; t; t = t->next)
+		if (!t->users)
+			seqs[i++] = t->used_seq;
+	qsort(seqs, n, sizeof(*seqs), seq_newest_first);
+	threshold = seqs[u->keep_tables - 1];
+	free(seqs);
+	return threshold;
+}
+
+/*
+ * Frees the tables nobody held for a whole drain that the cache does not
+ * keep. A table with no user is kept while it is among the keep_tables
+ * let go last, or was let go less than keep_ms ago: a binary that starts
+ * again and again (a compiler, an interpreter on a CI host) finds its
+ * table still loaded instead of having it built anew each time. Either
+ * way the byte bound holds: make_room() drops kept tables first.
+ */
+static void tables_expire(struct unwinder *u)
+{
+	uint64_t now = u->now_ms(), threshold = keep_threshold(u);
+
+	for (struct utable **tp = &u->tables; *tp;) {
+		struct utable *t = *tp;
+
+		if (!t->users && t->used_drain < u->drain && t->used_seq < threshold &&
+		    now - t->used_ms >= u->keep_ms) {
+			*tp = t->next;
+			u->totals.expired += t->slot != 0;
+			table_free(u, t);
+		} else {
+			tp = &t->next;
+		}
+	}
+}
+
 void unwinder_end_drain(struct unwinder *u)
 {
 	pthread_mutex_lock(&u->lock);
@@ -725,17 +855,7 @@ void unwinder_end_drain(struct unwinder *u)
 			free(p);
 		}
 	}
-	/* A table nobody held for a whole drain goes. */
-	for (struct utable **tp = &u->tables; *tp;) {
-		struct utable *t = *tp;
-
-		if (!t->users && t->used_drain < u->drain) {
-			*tp = t->next;
-			table_free(u, t);
-		} else {
-			tp = &t->next;
-		}
-	}
+	tables_expire(u);
 	u->drain++;
 	pthread_mutex_unlock(&u->lock);
 }
@@ -751,9 +871,11 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
 	stats->tables = 0;
 	stats->rows = 0;
 	stats->table_bytes = 0;
+	stats->kept = 0;
 	for (const struct utable *t = u->tables; t; t = t->next) {
 		if (!t->slot)
 			continue;
+		stats->kept += !t->users;
 		stats->tables++;
 		stats->rows += t->rows;
 		stats->table_bytes += t->bytes;

@@ -11,8 +11,11 @@
  * Their memory is bounded in bytes (what the kernel holds for them); past
  * the bound, tables no process uses go first, least recently used, and a
  * new one that still does not fit is not loaded (its frames are walked by
- * frame pointer, and counted). A table no process uses any more is freed
- * at the end of the drain after the one that saw its last user.
+ * frame pointer, and counted). A table no process uses any more is kept,
+ * loaded, while it is among the keep_tables let go last or for keep_ms
+ * after its last user left, so that a binary that starts again and again
+ * (a compiler, an interpreter) is built once; past both it is freed at the
+ * end of a drain. Builds, reuses of kept tables and evictions are counted.
  *
  * Files are opened through the gate (symbolizer/target.h), as the
  * symbolizer opens them: /proc/PID/map_files/ (deleted files, other mount
@@ -42,6 +45,8 @@ struct unwmaps;
 struct sampler_copy;
 
 #define UNWINDER_DEFAULT_MAX_BYTES (64ull << 20)
+#define UNWINDER_DEFAULT_KEEP_TABLES 32
+#define UNWINDER_DEFAULT_KEEP_MS (10 * 60 * 1000)
 
 struct unwinder_config {
 	uint64_t max_bytes;	/* table memory bound; 0: UNWINDER_DEFAULT_MAX_BYTES */
@@ -49,6 +54,10 @@ struct unwinder_config {
 	const char *proc_root;	/* "/proc" unless a test points elsewhere */
 	const char *debug_root; /* separate debug files: "/usr/lib/debug"; "" for none */
 	uint64_t max_file_size; /* the gate's size bound; 0: TARGET_DEFAULT_MAX_FILE_SIZE */
+	/* Tables no process uses kept (within max_bytes): the last this many let go... */
+	uint32_t keep_tables;	/* unwinder_config_init(): UNWINDER_DEFAULT_KEEP_TABLES */
+	uint32_t keep_ms;	/* ...and any let go less than this ago; _DEFAULT_KEEP_MS */
+	uint64_t (*now_ms)(void); /* a monotonic clock in ms; NULL: CLOCK_MONOTONIC (tests) */
 };
 
 void unwinder_config_init(struct unwinder_config *config);
@@ -87,7 +96,7 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 
 /*
  * Marks the end of a drain: forgets processes that have exited, and frees
- * tables no process used during the whole drain.
+ * tables no process used during the whole drain that are not kept.
  */
 void unwinder_end_drain(struct unwinder *u);
 
@@ -103,7 +112,10 @@ struct unwinder_stats {
 	uint64_t build_us;	     /* time spent building them, ever */
 	uint64_t frame_bytes;	     /* .eh_frame and .debug_frame bytes they were built from */
 	uint64_t refused;	     /* tables not loaded, ever: over the bound, or no slot */
-	uint64_t evicted;	     /* tables dropped at the bound, ever */
+	uint64_t kept;		     /* of the tables loaded now, those no process uses */
+	uint64_t reused;	     /* kept tables a new process took up again, ever */
+	uint64_t evicted;	     /* tables dropped at the bound (bytes or slots), ever */
+	uint64_t expired;	     /* kept tables freed, past keep_tables and keep_ms, ever */
 	uint64_t no_cfi;	     /* files mapped with no unwind info at all, ever */
 	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
 	uint64_t remote;	     /* mappings on FUSE or network file systems, not read, ever */
