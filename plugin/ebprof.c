@@ -261,6 +261,9 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 		health.unwind_reused = cs.unwind.reused;
 		health.unwind_evicted = cs.unwind.evicted;
 		health.unwind_expired = cs.unwind.expired;
+		health.unwind_build_stalled = cs.unwind.build_stalled;
+		health.unwind_wait_timeout = cs.unwind.wait_timeout;
+		health.unwind_wait_stalled = cs.unwind.wait_stalled;
 	}
 
 	metrics_batch_reset(&ebprof.batch);

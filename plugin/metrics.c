@@ -319,6 +319,9 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "unwind-reused", h->unwind_reused },
 		{ "unwind-evicted", h->unwind_evicted },
 		{ "unwind-expired", h->unwind_expired },
+		{ "unwind-build_stalled", h->unwind_build_stalled },
+		{ "unwind-wait_timeout", h->unwind_wait_timeout },
+		{ "unwind-wait_stalled", h->unwind_wait_stalled },
 	};
 	value_list_t *vl;
 	int err = 0;

@@ -51,6 +51,13 @@
 /* Tables of more rows than this are followed by a malloc_trim(): see table_load(). */
 #define UNWINDER_TRIM_ROWS 16384
 
+/* A table is built in three steps (unwinder.h): queued, read by a builder, installed. */
+enum utable_state {
+	UTABLE_READY,	 /* built (loaded in a slot, or none to have) */
+	UTABLE_QUEUED,	 /* waiting for a builder */
+	UTABLE_BUILDING, /* a builder reads its file */
+};
+
 struct file_key {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode; /* 0: the vDSO */
@@ -69,6 +76,14 @@ struct utable {
 	uint64_t used_seq;   /* u->seq when a process last took or let it go: LRU order */
 	uint64_t used_ms;    /* and when, for the grace period */
 	bool fresh;	     /* built, and no process took it up yet */
+	bool stalled;	     /* its build stalled and was given up: never read again */
+	enum utable_state state;
+	/* Queued or building: the mapping to read it from, and until when copies wait. */
+	uint32_t src_tgid;
+	struct procmaps_mapping src;
+	char *src_path; /* src.path, owned */
+	uint64_t due_ms;
+	uint64_t ticket; /* its build, while building */
 	struct utable *next;
 };
 
@@ -78,6 +93,7 @@ struct uproc {
 	struct ebprof_unw_mapping *maps;
 	struct utable **tables; /* per mapping; NULL: none */
 	uint32_t n;
+	uint32_t waiting; /* of its tables, not built yet: its samples are copied meanwhile */
 	struct uproc *next;
 };
 
@@ -88,7 +104,12 @@ struct unwinder {
 	struct utable *tables;
 	struct uproc *procs[PROC_BUCKETS];
 	char *proc_root, *debug_root;
-	struct target *gate; /* every open of a process's file; under lock */
+	struct target *gate; /* every open of a file when there is no builder; under lock */
+	void (*wake)(void *ctx); /* the builder: told when a build is queued; NULL: none */
+	void *wake_ctx;
+	pthread_cond_t built;	 /* a build ended (tables installed or given up) */
+	uint32_t wait_ms;
+	uint64_t tickets;
 	uint64_t max_bytes;
 	uint32_t max_frames;
 	uint32_t keep_tables, keep_ms;
@@ -137,6 +158,7 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 	u->keep_tables = config->keep_tables;
 	u->keep_ms = config->keep_ms;
 	u->now_ms = config->now_ms ? config->now_ms : monotonic_ms;
+	u->wait_ms = config->wait_ms ? config->wait_ms : UNWINDER_DEFAULT_WAIT_MS;
 	u->rules = unwtab_rules_new(0);
 	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
 	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
@@ -147,6 +169,14 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&u->lock, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&u->built, &attr);
+		pthread_condattr_destroy(&attr);
+	}
 	*out = u;
 	return 0;
 }
@@ -166,6 +196,7 @@ static void table_free(struct unwinder *u, struct utable *t)
 {
 	table_unload(u, t);
 	free(t->keys);
+	free(t->src_path);
 	free(t);
 }
 
@@ -199,7 +230,8 @@ static struct utable *table_by_key(struct unwinder *u, const struct file_key *ke
 static struct utable *table_by_build_id(struct unwinder *u, const unsigned char *id, int len)
 {
 	for (struct utable *t = u->tables; t; t = t->next)
-		if (len > 0 && t->id_len == len && !memcmp(t->build_id, id, (size_t)len))
+		if (len > 0 && t->state == UTABLE_READY && t->id_len == len &&
+		    !memcmp(t->build_id, id, (size_t)len))
 			return t;
 	return NULL;
 }
@@ -311,55 +343,248 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	return 0;
 }
 
-/*
- * The table of the file open on fd (key names it; the vDSO has inode 0).
- * A file already seen under another name (same build-id) shares its table.
- */
-static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file_key *key,
-				   const char *path_in_root, const char *root)
+/* A new table, not built yet, for the file of mapping m of process tgid. */
+static struct utable *table_queue(struct unwinder *u, const struct file_key *key, uint32_t tgid,
+				  const struct procmaps_mapping *m)
 {
-	struct debuginfo_paths paths = { .debug_root = u->debug_root, .root = root,
-					 .path = path_in_root, .gate = u->gate };
-	unsigned char id[MAX_BUILD_ID];
-	struct utable *t;
-	struct cfi *cfi = NULL;
-	uint64_t t0 = now_us();
-	int len = -1;
-	Elf *e;
+	struct utable *t = calloc(1, sizeof(*t));
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	/* libelf allocates by the header's counts: a file announcing millions is not read. */
-	if (elfhdr_check(fd, NULL, 0))
-		return NULL;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e) {
-		len = debuginfo_build_id(e, id, sizeof(id));
-		elf_end(e);
-	}
-	t = table_by_build_id(u, id, len);
-	if (t) {
-		return table_add_key(t, key) ? NULL : t;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t || table_add_key(t, key)) {
+	if (!t || table_add_key(t, key) || !(t->src_path = strndup(m->path, m->path_len))) {
+		if (t)
+			free(t->keys);
 		free(t);
 		return NULL;
 	}
-	if (len > 0) {
-		memcpy(t->build_id, id, (size_t)len);
-		t->id_len = len;
-	}
-	if (!cfi_open_fd(fd, &paths, &cfi)) {
-		table_load(u, t, cfi);
-		cfi_free(cfi);
-	}
-	u->totals.build_us += now_us() - t0;
+	t->state = UTABLE_QUEUED;
+	t->src_tgid = tgid;
+	t->src = *m;
+	t->src.path = t->src_path;
+	t->due_ms = monotonic_ms() + u->wait_ms;
 	t->fresh = true;
 	table_touch(u, t);
 	t->next = u->tables;
 	u->tables = t;
 	return t;
+}
+
+struct unwinder_job {
+	uint64_t ticket;
+	uint32_t tgid;
+	struct procmaps_mapping m;
+	char *path, *proc_root, *debug_root;
+	/* What the read found. */
+	bool opened;
+	unsigned char build_id[MAX_BUILD_ID];
+	int id_len;
+	struct cfi *cfi; /* NULL: no usable ELF file, or not opened */
+	uint64_t read_us;
+	uint64_t refused[TARGET_CAUSES]; /* the gate's refusals during the read */
+};
+
+void unwinder_job_free(struct unwinder_job *job)
+{
+	if (!job)
+		return;
+	cfi_free(job->cfi);
+	free(job->path);
+	free(job->proc_root);
+	free(job->debug_root);
+	free(job);
+}
+
+/* The oldest queued table's build, now building; NULL for none (or no memory). */
+static struct unwinder_job *job_take_locked(struct unwinder *u)
+{
+	struct utable *oldest = NULL;
+	struct unwinder_job *job;
+
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_QUEUED)
+			oldest = t; /* the list is newest first */
+	if (!oldest)
+		return NULL;
+	job = calloc(1, sizeof(*job));
+	if (!job || !(job->path = strdup(oldest->src_path)) ||
+	    !(job->proc_root = strdup(u->proc_root)) || !(job->debug_root = strdup(u->debug_root))) {
+		unwinder_job_free(job);
+		return NULL;
+	}
+	job->ticket = ++u->tickets;
+	job->tgid = oldest->src_tgid;
+	job->m = oldest->src;
+	job->m.path = job->path;
+	oldest->state = UTABLE_BUILDING;
+	oldest->ticket = job->ticket;
+	return job;
+}
+
+int unwinder_job_take(struct unwinder *u, struct unwinder_job **out)
+{
+	pthread_mutex_lock(&u->lock);
+	*out = job_take_locked(u);
+	pthread_mutex_unlock(&u->lock);
+	return *out ? 0 : -ENOENT;
+}
+
+void unwinder_job_read(struct unwinder_job *job, struct target *gate)
+{
+	char root[4096];
+	struct debuginfo_paths paths = { .debug_root = job->debug_root, .root = root,
+					 .gate = gate };
+	uint64_t before[TARGET_CAUSES], after[TARGET_CAUSES];
+	uint64_t t0 = now_us();
+	struct target_file f;
+	Elf *e;
+
+	target_stats(gate, before);
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", job->proc_root, job->tgid);
+	paths.path = job->m.path[0] == '/' && !job->m.deleted ? job->m.path : NULL;
+	/*
+	 * Through the gate, as the symbolizer opens the same file: the very
+	 * file the kernel mapped, a regular one within the size bound, never
+	 * a FIFO or device that could block us; refusals counted by cause.
+	 */
+	if (elf_version(EV_CURRENT) == EV_NONE || target_open_mapping(gate, job->tgid, &job->m, &f))
+		goto out;
+	job->opened = true;
+	job->id_len = -1;
+	/* libelf allocates by the header's counts: a file announcing millions is not read. */
+	if (!elfhdr_check(f.fd, NULL, 0)) {
+		e = elf_begin(f.fd, ELF_C_READ, NULL);
+		if (e) {
+			job->id_len = debuginfo_build_id(e, job->build_id, sizeof(job->build_id));
+			elf_end(e);
+		}
+		if (cfi_open_fd(f.fd, &paths, &job->cfi))
+			job->cfi = NULL;
+	}
+	target_file_close(&f);
+out:
+	target_stats(gate, after);
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		job->refused[i] = after[i] - before[i];
+	job->read_us = now_us() - t0;
+}
+
+/* The table being built by ticket; NULL when it was given up or freed meanwhile. */
+static struct utable *table_by_ticket(struct unwinder *u, uint64_t ticket)
+{
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_BUILDING && t->ticket == ticket)
+			return t;
+	return NULL;
+}
+
+static void procs_resolve(struct unwinder *u);
+
+/*
+ * The table a build found is the same build as one already there (a
+ * container's copy of libc): processes that wait for t take that one (or
+ * none, into NULL), and t goes.
+ */
+static void table_merge(struct unwinder *u, struct utable *t, struct utable *into)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		for (struct uproc *p = u->procs[b]; p; p = p->next) {
+			for (uint32_t i = 0; i < p->n; i++) {
+				if (p->tables[i] != t)
+					continue;
+				p->tables[i] = into;
+				if (into)
+					into->users++;
+				t->users--;
+			}
+		}
+	}
+	if (into) {
+		for (size_t i = 0; i < t->n_keys; i++)
+			table_add_key(into, &t->keys[i]); /* no memory: found by build-id later */
+		table_touch(u, into);
+	}
+	table_drop(u, t);
+}
+
+/* Installs what a build read (lock held), and frees the job. */
+static void job_finish_locked(struct unwinder *u, struct unwinder_job *job)
+{
+	struct utable *t = table_by_ticket(u, job->ticket), *same;
+	uint64_t t0 = now_us();
+
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		u->totals.refused_open[i] += job->refused[i];
+	if (!t)
+		goto out;
+	same = job->cfi ? table_by_build_id(u, job->build_id, job->id_len) : NULL;
+	if (!job->opened) {
+		/* Refused, or gone: not remembered, so that the next process tries again. */
+		table_merge(u, t, NULL);
+	} else if (same) {
+		table_merge(u, t, same);
+	} else {
+		if (job->id_len > 0) {
+			memcpy(t->build_id, job->build_id, (size_t)job->id_len);
+			t->id_len = job->id_len;
+		}
+		if (job->cfi)
+			table_load(u, t, job->cfi);
+		u->totals.build_us += job->read_us + now_us() - t0;
+		t->state = UTABLE_READY;
+		free(t->src_path);
+		t->src_path = NULL;
+		t->src.path = "";
+	}
+	procs_resolve(u);
+	pthread_cond_broadcast(&u->built);
+out:
+	unwinder_job_free(job);
+}
+
+void unwinder_job_finish(struct unwinder *u, struct unwinder_job *job)
+{
+	pthread_mutex_lock(&u->lock);
+	job_finish_locked(u, job);
+	pthread_mutex_unlock(&u->lock);
+}
+
+uint64_t unwinder_job_ticket(const struct unwinder_job *job)
+{
+	return job->ticket;
+}
+
+void unwinder_job_stalled(struct unwinder *u, uint64_t ticket)
+{
+	struct utable *t;
+
+	pthread_mutex_lock(&u->lock);
+	t = table_by_ticket(u, ticket);
+	if (t) {
+		/* Kept by its key with no table: that file is not read again. */
+		t->state = UTABLE_READY;
+		t->stalled = true;
+		u->totals.build_stalled++;
+		procs_resolve(u);
+		pthread_cond_broadcast(&u->built);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_set_builder(struct unwinder *u, void (*wake)(void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&u->lock);
+	u->wake = wake;
+	u->wake_ctx = ctx;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Without a builder: every queued build, here and now, with our own gate (lock held). */
+static void jobs_run_locked(struct unwinder *u)
+{
+	struct unwinder_job *job;
+
+	while ((job = job_take_locked(u))) {
+		unwinder_job_read(job, u->gate);
+		job_finish_locked(u, job);
+	}
 }
 
 /* Our own vDSO image: the one every process on this kernel maps. */
@@ -466,8 +691,6 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 					const struct remote_devs *remote)
 {
 	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
-	char root[4096];
-	struct target_file f;
 	struct utable *t;
 
 	if (!strcmp(m->path, "[vdso]"))
@@ -481,17 +704,8 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 		u->totals.remote++;
 		return NULL; /* walked by frame pointer */
 	}
-	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", u->proc_root, tgid);
-	/*
-	 * Through the gate, as the symbolizer opens the same file: the very
-	 * file the kernel mapped, a regular one within the size bound, never
-	 * a FIFO or device that could block us; refusals counted by cause.
-	 */
-	if (target_open_mapping(u->gate, tgid, m, &f))
-		return NULL;
-	t = table_for_fd(u, f.fd, &key, m->path[0] == '/' && !m->deleted ? m->path : NULL, root);
-	target_file_close(&f);
-	return t;
+	/* Read by a builder, off this thread (unwinder.h). */
+	return table_queue(u, &key, tgid, m);
 }
 
 /* --- processes ------------------------------------------------------------ */
@@ -524,6 +738,7 @@ static void proc_release(struct unwinder *u, struct uproc *p)
 	p->maps = NULL;
 	p->tables = NULL;
 	p->n = 0;
+	p->waiting = 0;
 }
 
 /* A process takes t up: a table the cache kept with no user is reused. */
@@ -559,6 +774,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	p->tables = calloc(n ? n : 1, sizeof(*p->tables));
 	p->n = 0;
+	p->waiting = 0;
 	if (!p->maps || !p->tables) {
 		procmaps_free(pm);
 		tables_release(u, old_tables, old_n);
@@ -581,6 +797,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 		p->tables[i] = t;
 		if (t)
 			table_take(u, t);
+		p->waiting += t && t->state != UTABLE_READY;
 	}
 	p->n = (uint32_t)n;
 	tables_release(u, old_tables, old_n);
@@ -589,6 +806,75 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	free(remote.ids);
 	procmaps_free(pm);
 	return 0;
+}
+
+/* Points p's mappings at the slots of its tables built so far. */
+static void proc_refresh(struct uproc *p)
+{
+	p->waiting = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct utable *t = p->tables[i];
+
+		p->maps[i].table = t && t->state == UTABLE_READY ? t->slot : 0;
+		p->maps[i].table_id = t && t->state == UTABLE_READY ? t->id : 0;
+		p->waiting += t && t->state != UTABLE_READY;
+	}
+}
+
+/* Unlinks and frees process p (lock held). */
+static void proc_forget(struct unwinder *u, struct uproc *p)
+{
+	unwmaps_process_drop(u->maps, p->tgid);
+	proc_release(u, p);
+	*proc_slot(u, p->tgid) = p->next;
+	free(p);
+}
+
+/*
+ * Loads p's mappings into the program's maps, once every table they need
+ * is built: until then its samples are copied (it has no entry). Returns
+ * 0 or -errno (then p is forgotten).
+ */
+static int proc_load(struct unwinder *u, struct uproc *p)
+{
+	int err;
+
+	proc_refresh(p);
+	if (p->waiting) {
+		unwmaps_process_drop(u->maps, p->tgid);
+		return 0;
+	}
+	err = unwmaps_process_set(u->maps, p->tgid, p->start_time, p->maps, p->n);
+	if (err == -ENOSPC)
+		err = 0; /* no room in the mapping array: its samples are copied or walked by fp */
+	if (err)
+		proc_forget(u, p);
+	return err;
+}
+
+/* After a build: loads every process that waited for it and has all its tables now. */
+static void procs_resolve(struct unwinder *u)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		struct uproc *p = u->procs[b];
+
+		while (p) {
+			struct uproc *next = p->next;
+
+			if (p->waiting)
+				proc_load(u, p);
+			p = next;
+		}
+	}
+}
+
+/* Whether a table is queued for a builder. */
+static bool jobs_queued(const struct unwinder *u)
+{
+	for (const struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_QUEUED)
+			return true;
+	return false;
 }
 
 static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
@@ -606,26 +892,34 @@ static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 	}
 	p->start_time = start_time;
 	err = proc_read(u, p);
-	if (!err)
-		err = unwmaps_process_set(u->maps, tgid, start_time, p->maps, p->n);
-	if (err == -ENOSPC)
-		err = 0; /* no room in the mapping array: its samples are copied or walked by fp */
 	if (err) {
-		unwmaps_process_drop(u->maps, tgid);
-		proc_release(u, p);
-		*proc_slot(u, tgid) = p->next;
-		free(p);
+		proc_forget(u, p);
+		return err;
 	}
-	return err;
+	if (p->waiting && !u->wake) {
+		jobs_run_locked(u); /* loads p once its tables are there */
+		return *proc_slot(u, tgid) ? 0 : -ENOMEM;
+	}
+	return proc_load(u, p);
+}
+
+/* Tells the builder, if a build is queued (lock not held: the builder's lock comes first). */
+static void wake_builder(struct unwinder *u, bool queued)
+{
+	if (queued && u->wake)
+		u->wake(u->wake_ctx);
 }
 
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 {
+	bool queued;
 	int err;
 
 	pthread_mutex_lock(&u->lock);
 	err = track_locked(u, tgid, start_time);
+	queued = jobs_queued(u);
 	pthread_mutex_unlock(&u->lock);
+	wake_builder(u, queued);
 	return err;
 }
 
@@ -634,6 +928,7 @@ int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 struct copy_env {
 	const struct sampler_copy *copy;
 	struct unwinder *u;
+	bool unbuilt, stalled; /* a frame met a table still building, or given up */
 };
 
 struct table_words {
@@ -707,8 +1002,13 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 
 	if (!m)
 		return p ? COPY_STALE : UNW_NO_TABLE;
-	if (!m->table)
+	if (!m->table) {
+		const struct utable *owner = p->tables[m - p->maps];
+
+		env->unbuilt |= owner && owner->state != UTABLE_READY;
+		env->stalled |= owner && owner->stalled;
 		return unw_step_fp(env, regs);
+	}
 	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
 	rule = rule_at(env, unw_find_rule(&t, pc + m->adjust - (regs->exact ? 0 : 1)));
 	if (rule && rule->cfa_kind == EBPROF_CFA_NONE) {
@@ -717,6 +1017,40 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 		return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
 	}
 	return unw_step_rule(env, rule, regs);
+}
+
+/*
+ * Waits (lock held) until the tables of process tgid are built, or until
+ * the latest time its unbuilt tables were due (queued + wait_ms): a build
+ * that takes longer, or stalls, holds each copy no longer than that.
+ * Returns the process, NULL when it is not tracked.
+ */
+static struct uproc *copy_wait(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	bool waited = false;
+
+	for (;;) {
+		struct uproc *p = *proc_slot(u, tgid);
+		uint64_t until = 0;
+		struct timespec ts;
+
+		if (!p || p->start_time != start_time || !p->waiting) {
+			u->totals.copy_waits += waited;
+			return p;
+		}
+		for (uint32_t i = 0; i < p->n; i++)
+			if (p->tables[i] && p->tables[i]->state != UTABLE_READY &&
+			    p->tables[i]->due_ms > until)
+				until = p->tables[i]->due_ms;
+		if (monotonic_ms() >= until) {
+			u->totals.copy_waits += waited;
+			return p;
+		}
+		waited = true;
+		ts.tv_sec = (time_t)(until / 1000);
+		ts.tv_nsec = (long)(until % 1000) * 1000000L;
+		pthread_cond_timedwait(&u->built, &u->lock, &ts);
+	}
 }
 
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
@@ -734,9 +1068,15 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 	pthread_mutex_lock(&u->lock);
 	p = *proc_slot(u, copy->tgid);
 	if (!p || p->start_time != copy->start_time) {
+		bool queued;
+
 		track_locked(u, copy->tgid, copy->start_time);
-		p = *proc_slot(u, copy->tgid);
+		queued = jobs_queued(u);
+		pthread_mutex_unlock(&u->lock);
+		wake_builder(u, queued);
+		pthread_mutex_lock(&u->lock);
 	}
+	p = copy_wait(u, copy->tgid, copy->start_time);
 	while (ret == UNW_NEXT) {
 		if (n >= cap) {
 			ret = UNW_DEPTH_CAP;
@@ -759,6 +1099,10 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		if (ret == UNW_NEXT)
 			p = *proc_slot(u, copy->tgid); /* a re-read may have moved it */
 	}
+	if (env.unbuilt)
+		u->totals.wait_timeout++;
+	else if (env.stalled)
+		u->totals.wait_stalled++;
 	pthread_mutex_unlock(&u->lock);
 	*stop = ret == UNW_NEXT ? UNW_END : ret;
 	return n;
@@ -825,7 +1169,8 @@ static void tables_expire(struct unwinder *u)
 	for (struct utable **tp = &u->tables; *tp;) {
 		struct utable *t = *tp;
 
-		if (!t->users && t->used_drain < u->drain && t->used_seq < threshold &&
+		if (!t->users && t->state == UTABLE_READY && t->used_drain < u->drain &&
+		    t->used_seq < threshold &&
 		    now - t->used_ms >= u->keep_ms) {
 			*tp = t->next;
 			u->totals.expired += t->slot != 0;
@@ -887,7 +1232,6 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
 	stats->rules = n_rules;
 	stats->rules_bytes = ms.rules_bytes;
 	stats->mappings_bytes = ms.mappings_bytes;
-	target_stats(u->gate, stats->refused_open);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -916,6 +1260,7 @@ void unwinder_free(struct unwinder *u)
 	free(u->proc_root);
 	free(u->debug_root);
 	target_free(u->gate);
+	pthread_cond_destroy(&u->built);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

@@ -30,6 +30,7 @@
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
 #include "bpf/unwmaps.h"
+#include "symbolizer/target.h"
 #include "symbolizer/unwinder.h"
 
 struct maps {
@@ -360,6 +361,98 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	unwinder_free(u);
 }
 
+/* --- builds by a builder ---------------------------------------------------- */
+
+static int wakes;
+
+static void count_wake(void *ctx)
+{
+	(void)ctx;
+	wakes++;
+}
+
+/*
+ * With a builder, tracking reads no file: builds are queued and the
+ * builder told; the process is loaded once they are done. A build whose
+ * builder stalled gives its file no table, and a copy waits for a table
+ * only until its limit, then goes on by frame pointer, counted.
+ */
+static void test_builds_wait_for_a_builder(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	struct unwinder_config config;
+	struct unwinder_job *job, *late;
+	struct unwinder_stats st;
+	struct unwinder *u;
+	struct ebprof_unw_proc proc;
+	struct sampler_copy copy;
+	struct target *gate = target_new(&(struct target_config){ .proc_root = "/proc" });
+	uint32_t tgid = (uint32_t)getpid(), n;
+	uint64_t start = now_ns(), ips[64], t0;
+	bool stale = false;
+	int stop, jobs = 0;
+
+	assert_non_null(c);
+	assert_non_null(gate);
+	unwinder_config_init(&config);
+	config.wait_ms = 200;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	unwinder_set_builder(u, count_wake, NULL);
+	wakes = 0;
+	assert_int_equal(unwinder_track(u, tgid, start), 0);
+	assert_true(wakes >= 1);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.built, 1); /* the vDSO's, from our own memory: no file read */
+	/* Not loaded while its tables are being built: its samples are copied. */
+	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+
+	/* A copy now waits for them, then goes on by frame pointer, counted. */
+	t_outer(c);
+	copy = (struct sampler_copy){ .tgid = tgid, .start_time = start, .comm = "test_unwinder",
+				      .regs = &c->regs, .stack = c->stack, .stack_len = c->len };
+	t0 = now_ns();
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 1);
+	assert_true(now_ns() - t0 >= 150 * 1000000ull);
+	assert_true(now_ns() - t0 < 5000 * 1000000ull);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_waits, 1);
+	assert_int_equal(st.wait_timeout, 1);
+	/* Past the limit, the next copy does not wait again. */
+	t0 = now_ns();
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(now_ns() - t0 < 150 * 1000000ull);
+
+	/* The first build's builder stalls: given up, and its late result is not installed. */
+	assert_int_equal(unwinder_job_take(u, &late), 0);
+	unwinder_job_stalled(u, unwinder_job_ticket(late));
+	unwinder_stats(u, &st);
+	assert_int_equal(st.build_stalled, 1);
+	/* The rest, as a builder runs them. */
+	while (!unwinder_job_take(u, &job)) {
+		unwinder_job_read(job, gate);
+		unwinder_job_finish(u, job);
+		jobs++;
+	}
+	assert_true(jobs >= 2);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	unwinder_stats(u, &st);
+	n = (uint32_t)st.built;
+	unwinder_job_read(late, gate); /* it wakes up at last */
+	unwinder_job_finish(u, late);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.built, n);
+	/* Whole now, by the tables (the given-up file by frame pointer). */
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 4);
+	assert_int_equal(ips[1], c->ra_middle);
+	assert_int_equal(ips[2], c->ra_outer);
+	unwinder_free(u);
+	target_free(gate);
+	free(c);
+}
+
 /* --- the table cache ------------------------------------------------------- */
 
 static uint64_t fake_ms;
@@ -554,6 +647,8 @@ int main(void)
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_process_is_dropped_and_its_tables_freed,
 						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_builds_wait_for_a_builder, maps_setup,
+						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_keeps_tables_for_the_grace, maps_setup,
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_cache_keeps_the_last_n, maps_setup,
