@@ -298,8 +298,21 @@ static bool worker_step(struct capture_worker *w)
 	if (w->unwinder && !w->stop) {
 		struct unwinder_job *job;
 
-		/* A table build: the file is read with no lock held, under the watchdog. */
+		/*
+		 * A table build: the file is read with no lock held, under the
+		 * watchdog. Its process is the one a stall quarantines (its
+		 * frames would stall the symbolizer next), and a quarantined
+		 * process's files are not read for tables either.
+		 */
 		if (!unwinder_job_take(w->unwinder, &job)) {
+			struct capture_process p;
+
+			unwinder_job_process(job, &p.tgid, &p.start_time);
+			if (worker_quarantined(w, p.tgid, p.start_time)) {
+				unwinder_job_finish(w->unwinder, job);
+				return true;
+			}
+			w->busy = p;
 			w->busy_build = unwinder_job_ticket(job);
 			pthread_mutex_unlock(&core->lock);
 			unwinder_job_read(job, w->gate);
@@ -308,6 +321,7 @@ static bool worker_step(struct capture_worker *w)
 				unwinder_job_free(job);
 				return false;
 			}
+			w->busy.tgid = 0;
 			w->busy_build = 0;
 			/* CPU only (rows to words, into the maps): not abandoned meanwhile. */
 			unwinder_job_finish(w->unwinder, job);

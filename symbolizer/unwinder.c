@@ -80,6 +80,7 @@ struct utable {
 	enum utable_state state;
 	/* Queued or building: the mapping to read it from, and until when copies wait. */
 	uint32_t src_tgid;
+	uint64_t src_start;
 	struct procmaps_mapping src;
 	char *src_path; /* src.path, owned */
 	uint64_t due_ms;
@@ -345,7 +346,7 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 
 /* A new table, not built yet, for the file of mapping m of process tgid. */
 static struct utable *table_queue(struct unwinder *u, const struct file_key *key, uint32_t tgid,
-				  const struct procmaps_mapping *m)
+				  uint64_t start_time, const struct procmaps_mapping *m)
 {
 	struct utable *t = calloc(1, sizeof(*t));
 
@@ -357,6 +358,7 @@ static struct utable *table_queue(struct unwinder *u, const struct file_key *key
 	}
 	t->state = UTABLE_QUEUED;
 	t->src_tgid = tgid;
+	t->src_start = start_time;
 	t->src = *m;
 	t->src.path = t->src_path;
 	t->due_ms = monotonic_ms() + u->wait_ms;
@@ -370,6 +372,7 @@ static struct utable *table_queue(struct unwinder *u, const struct file_key *key
 struct unwinder_job {
 	uint64_t ticket;
 	uint32_t tgid;
+	uint64_t start_time;
 	struct procmaps_mapping m;
 	char *path, *proc_root, *debug_root;
 	/* What the read found. */
@@ -411,6 +414,7 @@ static struct unwinder_job *job_take_locked(struct unwinder *u)
 	}
 	job->ticket = ++u->tickets;
 	job->tgid = oldest->src_tgid;
+	job->start_time = oldest->src_start;
 	job->m = oldest->src;
 	job->m.path = job->path;
 	oldest->state = UTABLE_BUILDING;
@@ -551,6 +555,12 @@ uint64_t unwinder_job_ticket(const struct unwinder_job *job)
 	return job->ticket;
 }
 
+void unwinder_job_process(const struct unwinder_job *job, uint32_t *tgid, uint64_t *start_time)
+{
+	*tgid = job->tgid;
+	*start_time = job->start_time;
+}
+
 void unwinder_job_stalled(struct unwinder *u, uint64_t ticket)
 {
 	struct utable *t;
@@ -686,7 +696,7 @@ static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_m
 }
 
 /* The table of one mapping, found or built; NULL when there is none to have. */
-static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
+static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 					const struct procmaps_mapping *m,
 					const struct remote_devs *remote)
 {
@@ -705,7 +715,7 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 		return NULL; /* walked by frame pointer */
 	}
 	/* Read by a builder, off this thread (unwinder.h). */
-	return table_queue(u, &key, tgid, m);
+	return table_queue(u, &key, tgid, start_time, m);
 }
 
 /* --- processes ------------------------------------------------------------ */
@@ -785,7 +795,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	remote_devs_read(u, p->tgid, &remote);
 	for (size_t i = 0; i < n; i++) {
 		const struct procmaps_mapping *m = procmaps_at(pm, i);
-		struct utable *t = table_for_mapping(u, p->tgid, m, &remote);
+		struct utable *t = table_for_mapping(u, p->tgid, p->start_time, m, &remote);
 
 		p->maps[i] = (struct ebprof_unw_mapping){
 			.start = m->start,

@@ -124,11 +124,19 @@ int unwinder_job_take(struct unwinder *u, struct unwinder_job **out);
  */
 void unwinder_job_read(struct unwinder_job *job, struct target *gate);
 
-/* Installs what the job read (the table, and the processes waiting for it), and frees it. */
+/*
+ * Installs what the job read (the table, and the processes waiting for it),
+ * and frees it. A job not read (its process's files are not to be read)
+ * leaves the file without a table, not remembered: the next process that
+ * maps it queues it again.
+ */
 void unwinder_job_finish(struct unwinder *u, struct unwinder_job *job);
 
 /* A number for the job, for unwinder_job_stalled(). */
 uint64_t unwinder_job_ticket(const struct unwinder_job *job);
+
+/* The process whose mapping the job reads the file of (tgid, start as tracked). */
+void unwinder_job_process(const struct unwinder_job *job, uint32_t *tgid, uint64_t *start_time);
 
 /*
  * The builder of job ticket was abandoned: its file gets no table (frame

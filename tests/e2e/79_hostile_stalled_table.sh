@@ -82,7 +82,7 @@ for _ in $(seq 100); do kill -0 "$R" 2>/dev/null || break; sleep 0.1; done
 kill -0 "$R" 2>/dev/null && { kill -9 "$R"; fail "record ignored SIGINT during a stalled table build"; }
 wait "$R" || fail "record exited $? after SIGINT: $(cat "$T/int.err")"
 took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
-awk -v t="$took" 'BEGIN { exit !(t <= 3) }' || fail "record took $took s to stop after SIGINT"
+awk -v t="$took" 'BEGIN { exit !(t <= 3) }' || fail "record took $took s to stop after SIGINT: $(cat "$T/int.err")"
 [ -e "$T/int.folded" ] && grep -q "ebprof: wrote" "$T/int.err" ||
 	fail "record wrote nothing after SIGINT: $(cat "$T/int.err")"
 ok "record stopped $took s after SIGINT, with its output written"
