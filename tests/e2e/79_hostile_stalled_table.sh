@@ -1,13 +1,16 @@
 # Issue 12: building a process's unwind tables cannot hang the profiler
-# either. A real hole: the library a process runs in sits on an overlay
-# mount whose lower layer is a FUSE file system that stops answering
-# (fuse_stall.py). The unwinder skips FUSE and network mounts, but this
-# mount is "overlay": only a read shows that it waits on FUSE, and that
-# read blocks in the kernel where no signal short of SIGKILL frees it
-# (a hung disk behind a loop device would do the same). Table builds run
-# on the capture's worker under its watchdog, so:
-# 1. record -d 4 --unwind dwarf ends on time and says the build stalled
-#    (before, the sampler's watch thread read the file and hung, and
+# either. A real hole, and one only the table builder falls in: a library
+# built without unwind tables (-fno-asynchronous-unwind-tables), with its
+# symbols, whose separate debug file (.gnu_debuglink, beside it) is served
+# by a FUSE server that stops answering (fuse_stall.py). The symbolizer
+# names the library from its own .symtab and never opens the debug file;
+# the table builder, finding no .eh_frame, looks there for .debug_frame,
+# and that open blocks in the kernel where no signal short of SIGKILL
+# frees it (so would a file on a FUSE server behind an overlay or a loop
+# device, or on a hung disk: none is on a mount the unwinder skips).
+# Table builds run on the capture's worker under its watchdog, so:
+# 1. record -d 4 --unwind dwarf ends on time and counts the stalled build
+#    (before, the sampler's watch thread opened the file and hung, and
 #    record with it, past its kill timeout);
 # 2. record stops within 3 s of SIGINT in the middle of it;
 # 3. collectd (Unwind dwarf) keeps dispatching values every second, counts
@@ -16,32 +19,31 @@
 source "$(dirname "$0")/collectd.bash"
 source "$(dirname "$0")/hostile.bash"
 [ -c /dev/fuse ] || fail "no /dev/fuse: the kernel needs CONFIG_FUSE_FS"
-grep -qw overlay /proc/filesystems || modprobe overlay 2>/dev/null ||
-	fail "no overlay file system: the kernel needs CONFIG_OVERLAY_FS"
 
 FUSE=$T/fuse
-OVL=$T/ovl
-mkdir -p "$FUSE" "$OVL" "$T/upper" "$T/work"
+LIB=$T/lib/libnocfi.so
+mkdir -p "$FUSE" "$T/lib"
+cc -O1 -g0 -fno-omit-frame-pointer -fno-inline -fno-asynchronous-unwind-tables -fno-unwind-tables \
+	-fPIC -shared -DFIXTURE_SHARED -o "$LIB" "$ROOT/tests/fixtures/hostile_lib.c" ||
+	fail "cannot build the library without unwind tables"
+readelf -SW "$LIB" | grep -qE '\.(eh|debug)_frame' && fail "$LIB has unwind tables"
+nm "$LIB" | grep -q hostile_work || fail "$LIB has no .symtab"
+: >"$T/lib/libnocfi.debug"
+objcopy --add-gnu-debuglink="$T/lib/libnocfi.debug" "$LIB" || fail "objcopy --add-gnu-debuglink failed"
 python3 "$ROOT/tests/e2e/fuse_stall.py" "$FUSE" "$HOSTILE_LIB" "$T/arm" >"$T/fuse.out" 2>&1 &
 F=$!
 # The server's end frees whatever still waits on it (ENOTCONN), then
 # unmount. Stopped workloads take no SIGTERM: they get SIGKILL.
 trap 'kill -9 ${W_one:-} ${W_two:-} ${W_three:-} 2>/dev/null; kill -9 "$F" 2>/dev/null
-	wait "$F" 2>/dev/null; umount -l "$OVL" 2>/dev/null; umount -l "$FUSE" 2>/dev/null
-	cleanup' EXIT
+	wait "$F" 2>/dev/null; umount -l "$FUSE" 2>/dev/null; cleanup' EXIT
 wait_for 5 grep -q mounted "$T/fuse.out" || fail "the FUSE server did not start: $(cat "$T/fuse.out")"
-mount -t overlay overlay -o "lowerdir=$FUSE,upperdir=$T/upper,workdir=$T/work" "$OVL" ||
-	fail "cannot mount an overlay over the FUSE mount"
-fstype=$(awk -v m="$OVL" '$5 == m { for (i = 7; i <= NF; i++) if ($i == "-") { print $(i + 1); exit } }' \
-	/proc/self/mountinfo)
-[ "$fstype" = overlay ] || fail "the library's mount is '$fstype', not overlay"
+ln -sf "$FUSE/libhostile_lib.so" "$T/lib/libnocfi.debug"
 
-# workload NAME: a process running in the library over the overlay; its
-# PID in W_NAME. All start before the server hangs, and wait stopped for
-# their turn.
+# workload NAME: a process running in the library; its PID in W_NAME.
+# All wait stopped for their turn.
 workload() {
 	local w
-	"$HOSTILE_BIN" burn "$OVL/libhostile_lib.so" 90 >"$T/$1.out" 2>&1 &
+	"$HOSTILE_BIN" burn "$LIB" 90 >"$T/$1.out" 2>&1 &
 	w=$!; BG_PIDS+=("$w")
 	wait_for 5 grep -q ready "$T/$1.out" || fail "$1: the workload did not start: $(cat "$T/$1.out")"
 	kill -STOP "$w"
@@ -66,7 +68,7 @@ n=$(unwind_stalled stall)
 at_least "$n" 1 || fail "the stalled table build is not reported: $(cat "$T/stall.err")"
 samples=$(awk '{ n += $NF } END { print n + 0 }' "$T/stall.folded")
 at_least "$samples" 500 || fail "only $samples samples in 4 s at 999 Hz: $(cat "$T/stall.err")"
-ok "record -d 4 --unwind dwarf through a stalled overlay-on-FUSE read: ended in $WALL s, $n table build(s) stalled, $samples samples kept"
+ok "record -d 4 --unwind dwarf through a debug file on a stalled FUSE server: ended in $WALL s, $n table build(s) stalled, $samples samples kept"
 
 # 2. Ctrl-C in the middle of it.
 kill -STOP "$W"
