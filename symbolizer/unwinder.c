@@ -5,10 +5,17 @@
  * A process is its executable mappings, each with the table of its file
  * (or none: anonymous JIT memory, a file with no CFI, a table refused at
  * the memory bound). A table is loaded in a BPF slot and read back from
- * there for copies; it counts its users and remembers the last drain one
- * held it. Tables are found by (device, inode) first, which costs no
- * open, then by build-id, which catches the same build at two paths (a
- * container's copy of libc).
+ * there for copies; it counts its users and remembers when one last took
+ * it up or let it go (the cache's LRU order and grace). Tables are found
+ * by (device, inode) first, which costs no open, then by build-id once
+ * read, which catches the same build at two paths (a container's copy of
+ * libc): the second is merged into the first.
+ *
+ * A table not built yet is in the list too, queued or building, keyed by
+ * its file: a second process mapping it waits for the same build. The
+ * build's job carries copies of what its read needs, so that a builder
+ * stuck in the read holds nothing of the unwinder; its ticket says, when
+ * it finishes, whether the table still waits for it.
  *
  * The copy walk is bpf/unwind.h's, with memory read from the copy and
  * words from the table's map (mapped read-only), so it gives the frames
