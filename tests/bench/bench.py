@@ -257,6 +257,24 @@ def bpf_progs():
     return progs
 
 
+def prog_ids_of(pid):
+    """Ids of the BPF programs process pid holds a descriptor of (its fdinfo)."""
+    ids = set()
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                m = re.search(r"^prog_id:\s+(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            ids.add(int(m.group(1)))
+    return ids
+
+
 def cpu_ticks(pid):
     """utime + stime of pid in clock ticks, or None once it is gone."""
     try:
@@ -356,7 +374,11 @@ class Profiler:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited %d: %s" % (self.kind, self.proc.poll(),
                                                          read_text(self.err)[-500:]))
-            new = [i for i in bpf_progs() if i not in before]
+            # Only this profiler's: a unit test elsewhere on the machine (no
+            # lock needed for those) may load a perf_event program meanwhile.
+            pid = self.proc.pid()
+            mine = prog_ids_of(pid) if pid else set()
+            new = [i for i in bpf_progs() if i not in before and i in mine]
             if new:
                 self.prog_ids = new
                 break
