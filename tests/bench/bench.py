@@ -57,7 +57,7 @@ EX = os.path.join(BUILD, "examples")
 NCPU = os.cpu_count() or 1
 
 REFERENCE_PROFILER_RSS_MB = 29.5  # the seed profiler (Rust + aya), measured
-BPFTRACE_PROG = "profile:hz:%d { @[kstack, ustack] = count(); }"
+BPFTRACE_PROG = "profile:hz:%d %s{ @[kstack, ustack] = count(); }"
 
 
 def log(msg):
@@ -257,6 +257,24 @@ def bpf_progs():
     return progs
 
 
+def prog_ids_of(pid):
+    """Ids of the BPF programs process pid holds a descriptor of (its fdinfo)."""
+    ids = set()
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                m = re.search(r"^prog_id:\s+(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            ids.add(int(m.group(1)))
+    return ids
+
+
 def cpu_ticks(pid):
     """utime + stime of pid in clock ticks, or None once it is gone."""
     try:
@@ -301,9 +319,10 @@ class Profiler:
 
     KINDS = ("floor", "perf", "bpftrace", "ebprof")
 
-    def __init__(self, kind, hz, tmp, ebprof_args=()):
+    def __init__(self, kind, hz, tmp, ebprof_args=(), pid=None):
         self.kind, self.hz, self.tmp = kind, hz, tmp
-        self.ebprof_args = list(ebprof_args)
+        self.ebprof_args = list(ebprof_args) + (["-p", str(pid)] if pid else [])
+        self.pid = pid  # one process only: ebprof -p, bpftrace's /pid == N/
         self.proc = None
         self.prog_ids = []
         self.lost = 0
@@ -318,7 +337,8 @@ class Profiler:
             return ["perf", "record", "-g", "-a", "-F", str(self.hz), "-o",
                     os.path.join(self.tmp, "perf.data")]
         if self.kind == "bpftrace":
-            return ["bpftrace", "-e", BPFTRACE_PROG % self.hz]
+            pred = "/pid == %d/ " % self.pid if self.pid else ""
+            return ["bpftrace", "-e", BPFTRACE_PROG % (self.hz, pred)]
         return [EBPROF, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
                 "-o", os.path.join(self.tmp, "ebprof.folded")] + self.ebprof_args
 
@@ -354,7 +374,11 @@ class Profiler:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited %d: %s" % (self.kind, self.proc.poll(),
                                                          read_text(self.err)[-500:]))
-            new = [i for i in bpf_progs() if i not in before]
+            # Only this profiler's: a unit test elsewhere on the machine (no
+            # lock needed for those) may load a perf_event program meanwhile.
+            pid = self.proc.pid()
+            mine = prog_ids_of(pid) if pid else set()
+            new = [i for i in bpf_progs() if i not in before and i in mine]
             if new:
                 self.prog_ids = new
                 break
@@ -450,9 +474,9 @@ class Bench:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # 1 -------------------------------------------------------------------------
-    def kernel_cost(self, kind, hz, seconds, ebprof_args=()):
+    def kernel_cost(self, kind, hz, seconds, ebprof_args=(), pid=None):
         """ns per run of kind's BPF program over `seconds` of sampling."""
-        prof = Profiler(kind, hz, self.tmp, ebprof_args)
+        prof = Profiler(kind, hz, self.tmp, ebprof_args, pid)
         prof.start()
         try:
             ns0, cnt0 = prof.stats()
@@ -464,18 +488,23 @@ class Bench:
             raise RuntimeError("%s: no sample counted in %.1f s" % (kind, seconds))
         return (ns1 - ns0) / (cnt1 - cnt0), cnt1 - cnt0
 
-    def kernel_pair(self, workload, hz, seconds, reps):
-        """Medians of ours, bpftrace's and the per-run ratio, on a workload per CPU."""
+    def kernel_pair(self, workload, hz, seconds, reps, filtered=False):
+        """Medians of ours, bpftrace's and the per-run ratio, on a workload per CPU.
+
+        filtered: both profile one sleeping process only, so every sample
+        of the workload is rejected: the cost of the filter itself.
+        """
         self.bg.stop()
         for _ in range(NCPU):
             self.bg.start(workload)
+        pid = self.bg.start(["sleep", "100000"]).pid if filtered else None
         time.sleep(0.3)
         ours, theirs, ratios, counts = [], [], [], []
         try:
             for _ in range(reps):
                 order = ["ebprof", "bpftrace"]
                 self.rng.shuffle(order)
-                got = {k: self.kernel_cost(k, hz, seconds) for k in order}
+                got = {k: self.kernel_cost(k, hz, seconds, pid=pid) for k in order}
                 ours.append(got["ebprof"][0])
                 theirs.append(got["bpftrace"][0])
                 counts.append(got["ebprof"][1])
@@ -508,6 +537,16 @@ class Bench:
                                  "bpftrace", t, r, reps, "%s; ~%d samples/run" % (what, n))
                     if name == "deep":
                         depth_rows[70] = (o, t, r, reps)
+            # The filtered path: -p PID against bpftrace's /pid == N/, every
+            # sample of the busy CPUs rejected.
+            argv = [os.path.join(EX, "split7030"), "100000"]
+            for hz in [999] if self.smoke else [999, 4999]:
+                reps = self.reps if hz == 999 else max(1, self.reps - 2)
+                o, t, r, n = self.kernel_pair(argv, hz, secs, reps, filtered=True)
+                self.res.add("1 kernel", "ns/sample filtered out", "ebprof -p", o, "ns", hz,
+                             "bpftrace /pid == N/", t, r, reps,
+                             "split7030 on every CPU, a sleeping process profiled; "
+                             "~%d samples/run, all rejected" % n)
             # Scaling with depth (the plot), at 999 Hz.
             for depth in ([30] if self.smoke else [5, 30, 70, 120]):
                 argv = [os.path.join(EX, "recurse-leaffp"), "100000", str(depth)]
