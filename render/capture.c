@@ -53,7 +53,7 @@
 struct capture_sample {
 	uint32_t tgid;
 	uint32_t n_uips, n_kips;
-	uint32_t pad;
+	uint32_t offcpu; /* as struct sampler_sample's */
 	uint64_t start_time;
 	uint64_t count;
 	char comm[SAMPLER_COMM_LEN];
@@ -90,7 +90,8 @@ struct capture_worker {
 	struct capture_core *core;
 	pthread_t thread;
 	struct symbolizer *sym;
-	struct frame frames[CAPTURE_MAX_FRAMES + 1];
+	struct frame frames[CAPTURE_MAX_FRAMES + 2]; /* + "[stalled]", + the off-CPU leaf */
+	uint64_t cpu_weight, offcpu_weight; /* the capture's (struct capture_config) */
 	/* Processes not to name, fixed when the worker is made. */
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
 	size_t n_quarantine;
@@ -262,6 +263,26 @@ static size_t worker_name(struct capture_worker *w, const struct capture_sample 
 	return n + 1;
 }
 
+/* An off-CPU sample's leaf: the state it waited in, after its kernel frames. */
+static size_t worker_offcpu_leaf(struct capture_worker *w, const struct capture_sample *s,
+				 size_t n)
+{
+	const char *name = frame_offcpu_name(s->offcpu);
+
+	if (!n || !name)
+		return n;
+	w->frames[n] = (struct frame){ name, FRAME_OFFCPU };
+	return n + 1;
+}
+
+/* What a sample weighs in the profile: time, or samples (see struct capture_config). */
+static uint64_t worker_weight(const struct capture_worker *w, const struct capture_sample *s)
+{
+	uint64_t each = s->offcpu ? w->offcpu_weight : w->cpu_weight;
+
+	return s->count * (each ? each : 1);
+}
+
 static size_t sample_size(uint32_t n_uips, uint32_t n_kips)
 {
 	return sizeof(struct capture_sample) + ((size_t)n_uips + n_kips) * sizeof(uint64_t);
@@ -308,7 +329,7 @@ static bool worker_step(struct capture_worker *w)
 
 		w->busy = (struct capture_process){ s->tgid, s->start_time };
 		pthread_mutex_unlock(&core->lock);
-		n = worker_name(w, s, &stalled);
+		n = worker_offcpu_leaf(w, s, worker_name(w, s, &stalled));
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;
@@ -317,7 +338,7 @@ static bool worker_step(struct capture_worker *w)
 			w->counts.unnamed_stalled += s->count;
 			w->counts.stalled_frames++;
 		}
-		if (!w->into || profile_add(w->into, w->frames, n, s->count))
+		if (!w->into || profile_add(w->into, w->frames, n, worker_weight(w, s)))
 			w->counts.lost_memory += s->count;
 		w->current->pos += sample_size(s->n_uips, s->n_kips);
 		w->current->done += s->count;
@@ -393,6 +414,8 @@ static struct capture_worker *worker_new(struct capture *cap)
 	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
 	w->n_quarantine = cap->n_quarantine;
 	w->core = cap->core;
+	w->cpu_weight = cap->config.cpu_weight;
+	w->offcpu_weight = cap->config.offcpu_weight;
 	w->core->refs++;
 	pthread_mutex_unlock(&cap->core->lock);
 	w->refs = 2; /* the capture's and the thread's */
@@ -597,6 +620,7 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 		.tgid = sample->tgid,
 		.n_uips = sample->n_uips,
 		.n_kips = sample->n_kips,
+		.offcpu = sample->offcpu,
 		.start_time = sample->start_time,
 		.count = sample->count,
 	};

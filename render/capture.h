@@ -70,6 +70,15 @@ struct capture_config {
 	int interrupt_signal;
 	/* The unwinder's, used when the sampler walks user stacks by tables. */
 	struct unwinder_config unwind;
+	/*
+	 * What one sample weighs in the profile: an on-CPU sample
+	 * (cpu_weight) and an off-CPU one (offcpu_weight), so that a profile
+	 * can count time (record --mode offcpu|wall: microseconds) rather
+	 * than samples. 0: 1. An off-CPU sample also gets a leaf frame of
+	 * kind FRAME_OFFCPU naming the state it waited in.
+	 */
+	uint64_t cpu_weight;
+	uint64_t offcpu_weight;
 };
 
 void capture_config_init(struct capture_config *config);
