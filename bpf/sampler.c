@@ -860,6 +860,12 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_pick_unwind(s, config, config_features, err, errlen);
 	if (ret)
 		goto free_sampler;
+	if (config->mode != SAMPLER_MODE_CPU &&
+	    kfeat_state(config_features, KFEAT_TASK_STORAGE) == KFEAT_ABSENT) {
+		kfeat_missing_message(KFEAT_TASK_STORAGE, err, errlen);
+		ret = -EOPNOTSUPP;
+		goto free_sampler;
+	}
 	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
 	s->max_stacks = config->max_stacks ? config->max_stacks : SAMPLER_DEFAULT_MAX_STACKS;
 	s->tgid_filter = config->n_tgids > 0;

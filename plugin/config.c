@@ -360,6 +360,25 @@ static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
 				  &c->unwind_bytes);
 }
 
+static int pconf_mode(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char expected[] = "cpu, offcpu or wall";
+	const char *v;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
+		return pconf_bad(ci, expected);
+	v = ci->values[0].value.string;
+	if (strcasecmp(v, "cpu") == 0)
+		c->mode = PCONF_MODE_CPU;
+	else if (strcasecmp(v, "offcpu") == 0)
+		c->mode = PCONF_MODE_OFFCPU;
+	else if (strcasecmp(v, "wall") == 0)
+		c->mode = PCONF_MODE_WALL;
+	else
+		return pconf_bad(ci, expected);
+	return 0;
+}
+
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 {
 	const char *key = ci->key;
@@ -416,13 +435,21 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_bound(ci, &c->max_symbol_table);
 	} else if (strcasecmp(key, "MaxPerfMap") == 0) {
 		err = pconf_bound(ci, &c->max_perf_map);
+	} else if (strcasecmp(key, "Mode") == 0) {
+		err = pconf_mode(c, ci);
+	} else if (strcasecmp(key, "OffCPUPeriod") == 0) {
+		err = pconf_uint(ci, SAMPLER_MIN_OFFCPU_PERIOD_NS / 1000,
+				 SAMPLER_MAX_OFFCPU_PERIOD_NS / 1000, &c->offcpu_period_us);
+	} else if (strcasecmp(key, "OffCPUMinimum") == 0) {
+		err = pconf_uint(ci, 0, 3600ULL * 1000000, &c->offcpu_min_us);
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
-				       "StallTimeout, MaxSymbolTable and MaxPerfMap",
+				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "
+				       "OffCPUPeriod and OffCPUMinimum",
 		      key);
 		err = -EINVAL;
 	}

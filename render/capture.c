@@ -102,6 +102,7 @@ struct capture_worker {
 	size_t track_first, n_tracks;
 	uint64_t end_asked, end_done;
 	struct profile *into;
+	struct profile *offcpu_into; /* NULL: off-CPU samples go into into */
 	uint64_t progress;
 	struct capture_process busy; /* what it is naming now; tgid 0: no process */
 	struct capture_counts counts;
@@ -122,6 +123,7 @@ struct capture {
 	/* The rest under core->lock. */
 	struct capture_worker *worker; /* NULL once given up */
 	struct profile *into;
+	struct profile *offcpu_into; /* of the drain in progress */
 	struct symbolizer_stats retired; /* counters of abandoned symbolizers */
 	struct capture_counts retired_counts;
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
@@ -275,6 +277,12 @@ static size_t worker_offcpu_leaf(struct capture_worker *w, const struct capture_
 	return n + 1;
 }
 
+/* The profile a sample goes into (NULL: none, between drains). */
+static struct profile *worker_into(const struct capture_worker *w, const struct capture_sample *s)
+{
+	return s->offcpu && w->offcpu_into ? w->offcpu_into : w->into;
+}
+
 /* What a sample weighs in the profile: time, or samples (see struct capture_config). */
 static uint64_t worker_weight(const struct capture_worker *w, const struct capture_sample *s)
 {
@@ -338,7 +346,8 @@ static bool worker_step(struct capture_worker *w)
 			w->counts.unnamed_stalled += s->count;
 			w->counts.stalled_frames++;
 		}
-		if (!w->into || profile_add(w->into, w->frames, n, worker_weight(w, s)))
+		if (!worker_into(w, s) ||
+		    profile_add(worker_into(w, s), w->frames, n, worker_weight(w, s)))
 			w->counts.lost_memory += s->count;
 		w->current->pos += sample_size(s->n_uips, s->n_kips);
 		w->current->done += s->count;
@@ -520,6 +529,7 @@ static void capture_abandon(struct capture *cap)
 		return;
 	}
 	next->into = cap->into;
+	next->offcpu_into = cap->offcpu_into;
 }
 
 static uint64_t worker_progress(const struct capture_worker *w)
@@ -683,12 +693,21 @@ static void capture_end_drain(struct capture *cap)
 
 int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta)
 {
+	return capture_drain_split(cap, into, NULL, delta);
+}
+
+int capture_drain_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			struct sampler_stats *delta)
+{
 	int err;
 
 	pthread_mutex_lock(&cap->core->lock);
 	cap->into = into;
-	if (cap->worker)
+	cap->offcpu_into = offcpu_into;
+	if (cap->worker) {
 		cap->worker->into = into;
+		cap->worker->offcpu_into = offcpu_into;
+	}
 	pthread_mutex_unlock(&cap->core->lock);
 	err = sampler_drain(cap->sampler, capture_add, cap, delta);
 	if (cap->fill) {
@@ -698,8 +717,11 @@ int capture_drain(struct capture *cap, struct profile *into, struct sampler_stat
 	pthread_mutex_lock(&cap->core->lock);
 	capture_end_drain(cap);
 	cap->into = NULL;
-	if (cap->worker)
+	cap->offcpu_into = NULL;
+	if (cap->worker) {
 		cap->worker->into = NULL;
+		cap->worker->offcpu_into = NULL;
+	}
 	pthread_mutex_unlock(&cap->core->lock);
 	if (cap->unwinder)
 		unwinder_end_drain(cap->unwinder);
@@ -708,11 +730,17 @@ int capture_drain(struct capture *cap, struct profile *into, struct sampler_stat
 
 int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta)
 {
+	return capture_finish_split(cap, into, NULL, delta);
+}
+
+int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			 struct sampler_stats *delta)
+{
 	sampler_watch_stop(cap->watch);
 	cap->watch = NULL;
 	if (cap->sampler)
 		sampler_poll_processes(cap->sampler, capture_track, cap, 0);
-	return capture_drain(cap, into, delta);
+	return capture_drain_split(cap, into, offcpu_into, delta);
 }
 
 static void capture_on_signal(int sig)

@@ -112,11 +112,21 @@ int capture_attach(struct capture *cap, struct sampler *sampler);
 int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta);
 
 /*
+ * As capture_drain(), with the off-CPU samples (struct sampler_sample's
+ * offcpu) added to offcpu_into instead (NULL: into, as capture_drain()),
+ * so that a caller can keep on-CPU samples and off-CPU time apart.
+ */
+int capture_drain_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			struct sampler_stats *delta);
+
+/*
  * The last drain: stops the watch thread, reads what it had not read yet
  * (new processes, samples copied before their tables), then drains as
  * capture_drain(), so that no copied sample is left behind.
  */
 int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta);
+int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			 struct sampler_stats *delta);
 
 /* Stops the watch thread and the worker (abandoning a stalled one); NULL is fine. */
 void capture_free(struct capture *cap);
