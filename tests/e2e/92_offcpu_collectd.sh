@@ -57,3 +57,32 @@ done
 # Wall mode keeps the CPU metrics: the [other] bucket of on-CPU self time.
 has_rows 3 "$H/ebprof-self/gauge-[[]other[]]-*" || fail "no on-CPU metrics in wall mode"
 ok "collectd CSV: $known s off-CPU under offcpu_sleep_known for $slept_s s of sleep"
+
+# The README's off-CPU metric table (after the main one under ### Metrics)
+# names exactly the plugin instances wall mode adds.
+python3 - "$ROOT/README.md" >"$T/listed" <<'PY' || fail "no off-CPU metric table in the README"
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+section = text.split("\n### Metrics\n", 1)[1].split("\n### ", 1)[0]
+tables, rows, in_table = [], [], False
+for line in section.splitlines() + [""]:
+    cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else None
+    if cells and cells[:3] == ["plugin instance", "type", "type instance"]:
+        in_table, rows = True, []
+        continue
+    if in_table and not cells:
+        tables.append(rows)
+        in_table = False
+        continue
+    if in_table and not set(cells[0]) <= set("-: "):
+        rows.append(re.sub("`", "", cells[0]))
+if len(tables) < 2:
+    sys.exit("want the metric table and the off-CPU table")
+offcpu = [t for t in tables if t and all(r.startswith("offcpu_") for r in t)]
+if len(offcpu) != 1:
+    sys.exit("no table of offcpu_* plugin instances")
+print("\n".join(sorted(set(offcpu[0]))))
+PY
+for d in "$H"/ebprof-offcpu_*; do echo "${d##*/ebprof-}"; done | sort -u >"$T/wrote"
+diff -u "$T/listed" "$T/wrote" >&2 || fail "the README's off-CPU table and what collectd wrote differ"
+ok "the README's off-CPU table names exactly the $(wc -l <"$T/wrote") plugin instances wall mode adds"
