@@ -311,23 +311,34 @@ static int pconf_spool_retention(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
-static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
+/*
+ * One quoted word of a fixed list (case-insensitive): *out gets its index.
+ * expected names the words for the error line.
+ */
+static int pconf_word(const oconfig_item_t *ci, const char *const *words, int n,
+		      const char *expected, int *out)
 {
-	static const char expected[] = "fp, dwarf or auto";
-	const char *v;
-
 	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
 		return pconf_bad(ci, expected);
-	v = ci->values[0].value.string;
-	if (strcasecmp(v, "fp") == 0)
-		c->unwind = PCONF_UNWIND_FP;
-	else if (strcasecmp(v, "dwarf") == 0)
-		c->unwind = PCONF_UNWIND_DWARF;
-	else if (strcasecmp(v, "auto") == 0)
-		c->unwind = PCONF_UNWIND_AUTO;
-	else
-		return pconf_bad(ci, expected);
-	return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcasecmp(ci->values[0].value.string, words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return pconf_bad(ci, expected);
+}
+
+static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char *const words[] = { [PCONF_UNWIND_AUTO] = "auto",
+					     [PCONF_UNWIND_FP] = "fp",
+					     [PCONF_UNWIND_DWARF] = "dwarf" };
+	int i, err = pconf_word(ci, words, 3, "fp, dwarf or auto", &i);
+
+	if (!err)
+		c->unwind = (enum pconf_unwind)i;
+	return err;
 }
 
 /* A quoted size with a unit ("256MiB"), in [min, PCONF_MAX_BOUND]. */
@@ -362,21 +373,14 @@ static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
 
 static int pconf_mode(struct pconf *c, const oconfig_item_t *ci)
 {
-	static const char expected[] = "cpu, offcpu or wall";
-	const char *v;
+	static const char *const words[] = { [PCONF_MODE_CPU] = "cpu",
+					     [PCONF_MODE_OFFCPU] = "offcpu",
+					     [PCONF_MODE_WALL] = "wall" };
+	int i, err = pconf_word(ci, words, 3, "cpu, offcpu or wall", &i);
 
-	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
-		return pconf_bad(ci, expected);
-	v = ci->values[0].value.string;
-	if (strcasecmp(v, "cpu") == 0)
-		c->mode = PCONF_MODE_CPU;
-	else if (strcasecmp(v, "offcpu") == 0)
-		c->mode = PCONF_MODE_OFFCPU;
-	else if (strcasecmp(v, "wall") == 0)
-		c->mode = PCONF_MODE_WALL;
-	else
-		return pconf_bad(ci, expected);
-	return 0;
+	if (!err)
+		c->mode = (enum pconf_mode)i;
+	return err;
 }
 
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
