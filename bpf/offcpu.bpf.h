@@ -301,8 +301,13 @@ static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struc
  * The switch itself. The arguments are those of the tracepoint since
  * Linux 4.x (preempt, prev, next); the state is read from prev, not from
  * the fourth argument, which kernels before 5.18 do not pass.
+ *
+ * A tp_btf program, under a section name of ours: libbpf would load and
+ * index the whole kernel BTF to find the tracepoint's BTF id (several MiB
+ * of peak RSS); sampler.c finds it with kbtf instead and hands it to the
+ * load (see sampler_switch_prepare).
  */
-SEC("tp_btf/sched_switch")
+SEC("ebprof_tp_btf")
 int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	__u64 now = bpf_ktime_get_ns();

@@ -140,7 +140,7 @@ struct sampler {
 	int n_links;
 	struct bpf_link *exec_link;
 	struct bpf_link *rename_link;
-	struct bpf_link *switch_link; /* the off-CPU program; NULL in cpu mode */
+	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
@@ -350,6 +350,58 @@ static void sampler_exp_table(volatile uint32_t *table)
 	scale = (double)(1u << EBPROF_OFFCPU_EXP_SHIFT) * EBPROF_OFFCPU_EXP / sum;
 	for (int i = 0; i < EBPROF_OFFCPU_EXP; i++)
 		table[i] = (uint32_t)(v[i] * scale + 0.5);
+}
+
+/*
+ * The off-CPU program is a tp_btf program on sched_switch, whose load
+ * names the tracepoint by its BTF id (the kernel's typedef
+ * btf_trace_sched_switch). Under libbpf's own section name, libbpf finds
+ * that id by loading and indexing the whole kernel BTF, 7 MiB of peak RSS
+ * measured here, which kbtf exists to avoid. So its section is ours
+ * ("ebprof_tp_btf"), registered as a raw tracepoint program, which needs
+ * no BTF, and at load this callback makes it the tracing program it is,
+ * with the id kbtf found (the cookie).
+ */
+static int sampler_switch_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				  long cookie)
+{
+	int err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
+
+	opts->expected_attach_type = BPF_TRACE_RAW_TP;
+	opts->attach_btf_id = (__u32)cookie;
+	return err;
+}
+
+/*
+ * Registers the section with libbpf (process-wide, like libbpf's print
+ * callback; once, for the kernel's one id). Returns 0 or a negative errno.
+ */
+static int sampler_register_switch(char *err, size_t errlen)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int registered;
+	uint32_t id;
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!registered) {
+		ret = kbtf_typedef_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err, errlen);
+		if (!ret) {
+			LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .cookie = (long)id,
+				    .prog_prepare_load_fn = sampler_switch_prepare);
+
+			ret = libbpf_register_prog_handler("ebprof_tp_btf",
+							   BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
+			if (ret < 0)
+				snprintf(err, errlen, "registering the off-CPU program with libbpf: %s",
+					 strerror(-ret));
+			else
+				ret = 0;
+		}
+		registered = !ret;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
 }
 
 /* The off-CPU program's switches, and which programs and maps load. */
@@ -703,11 +755,13 @@ static int sampler_attach_switch(struct sampler *s, char *err, size_t errlen)
 
 	if (s->mode == SAMPLER_MODE_CPU)
 		return 0;
-	s->switch_link = bpf_program__attach(s->skel->progs.ebprof_switch);
-	if (!s->switch_link) {
+	/* A tp_btf program attaches to the point its load named: no name here. */
+	s->switch_fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(s->skel->progs.ebprof_switch));
+	if (s->switch_fd < 0) {
 		char advice[64];
 
-		ret = -errno;
+		ret = s->switch_fd;
+		s->switch_fd = -1;
 		snprintf(err, errlen, "attaching to the sched_switch tracepoint: %s%s",
 			 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
 		return ret;
@@ -831,6 +885,9 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_diag_btf(err, errlen);
 	if (ret)
 		return ret;
+	ret = sampler_register_switch(err, errlen);
+	if (ret)
+		return ret;
 	/* In the order of sampler_load()'s task_offsets. */
 	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
 						   "mm" };
@@ -848,6 +905,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->late_lock, NULL);
+	s->switch_fd = -1;
 	s->mode = config->mode;
 	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
 						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
@@ -1461,7 +1519,8 @@ void sampler_free(struct sampler *s)
 	free(s->links);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->rename_link);
-	bpf_link__destroy(s->switch_link);
+	if (s->switch_fd >= 0)
+		close(s->switch_fd);
 	ring_buffer__free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);
