@@ -15,7 +15,9 @@ for t in a b c; do
 	echo "thread $t: on-CPU $on us + off-CPU $off us = $all us; lifetime $life_us us"
 	within "$all" "$life_us" "$((life_us / 50))" ||
 		fail "thread $t: on + off = $all us, not its lifetime $life_us us (2%)"
-	at_least "$on" $((life_us / 20)) || fail "thread $t: only $on us on-CPU"
-	at_least "$off" $((life_us / 5)) || fail "thread $t: only $off us off-CPU"
+	# Both parts are there (their split depends on the machine's load:
+	# a thread waiting for a CPU is off it, runnable).
+	at_least "$on" $((life_us / 100)) || fail "thread $t: only $on us on-CPU"
+	at_least "$off" $((life_us / 10)) || fail "thread $t: only $off us off-CPU"
 done
 ok "wall mode: on-CPU + off-CPU = each thread's lifetime within 2%"
