@@ -18,7 +18,7 @@
  *                            (offcpu_mixed_a, _b, _c); prints each one's
  *                            lifetime in ns, from its own clock
  *
- * Each first sleeps 300 ms in offcpu_settle(): the profiler sees the
+ * Each first sleeps 1 s in offcpu_settle(): the profiler sees the
  * process at its first wait and loads its unwind tables meanwhile, so
  * that the measured part is walked by them from its first wait on.
  * Times are printed as "name value" lines on stdout.
@@ -244,7 +244,7 @@ static int do_mixed(unsigned int seconds)
 
 NOCLEVER void offcpu_settle(void)
 {
-	sleep_ms(300);
+	sleep_ms(1000);
 }
 
 int main(int argc, char **argv)

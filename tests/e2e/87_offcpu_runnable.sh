@@ -15,5 +15,5 @@ echo "runnable: $runnable us on the spinners' stacks; schedstat run_delay $delay
 at_least "$delay_us" 3000000 || fail "the spinners waited only $delay_us us: not oversubscribed"
 within "$runnable" "$delay_us" "$((delay_us / 20))" ||
 	fail "runnable time $runnable us is not the scheduler's $delay_us us (5%)"
-[ "$other" -le $((delay_us / 100)) ] || fail "$other us of spinning counted as asleep"
+[ "$other" -le $((delay_us / 20)) ] || fail "$other us of spinning counted as asleep (5% allowed: a thread may sleep starting and reading its schedstat)"
 ok "3 spinners on one CPU: $runnable us runnable, schedstat says $delay_us us"
