@@ -61,10 +61,12 @@ def _run(kind, ebprof, tools, tmp, seconds):
     """Switches a second of the ping-pong under kind, and ns per switch (ebprof)."""
     if kind == "none":
         return _pingpong(tools, seconds), None
-    if kind == "ebprof":
+    if kind.startswith("ebprof"):
         errpath = os.path.join(tmp, "ebprof.err")
         argv = [ebprof, "record", "--mode", "offcpu", "-d", "100000", "--format", "folded",
                 "-o", os.path.join(tmp, "offcpu.folded")]
+        if kind == "ebprof-fp":
+            argv += ["--unwind", "fp"]
         proc, err = _start(argv, tmp, lambda: "sampling" in open(errpath).read(), "ebprof")
     else:
         data = os.path.join(tmp, "perf-sched.data")
@@ -77,7 +79,7 @@ def _run(kind, ebprof, tools, tmp, seconds):
         ns1, cnt1 = _switch_prog()
     finally:
         _stop(proc, err)
-    per_switch = (ns1 - ns0) / (cnt1 - cnt0) if kind == "ebprof" and cnt1 > cnt0 else None
+    per_switch = (ns1 - ns0) / (cnt1 - cnt0) if kind != "perf" and cnt1 > cnt0 else None
     return rate, per_switch
 
 
@@ -87,21 +89,22 @@ def section_offcpu(bench, ebprof, tools, median):
     reps = bench.reps
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
-    rates = {"none": [], "ebprof": [], "perf": []}
-    lost = {"ebprof": [], "perf": []}
-    per_switch = []
+    rates = {"none": [], "ebprof": [], "ebprof-fp": [], "perf": []}
+    lost = {"ebprof": [], "ebprof-fp": [], "perf": []}
+    per_switch = {"ebprof": [], "ebprof-fp": []}
     try:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
         for _ in range(reps):
-            order = ["none", "ebprof", "perf"]
+            order = ["none", "ebprof", "ebprof-fp", "perf"]
             bench.rng.shuffle(order)
             got = {k: _run(k, ebprof, tools, bench.tmp, seconds) for k in order}
             for k in rates:
                 rates[k].append(got[k][0])
             for k in lost:
                 lost[k].append(100.0 * (1 - got[k][0] / got["none"][0]))
-            if got["ebprof"][1] is not None:
-                per_switch.append(got["ebprof"][1])
+            for k in per_switch:
+                if got[k][1] is not None:
+                    per_switch[k].append(got[k][1])
     finally:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
     note = "pipe ping-pong, two processes on CPU 0"
@@ -110,6 +113,11 @@ def section_offcpu(bench, ebprof, tools, median):
     bench.res.add("9 offcpu", "throughput lost", "ebprof --mode offcpu", median(lost["ebprof"]),
                   "%", "", "perf sched record", median(lost["perf"]), None, reps,
                   note + "; system-wide")
-    if per_switch:
-        bench.res.add("9 offcpu", "BPF ns/switch", "ebprof --mode offcpu", median(per_switch),
-                      "ns", "", "", None, None, reps, "run_time_ns / run_cnt of ebprof_switch")
+    bench.res.add("9 offcpu", "throughput lost", "ebprof --mode offcpu --unwind fp",
+                  median(lost["ebprof-fp"]), "%", "", "perf sched record", median(lost["perf"]),
+                  None, reps, note + "; system-wide")
+    for k, variant in (("ebprof", "ebprof --mode offcpu"),
+                       ("ebprof-fp", "ebprof --mode offcpu --unwind fp")):
+        if per_switch[k]:
+            bench.res.add("9 offcpu", "BPF ns/switch", variant, median(per_switch[k]), "ns", "",
+                          "", None, None, reps, "run_time_ns / run_cnt of ebprof_switch")
