@@ -302,6 +302,7 @@ uint64_t cli_losses(char *buf, size_t len, const struct sampler_stats *t,
 		{ "stacks map full", t->stacks_full },
 		{ "counts map full", t->counts_full },
 		{ "missing stack", t->missing_stacks },
+		{ "off-CPU throttled", t->offcpu_throttled },
 		{ "symbolizer stalled", cs->lost_stalled },
 		{ "out of memory", cs->lost_memory },
 	};
