@@ -211,14 +211,24 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		"ebprof: unwind tables: %llu loaded, %llu rows, %.2f MiB (%.2f bytes a row; %.2f "
 		"MiB in the kernel, bound %.0f MiB); %llu built in %.1f ms (%.1f ms per MB of "
 		".eh_frame); %llu refused at the bound, %llu files without unwind info, %llu "
-		"mappings on FUSE or network file systems not read\n",
+		"mappings on FUSE or network file systems not read\n"
+		"ebprof: unwind table cache: %llu built, %llu reused after their last user "
+		"left, %llu kept now with no user, %llu evicted at the bound, %llu expired\n"
+		"ebprof: unwind table builds: %llu stalled and given up (those files walked by "
+		"frame pointer); %llu copied samples waited for their tables, %llu unwound "
+		"without one (%llu still being built at the wait's limit, %llu stalled)\n",
 		(unsigned long long)u->tables, (unsigned long long)u->rows,
 		u->table_bytes / 1048576.0, u->rows ? (double)u->table_bytes / u->rows : 0.0,
 		u->table_kernel_bytes / 1048576.0, u->max_bytes / 1048576.0,
 		(unsigned long long)u->built, u->build_us / 1000.0,
 		u->frame_bytes ? u->build_us / 1000.0 / (u->frame_bytes / 1e6) : 0.0,
 		(unsigned long long)u->refused, (unsigned long long)u->no_cfi,
-		(unsigned long long)u->remote);
+		(unsigned long long)u->remote, (unsigned long long)u->built,
+		(unsigned long long)u->reused, (unsigned long long)u->kept,
+		(unsigned long long)u->evicted, (unsigned long long)u->expired,
+		(unsigned long long)u->build_stalled, (unsigned long long)u->copy_waits,
+		(unsigned long long)(u->wait_timeout + u->wait_stalled),
+		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled);
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,

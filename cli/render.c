@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "render/folded.h"
 #include "render/perfscript.h"
+#include "render/prune.h"
 #include "render/stacks.h"
 
 #define RENDER_HEAD 65536 /* bytes looked at to tell perf script from folded */
@@ -139,8 +140,13 @@ static int add_under_root(const struct frame *frames, size_t n, uint64_t count, 
 	return profile_add(r->dst, r->frames, n + 1, count);
 }
 
-static int read_stream(struct profile *p, FILE *in, const char *path, bool perf,
-		       const struct lines_bounds *bounds)
+/*
+ * Reads one input into p. whole, when not NULL, is the same input as a
+ * file that can be rewound: with prune (the SVG's options) a folded file
+ * is read in two passes that keep only what the SVG draws (render/prune.h).
+ */
+static int read_stream(struct profile *p, FILE *in, FILE *whole, const char *path, bool perf,
+		       const struct lines_bounds *bounds, const struct svg_options *prune)
 {
 	char note[256];
 	int err;
@@ -162,7 +168,18 @@ static int read_stream(struct profile *p, FILE *in, const char *path, bool perf,
 	} else {
 		struct folded_read_stats st = { 0 };
 
-		err = folded_read_bounded(p, in, bounds, &st);
+		err = -ESPIPE;
+		if (prune && whole)
+			err = prune_read_folded(p, whole, bounds, &st, prune);
+		if (err == -EAGAIN) { /* the file changed between the passes */
+			profile_clear(p);
+			err = fseeko(whole, 0, SEEK_SET) ? -errno : -ESPIPE;
+			in = whole;
+		}
+		if (err == -ESPIPE) {
+			st = (struct folded_read_stats){ 0 };
+			err = folded_read_bounded(p, in, bounds, &st);
+		}
 		cli_bounds_note(note, sizeof(note), st.too_long, st.too_deep, bounds);
 		if (!err && st.skipped)
 			fprintf(stderr,
@@ -178,7 +195,8 @@ static int read_stream(struct profile *p, FILE *in, const char *path, bool perf,
 }
 
 static int read_one(struct profile *p, const char *path, enum render_input input,
-		    enum render_root root, const struct lines_bounds *bounds)
+		    enum render_root root, const struct lines_bounds *bounds,
+		    const struct svg_options *prune)
 {
 	struct head_stream h = { .rest = stdin };
 	cookie_io_functions_t io = { .read = head_stream_read };
@@ -204,7 +222,8 @@ static int read_one(struct profile *p, const char *path, enum render_input input
 	in = fopencookie(&h, "r", io);
 	if (!in)
 		goto out_close;
-	err = read_stream(one, in, path, perf, bounds);
+	err = read_stream(one, in, h.rest != stdin && root == ROOT_NONE ? h.rest : NULL, path,
+			  perf, bounds, prune);
 	if (err) {
 		err = 1; /* said by read_stream() */
 		goto out_close;
@@ -242,6 +261,7 @@ int cli_render(int argc, char **argv)
 	unsigned long frequency = 0;
 	struct lines_bounds bounds = { 0 };
 	double min_width = -1;
+	struct svg_options prune, *prune_opts = &prune;
 	struct profile *p;
 	char *end;
 	int c, ret = 1;
@@ -319,12 +339,18 @@ int cli_render(int argc, char **argv)
 		fprintf(stderr, "ebprof render: out of memory\n");
 		return 1;
 	}
+	/* One folded file drawn as an SVG needs only the frames it draws. */
+	svg_options_init(&prune);
+	if (min_width >= 0)
+		prune.min_width = min_width;
+	if (format != CLI_FORMAT_SVG || argc - optind != 1)
+		prune_opts = NULL;
 	if (optind == argc) {
-		if (read_one(p, "-", input, root, &bounds))
+		if (read_one(p, "-", input, root, &bounds, NULL))
 			goto free_profile;
 	}
 	for (int i = optind; i < argc; i++)
-		if (read_one(p, argv[i], input, root, &bounds))
+		if (read_one(p, argv[i], input, root, &bounds, prune_opts))
 			goto free_profile;
 	if (!cli_write_profile(p, format, output, title, NULL, min_width,
 			       (unsigned int)frequency))

@@ -259,6 +259,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	if (cs.unwinding) {
 		health.unwind_tables = cs.unwind.tables;
 		health.unwind_bytes = cs.unwind.table_kernel_bytes;
+		health.unwind_built = cs.unwind.built;
+		health.unwind_reused = cs.unwind.reused;
+		health.unwind_evicted = cs.unwind.evicted;
+		health.unwind_expired = cs.unwind.expired;
+		health.unwind_build_stalled = cs.unwind.build_stalled;
+		health.unwind_wait_timeout = cs.unwind.wait_timeout;
+		health.unwind_wait_stalled = cs.unwind.wait_stalled;
 	}
 
 	metrics_batch_reset(&ebprof.batch);

@@ -372,6 +372,14 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "truncated-read_fault", h->total.unw_read_fault },
 		{ "truncated-depth_cap", h->total.unw_depth_cap },
 		{ "copied", h->total.copied },
+		/* The unwind table cache (not losses). */
+		{ "unwind-built", h->unwind_built },
+		{ "unwind-reused", h->unwind_reused },
+		{ "unwind-evicted", h->unwind_evicted },
+		{ "unwind-expired", h->unwind_expired },
+		{ "unwind-build_stalled", h->unwind_build_stalled },
+		{ "unwind-wait_timeout", h->unwind_wait_timeout },
+		{ "unwind-wait_stalled", h->unwind_wait_stalled },
 	};
 	value_list_t *vl;
 	int err = 0;

@@ -33,7 +33,13 @@
  * (per second), derive-lost-CAUSE (cumulative counts), derive-truncated-
  * CAUSE (stacks the table unwinder cut short, by cause), derive-copied
  * (samples copied to user space before their tables), count-stacks,
- * count-unwind_tables, bytes-unwind_tables, percent-unresolved,
+ * count-unwind_tables, bytes-unwind_tables, derive-unwind-built,
+ * derive-unwind-reused, derive-unwind-evicted, derive-unwind-expired (the
+ * table cache: builds, reuses, drops at the bound, kept ones freed),
+ * derive-unwind-build_stalled, derive-unwind-wait_timeout,
+ * derive-unwind-wait_stalled (builds given up on a stalled read, copies
+ * unwound without the table they waited for),
+ * percent-unresolved,
  * duration-drain and ps_cputime (the plugin's own CPU time in
  * microseconds); and what profiled processes' files cost us:
  * derive-refused-CAUSE (files the gate did not open, target.h),
@@ -113,6 +119,10 @@ struct metrics_health {
 	uint64_t cpu_system_us;
 	uint64_t unwind_tables;	     /* unwind tables loaded now (0 with frame pointers) */
 	uint64_t unwind_bytes;	     /* the kernel memory they hold now */
+	/* Since start: unwind tables built, kept ones reused, evicted at the bound, expired. */
+	uint64_t unwind_built, unwind_reused, unwind_evicted, unwind_expired;
+	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
+	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
 };
 
 /*

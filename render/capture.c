@@ -90,6 +90,7 @@ struct capture_worker {
 	struct capture_core *core;
 	pthread_t thread;
 	struct symbolizer *sym;
+	struct target *gate;	    /* its opens for unwind tables */
 	struct frame frames[CAPTURE_MAX_FRAMES + 2]; /* + "[stalled]", + the off-CPU leaf */
 	uint64_t cpu_weight, offcpu_weight; /* the capture's (struct capture_config) */
 	/* Processes not to name, fixed when the worker is made. */
@@ -105,6 +106,8 @@ struct capture_worker {
 	struct profile *offcpu_into; /* NULL: off-CPU samples go into into */
 	uint64_t progress;
 	struct capture_process busy; /* what it is naming now; tgid 0: no process */
+	struct unwinder *unwinder;   /* whose table builds it runs; NULL: none */
+	uint64_t busy_build;	     /* the build it runs now (unwinder_job_ticket); 0: none */
 	struct capture_counts counts;
 	struct symbolizer_stats published; /* as of its last end of a drain */
 	bool stop, abandoned, exited;
@@ -321,6 +324,40 @@ static bool worker_step(struct capture_worker *w)
 		w->progress++;
 		return true;
 	}
+	if (w->unwinder && !w->stop) {
+		struct unwinder_job *job;
+
+		/*
+		 * A table build: the file is read with no lock held, under the
+		 * watchdog. Its process is the one a stall quarantines (its
+		 * frames would stall the symbolizer next), and a quarantined
+		 * process's files are not read for tables either.
+		 */
+		if (!unwinder_job_take(w->unwinder, &job)) {
+			struct capture_process p;
+
+			unwinder_job_process(job, &p.tgid, &p.start_time);
+			if (worker_quarantined(w, p.tgid, p.start_time)) {
+				unwinder_job_finish(w->unwinder, job);
+				return true;
+			}
+			w->busy = p;
+			w->busy_build = unwinder_job_ticket(job);
+			pthread_mutex_unlock(&core->lock);
+			unwinder_job_read(job, w->gate);
+			pthread_mutex_lock(&core->lock);
+			if (w->abandoned) {
+				unwinder_job_free(job);
+				return false;
+			}
+			w->busy.tgid = 0;
+			w->busy_build = 0;
+			/* CPU only (rows to words, into the maps): not abandoned meanwhile. */
+			unwinder_job_finish(w->unwinder, job);
+			w->progress++;
+			return true;
+		}
+	}
 	if (!w->current && w->head) {
 		w->current = w->head;
 		w->head = w->head->next;
@@ -386,6 +423,7 @@ static void *worker_run(void *arg)
 	struct capture_worker *w = arg;
 	struct capture_core *core = w->core;
 	struct symbolizer *sym = NULL;
+	struct target *gate = NULL;
 	bool abandoned;
 
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), CAPTURE_WORKER_NICE);
@@ -399,9 +437,12 @@ static void *worker_run(void *arg)
 		/* Nobody else will: what it held is its own to free. */
 		sym = w->sym;
 		w->sym = NULL;
+		gate = w->gate;
+		w->gate = NULL;
 	}
 	worker_put_unlock(w);
 	symbolizer_free(sym);
+	target_free(gate);
 	return NULL;
 }
 
@@ -415,11 +456,17 @@ static struct capture_worker *worker_new(struct capture *cap)
 	if (!w)
 		return NULL;
 	w->sym = symbolizer_new(&cap->config.symbolizer);
-	if (!w->sym) {
+	w->gate = target_new(&(struct target_config){
+		.proc_root = cap->config.unwind.proc_root,
+		.max_file_size = cap->config.unwind.max_file_size });
+	if (!w->sym || !w->gate) {
+		symbolizer_free(w->sym);
+		target_free(w->gate);
 		free(w);
 		return NULL;
 	}
 	pthread_mutex_lock(&cap->core->lock);
+	w->unwinder = cap->unwinder;
 	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
 	w->n_quarantine = cap->n_quarantine;
 	w->core = cap->core;
@@ -437,6 +484,7 @@ static struct capture_worker *worker_new(struct capture *cap)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		symbolizer_free(w->sym);
+		target_free(w->gate);
 		pthread_mutex_lock(&cap->core->lock);
 		w->refs = 1;
 		worker_put_unlock(w);
@@ -509,6 +557,9 @@ static void capture_abandon(struct capture *cap)
 		lost += w->current->weight - w->current->done;
 	cap->lost_stalled += lost;
 	quarantine_add(cap, w->busy);
+	/* A table build it was stuck in: that file gets no table, and is not read again. */
+	if (w->busy_build && w->unwinder)
+		unwinder_job_stalled(w->unwinder, w->busy_build);
 	symbolizer_counters_add(&cap->retired, &w->published);
 	counts_add(&cap->retired_counts, &w->counts);
 	cap->stalls++;
@@ -534,7 +585,7 @@ static void capture_abandon(struct capture *cap)
 
 static uint64_t worker_progress(const struct capture_worker *w)
 {
-	return w->progress + symbolizer_progress(w->sym);
+	return w->progress + symbolizer_progress(w->sym) + target_progress(w->gate);
 }
 
 /*
@@ -660,9 +711,11 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	}
 	pthread_mutex_unlock(&cap->core->lock);
 	/*
-	 * Then its tables, while the worker takes the snapshot: a short-lived
-	 * process must be read before it exits, and the samples copied before
-	 * its tables wait behind this report on the ring buffer.
+	 * Then its mappings (/proc only: the files of the tables it lacks are
+	 * read by the worker, which capture_wake() tells), while the worker
+	 * takes the snapshot: a short-lived process must be read before it
+	 * exits, and the samples copied before its tables wait behind this
+	 * report on the ring buffer.
 	 */
 	if (cap->unwinder)
 		unwinder_track(cap->unwinder, process->tgid, process->start_time);
@@ -743,6 +796,16 @@ int capture_finish_split(struct capture *cap, struct profile *into, struct profi
 	return capture_drain_split(cap, into, offcpu_into, delta);
 }
 
+/* The unwinder queued a table build: the worker runs it (unwinder_set_builder). */
+static void capture_wake(void *ctx)
+{
+	struct capture_core *core = ctx;
+
+	pthread_mutex_lock(&core->lock);
+	pthread_cond_broadcast(&core->work);
+	pthread_mutex_unlock(&core->lock);
+}
+
 static void capture_on_signal(int sig)
 {
 	(void)sig; /* its only job: to make a blocking system call return EINTR */
@@ -776,6 +839,9 @@ int capture_new(const struct capture_config *config, struct capture **out)
 		capture_config_init(&cap->config);
 	if (!cap->config.stall_ms)
 		cap->config.stall_ms = CAPTURE_DEFAULT_STALL_MS;
+	/* One size bound for every open of a profiled process's file. */
+	if (!cap->config.unwind.max_file_size)
+		cap->config.unwind.max_file_size = cap->config.symbolizer.max_file_size;
 	cap->signal = capture_claim_signal(cap->config.interrupt_signal);
 	cap->core = core_new();
 	if (!cap->core) {
@@ -798,12 +864,15 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 
 	cap->sampler = sampler;
 	if (sampler_unwmaps(sampler)) {
-		/* One size bound for every open of a profiled process's file. */
-		if (!cap->config.unwind.max_file_size)
-			cap->config.unwind.max_file_size = cap->config.symbolizer.max_file_size;
 		err = unwinder_new(sampler_unwmaps(sampler), &cap->config.unwind, &cap->unwinder);
 		if (err)
 			return err;
+		/* Its builds run on the worker, under the watchdog, never on the watch thread. */
+		unwinder_set_builder(cap->unwinder, capture_wake, cap->core);
+		pthread_mutex_lock(&cap->core->lock);
+		if (cap->worker)
+			cap->worker->unwinder = cap->unwinder;
+		pthread_mutex_unlock(&cap->core->lock);
 		sampler_set_copy_handler(sampler, unwinder_unwind_copy, cap->unwinder);
 	}
 	/* The watch thread takes none of the caller's signals either. */
@@ -839,6 +908,8 @@ void capture_free(struct capture *cap)
 		pthread_join(w->thread, NULL);
 		symbolizer_free(w->sym);
 		w->sym = NULL;
+		target_free(w->gate);
+		w->gate = NULL;
 		pthread_mutex_lock(&cap->core->lock);
 		cap->worker = NULL;
 		worker_put_unlock(w);

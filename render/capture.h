@@ -28,13 +28,15 @@
  * nothing is named any more: every sample counts in lost_stalled.
  *
  * When the sampler walks user stacks by unwind tables, the capture also
- * owns the unwinder (symbolizer/unwinder.h): the watch thread has it load
- * a new process's tables before queueing the snapshot, and unwind the
- * samples the program copied before they were there; capture_drain()
- * ends its drain too. Its opens go through the gate (symbolizer/target.h),
- * which refuses what could block an open (FIFOs, devices) and what is
- * over the size bound; the watch thread is not under the watchdog, so a
- * read of a regular file that hangs (a FUSE file) would hold it.
+ * owns the unwinder (symbolizer/unwinder.h): the watch thread has it read
+ * a new process's mappings (/proc only) and unwind the samples the
+ * program copied before its tables were there, waiting for them a
+ * bounded time; the worker builds the tables (reads the files), under
+ * the same watchdog as its naming: a build that stalls is abandoned with
+ * the worker, counted (unwinder_stats.build_stalled), and that file is
+ * walked by frame pointer from then on. capture_drain() ends the
+ * unwinder's drain too. Its opens go through the gate
+ * (symbolizer/target.h), as the symbolizer's.
  *
  * No global state: a process may run several. The caller owns the
  * sampler and the profiles; a capture owns its threads and symbolizers.

@@ -210,8 +210,8 @@ static void folded_skip(struct folded_read_stats *stats, uint64_t lineno)
 		stats->first_bad_line = lineno;
 }
 
-int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
-			struct folded_read_stats *stats)
+int folded_for_each(FILE *in, const struct lines_bounds *bounds, struct folded_read_stats *stats,
+		    stacks_fn fn, void *ctx)
 {
 	struct folded_read_stats local = { 0 };
 	struct folded_frames f = { .max_depth = bounds && bounds->max_depth
@@ -245,11 +245,7 @@ int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *
 			break;
 		if (err == 0)
 			continue;
-		if (count > FOLDED_MAX_COUNT - profile_total(p)) {
-			err = -EOVERFLOW;
-			break;
-		}
-		err = profile_add(p, f.frames, f.n, count);
+		err = fn(f.frames, f.n, count, ctx);
 		if (err)
 			break;
 		stats->lines++;
@@ -259,6 +255,22 @@ int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *
 	lines_free(r);
 	free(f.frames);
 	return err;
+}
+
+/* Adds one stack to the profile in ctx, refusing to wrap its total. */
+static int folded_add(const struct frame *frames, size_t n, uint64_t count, void *ctx)
+{
+	struct profile *p = ctx;
+
+	if (count > FOLDED_MAX_COUNT - profile_total(p))
+		return -EOVERFLOW;
+	return profile_add(p, frames, n, count);
+}
+
+int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
+			struct folded_read_stats *stats)
+{
+	return folded_for_each(in, bounds, stats, folded_add, p);
 }
 
 int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats)

@@ -11,6 +11,7 @@
 
 #include "render/lines.h"
 #include "render/profile.h"
+#include "render/stacks.h"
 
 /*
  * The most samples one line may count, and the most a profile read from
@@ -55,6 +56,17 @@ struct folded_read_stats {
  */
 int folded_read_bounded(struct profile *p, FILE *in, const struct lines_bounds *bounds,
 			struct folded_read_stats *stats);
+
+/*
+ * The reader without a profile: calls fn(frames, n, count, ctx) for each
+ * stack line of in, in file order, with what folded_read_bounded() would
+ * add (the frames and their names live until the next call). A non-zero
+ * return from fn stops the read and is returned. Lines are bounded,
+ * skipped and counted in *stats as folded_read_bounded() does; the sum of
+ * the counts is fn's to check.
+ */
+int folded_for_each(FILE *in, const struct lines_bounds *bounds, struct folded_read_stats *stats,
+		    stacks_fn fn, void *ctx);
 
 /* folded_read_bounded() with the default bounds. */
 int folded_read(struct profile *p, FILE *in, struct folded_read_stats *stats);

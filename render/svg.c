@@ -222,9 +222,41 @@ struct svg_walk {
 	uint64_t drawn_end;    /* where the last drawn child ended */
 };
 
+/* The layout's width, scale and minimum width: what decides which frames
+ * are drawn, shared with svg_frame_drawn(). */
+static void svg_layout_init(struct svg_layout *l, const struct svg_options *opts,
+			    uint64_t total)
+{
+	*l = (struct svg_layout){
+		.width = opts->width ? opts->width : 1200,
+		.frame_height = opts->frame_height ? opts->frame_height : 16,
+		.min_width = opts->min_width < 0 ? 0.1 : opts->min_width,
+		.count_name = opts->count_name ? opts->count_name : "samples",
+		.inverted = opts->inverted,
+		.total = total,
+		.opts = opts,
+	};
+	if (l->width < 2 * SVG_PAD + 100)
+		l->width = 2 * SVG_PAD + 100;
+	l->scale = total ? (l->width - 2 * SVG_PAD) / (double)total : 0;
+}
+
 static bool svg_drawn(const struct svg_layout *l, uint64_t samples)
 {
 	return samples && (double)samples * l->scale >= l->min_width;
+}
+
+bool svg_frame_drawn(const struct svg_options *opts, uint64_t samples, uint64_t total)
+{
+	struct svg_options defaults;
+	struct svg_layout l;
+
+	if (!opts) {
+		svg_options_init(&defaults);
+		opts = &defaults;
+	}
+	svg_layout_init(&l, opts, total);
+	return svg_drawn(&l, samples);
 }
 
 /* Rows the drawn frames need: pruned frames hide their whole subtree. */
@@ -628,20 +660,9 @@ int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts
 		svg_options_init(&defaults);
 		opts = &defaults;
 	}
-	l = (struct svg_layout){
-		.width = opts->width ? opts->width : 1200,
-		.frame_height = opts->frame_height ? opts->frame_height : 16,
-		.min_width = opts->min_width < 0 ? 0.1 : opts->min_width,
-		.count_name = opts->count_name ? opts->count_name : "samples",
-		.inverted = opts->inverted,
-		.total = profile_total(p),
-		.opts = opts,
-	};
-	if (l.width < 2 * SVG_PAD + 100)
-		l.width = 2 * SVG_PAD + 100;
+	svg_layout_init(&l, opts, profile_total(p));
 	/* 12px text in 16px rows, as flamegraph.pl; smaller rows, smaller text. */
 	l.font = l.frame_height >= 16 ? 12 : (l.frame_height > 10 ? l.frame_height - 4 : 6);
-	l.scale = l.total ? (l.width - 2 * SVG_PAD) / (double)l.total : 0;
 	l.top = l.font * (opts->subtitle ? 5 : 3);
 	bottom = l.font * 2 + 10;
 	l.depth = 1;

@@ -11,6 +11,8 @@
 #ifndef EBPROF_RENDER_SVG_H
 #define EBPROF_RENDER_SVG_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "render/profile.h"
@@ -48,5 +50,14 @@ void svg_options_init(struct svg_options *opts);
  * -ENOMEM (before anything is written), or a negative errno from the stream.
  */
 int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts);
+
+/*
+ * Whether svg_write() with opts (NULL: the defaults) draws a frame of
+ * `samples` in a profile of `total`, by the very computation it uses.
+ * A frame that is not drawn hides its whole subtree. For a fixed total,
+ * true for some samples means true for every larger count; for fixed
+ * samples, false at some total means false at every larger total.
+ */
+bool svg_frame_drawn(const struct svg_options *opts, uint64_t samples, uint64_t total);
 
 #endif

@@ -5,10 +5,17 @@
  * A process is its executable mappings, each with the table of its file
  * (or none: anonymous JIT memory, a file with no CFI, a table refused at
  * the memory bound). A table is loaded in a BPF slot and read back from
- * there for copies; it counts its users and remembers the last drain one
- * held it. Tables are found by (device, inode) first, which costs no
- * open, then by build-id, which catches the same build at two paths (a
- * container's copy of libc).
+ * there for copies; it counts its users and remembers when one last took
+ * it up or let it go (the cache's LRU order and grace). Tables are found
+ * by (device, inode) first, which costs no open, then by build-id once
+ * read, which catches the same build at two paths (a container's copy of
+ * libc): the second is merged into the first.
+ *
+ * A table not built yet is in the list too, queued or building, keyed by
+ * its file: a second process mapping it waits for the same build. The
+ * build's job carries copies of what its read needs, so that a builder
+ * stuck in the read holds nothing of the unwinder; its ticket says, when
+ * it finishes, whether the table still waits for it.
  *
  * The copy walk is bpf/unwind.h's, with memory read from the copy and
  * words from the table's map (mapped read-only), so it gives the frames
@@ -51,6 +58,13 @@
 /* Tables of more rows than this are followed by a malloc_trim(): see table_load(). */
 #define UNWINDER_TRIM_ROWS 16384
 
+/* A table is built in three steps (unwinder.h): queued, read by a builder, installed. */
+enum utable_state {
+	UTABLE_READY,	 /* built (loaded in a slot, or none to have) */
+	UTABLE_QUEUED,	 /* waiting for a builder */
+	UTABLE_BUILDING, /* a builder reads its file */
+};
+
 struct file_key {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode; /* 0: the vDSO */
@@ -65,7 +79,19 @@ struct utable {
 	uint32_t id;   /* unwmaps' number for it */
 	uint64_t bytes, kernel_bytes, rows;
 	uint32_t users;
-	uint64_t used_drain;
+	uint64_t used_drain; /* the last drain a process held it */
+	uint64_t used_seq;   /* u->seq when a process last took or let it go: LRU order */
+	uint64_t used_ms;    /* and when, for the grace period */
+	bool fresh;	     /* built, and no process took it up yet */
+	bool stalled;	     /* its build stalled and was given up: never read again */
+	enum utable_state state;
+	/* Queued or building: the mapping to read it from, and until when copies wait. */
+	uint32_t src_tgid;
+	uint64_t src_start;
+	struct procmaps_mapping src;
+	char *src_path; /* src.path, owned */
+	uint64_t due_ms;
+	uint64_t ticket; /* its build, while building */
 	struct utable *next;
 };
 
@@ -75,6 +101,7 @@ struct uproc {
 	struct ebprof_unw_mapping *maps;
 	struct utable **tables; /* per mapping; NULL: none */
 	uint32_t n;
+	uint32_t waiting; /* of its tables, not built yet: its samples are copied meanwhile */
 	struct uproc *next;
 };
 
@@ -85,10 +112,17 @@ struct unwinder {
 	struct utable *tables;
 	struct uproc *procs[PROC_BUCKETS];
 	char *proc_root, *debug_root;
-	struct target *gate; /* every open of a process's file; under lock */
+	struct target *gate; /* every open of a file when there is no builder; under lock */
+	void (*wake)(void *ctx); /* the builder: told when a build is queued; NULL: none */
+	void *wake_ctx;
+	pthread_cond_t built;	 /* a build ended (tables installed or given up) */
+	uint32_t wait_ms;
+	uint64_t tickets;
 	uint64_t max_bytes;
 	uint32_t max_frames;
-	uint64_t drain;
+	uint32_t keep_tables, keep_ms;
+	uint64_t (*now_ms)(void);
+	uint64_t drain, seq;
 	uint64_t kernel_bytes; /* of the tables loaded */
 	struct unwinder_stats totals;
 };
@@ -100,7 +134,17 @@ void unwinder_config_init(struct unwinder_config *config)
 		.max_frames = 0,
 		.proc_root = "/proc",
 		.debug_root = "/usr/lib/debug",
+		.keep_tables = UNWINDER_DEFAULT_KEEP_TABLES,
+		.keep_ms = UNWINDER_DEFAULT_KEEP_MS,
 	};
+}
+
+static uint64_t monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
@@ -119,6 +163,10 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 	u->maps = maps;
 	u->max_bytes = config->max_bytes ? config->max_bytes : UNWINDER_DEFAULT_MAX_BYTES;
 	u->max_frames = config->max_frames ? config->max_frames : EBPROF_DEFAULT_FRAMES;
+	u->keep_tables = config->keep_tables;
+	u->keep_ms = config->keep_ms;
+	u->now_ms = config->now_ms ? config->now_ms : monotonic_ms;
+	u->wait_ms = config->wait_ms ? config->wait_ms : UNWINDER_DEFAULT_WAIT_MS;
 	u->rules = unwtab_rules_new(0);
 	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
 	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
@@ -129,6 +177,14 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&u->lock, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&u->built, &attr);
+		pthread_condattr_destroy(&attr);
+	}
 	*out = u;
 	return 0;
 }
@@ -148,6 +204,7 @@ static void table_free(struct unwinder *u, struct utable *t)
 {
 	table_unload(u, t);
 	free(t->keys);
+	free(t->src_path);
 	free(t);
 }
 
@@ -181,7 +238,8 @@ static struct utable *table_by_key(struct unwinder *u, const struct file_key *ke
 static struct utable *table_by_build_id(struct unwinder *u, const unsigned char *id, int len)
 {
 	for (struct utable *t = u->tables; t; t = t->next)
-		if (len > 0 && t->id_len == len && !memcmp(t->build_id, id, (size_t)len))
+		if (len > 0 && t->state == UTABLE_READY && t->id_len == len &&
+		    !memcmp(t->build_id, id, (size_t)len))
 			return t;
 	return NULL;
 }
@@ -198,23 +256,41 @@ static int table_add_key(struct utable *t, const struct file_key *key)
 }
 
 /*
+ * Drops the least recently used table no process holds that has a slot
+ * (kept by the cache). Returns false when there is none.
+ */
+static bool evict_oldest(struct unwinder *u)
+{
+	struct utable *oldest = NULL;
+
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (!t->users && t->slot && (!oldest || t->used_seq < oldest->used_seq))
+			oldest = t;
+	if (!oldest)
+		return false;
+	u->totals.evicted++;
+	table_drop(u, oldest);
+	return true;
+}
+
+/*
  * Makes room for bytes more under the bound, dropping the least recently
  * used tables no process holds. Returns whether they fit.
  */
 static bool make_room(struct unwinder *u, uint64_t bytes)
 {
-	while (u->kernel_bytes + bytes > u->max_bytes) {
-		struct utable *oldest = NULL;
-
-		for (struct utable *t = u->tables; t; t = t->next)
-			if (!t->users && t->slot && (!oldest || t->used_drain < oldest->used_drain))
-				oldest = t;
-		if (!oldest)
+	while (u->kernel_bytes + bytes > u->max_bytes)
+		if (!evict_oldest(u))
 			return false;
-		u->totals.evicted++;
-		table_drop(u, oldest);
-	}
 	return true;
+}
+
+/* Marks t used now (taken up or let go by a process), for the LRU order and the grace. */
+static void table_touch(struct unwinder *u, struct utable *t)
+{
+	t->used_drain = u->drain;
+	t->used_seq = ++u->seq;
+	t->used_ms = u->now_ms();
 }
 
 static uint64_t now_us(void)
@@ -249,8 +325,12 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	u->totals.built++;
 	u->totals.frame_bytes += cs.eh_frame_bytes + cs.debug_frame_bytes;
 	rules = unwtab_rules_array(u->rules, &n_rules);
-	if (!make_room(u, kernel_bytes) || unwmaps_rules_sync(u->maps, rules, n_rules) ||
-	    unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot, &t->id)) {
+	err = make_room(u, kernel_bytes) ? unwmaps_rules_sync(u->maps, rules, n_rules) : -E2BIG;
+	/* Every slot taken: a table kept with no user gives its slot up. */
+	while (!err && (err = unwmaps_table_add(u->maps, tab->words, tab->n_words, &t->slot,
+						&t->id)) == -ENOSPC && evict_oldest(u))
+		;
+	if (err) {
 		t->slot = 0;
 		u->totals.refused++;
 	} else {
@@ -271,54 +351,257 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 	return 0;
 }
 
-/*
- * The table of the file open on fd (key names it; the vDSO has inode 0).
- * A file already seen under another name (same build-id) shares its table.
- */
-static struct utable *table_for_fd(struct unwinder *u, int fd, const struct file_key *key,
-				   const char *path_in_root, const char *root)
+/* A new table, not built yet, for the file of mapping m of process tgid. */
+static struct utable *table_queue(struct unwinder *u, const struct file_key *key, uint32_t tgid,
+				  uint64_t start_time, const struct procmaps_mapping *m)
 {
-	struct debuginfo_paths paths = { .debug_root = u->debug_root, .root = root,
-					 .path = path_in_root, .gate = u->gate };
-	unsigned char id[MAX_BUILD_ID];
-	struct utable *t;
-	struct cfi *cfi = NULL;
-	uint64_t t0 = now_us();
-	int len = -1;
-	Elf *e;
+	struct utable *t = calloc(1, sizeof(*t));
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return NULL;
-	/* libelf allocates by the header's counts: a file announcing millions is not read. */
-	if (elfhdr_check(fd, NULL, 0))
-		return NULL;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e) {
-		len = debuginfo_build_id(e, id, sizeof(id));
-		elf_end(e);
-	}
-	t = table_by_build_id(u, id, len);
-	if (t) {
-		return table_add_key(t, key) ? NULL : t;
-	}
-	t = calloc(1, sizeof(*t));
-	if (!t || table_add_key(t, key)) {
+	if (!t || table_add_key(t, key) || !(t->src_path = strndup(m->path, m->path_len))) {
+		if (t)
+			free(t->keys);
 		free(t);
 		return NULL;
 	}
-	if (len > 0) {
-		memcpy(t->build_id, id, (size_t)len);
-		t->id_len = len;
-	}
-	if (!cfi_open_fd(fd, &paths, &cfi)) {
-		table_load(u, t, cfi);
-		cfi_free(cfi);
-	}
-	u->totals.build_us += now_us() - t0;
-	t->used_drain = u->drain;
+	t->state = UTABLE_QUEUED;
+	t->src_tgid = tgid;
+	t->src_start = start_time;
+	t->src = *m;
+	t->src.path = t->src_path;
+	t->due_ms = monotonic_ms() + u->wait_ms;
+	t->fresh = true;
+	table_touch(u, t);
 	t->next = u->tables;
 	u->tables = t;
 	return t;
+}
+
+struct unwinder_job {
+	uint64_t ticket;
+	uint32_t tgid;
+	uint64_t start_time;
+	struct procmaps_mapping m;
+	char *path, *proc_root, *debug_root;
+	/* What the read found. */
+	bool opened;
+	unsigned char build_id[MAX_BUILD_ID];
+	int id_len;
+	struct cfi *cfi; /* NULL: no usable ELF file, or not opened */
+	uint64_t read_us;
+	uint64_t refused[TARGET_CAUSES]; /* the gate's refusals during the read */
+};
+
+void unwinder_job_free(struct unwinder_job *job)
+{
+	if (!job)
+		return;
+	cfi_free(job->cfi);
+	free(job->path);
+	free(job->proc_root);
+	free(job->debug_root);
+	free(job);
+}
+
+/* The oldest queued table's build, now building; NULL for none (or no memory). */
+static struct unwinder_job *job_take_locked(struct unwinder *u)
+{
+	struct utable *oldest = NULL;
+	struct unwinder_job *job;
+
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_QUEUED)
+			oldest = t; /* the list is newest first */
+	if (!oldest)
+		return NULL;
+	job = calloc(1, sizeof(*job));
+	if (!job || !(job->path = strdup(oldest->src_path)) ||
+	    !(job->proc_root = strdup(u->proc_root)) || !(job->debug_root = strdup(u->debug_root))) {
+		unwinder_job_free(job);
+		return NULL;
+	}
+	job->ticket = ++u->tickets;
+	job->tgid = oldest->src_tgid;
+	job->start_time = oldest->src_start;
+	job->m = oldest->src;
+	job->m.path = job->path;
+	oldest->state = UTABLE_BUILDING;
+	oldest->ticket = job->ticket;
+	return job;
+}
+
+int unwinder_job_take(struct unwinder *u, struct unwinder_job **out)
+{
+	pthread_mutex_lock(&u->lock);
+	*out = job_take_locked(u);
+	pthread_mutex_unlock(&u->lock);
+	return *out ? 0 : -ENOENT;
+}
+
+void unwinder_job_read(struct unwinder_job *job, struct target *gate)
+{
+	char root[4096];
+	struct debuginfo_paths paths = { .debug_root = job->debug_root, .root = root,
+					 .gate = gate };
+	uint64_t before[TARGET_CAUSES], after[TARGET_CAUSES];
+	uint64_t t0 = now_us();
+	struct target_file f;
+	Elf *e;
+
+	target_stats(gate, before);
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", job->proc_root, job->tgid);
+	paths.path = job->m.path[0] == '/' && !job->m.deleted ? job->m.path : NULL;
+	/*
+	 * Through the gate, as the symbolizer opens the same file: the very
+	 * file the kernel mapped, a regular one within the size bound, never
+	 * a FIFO or device that could block us; refusals counted by cause.
+	 */
+	if (elf_version(EV_CURRENT) == EV_NONE || target_open_mapping(gate, job->tgid, &job->m, &f))
+		goto out;
+	job->opened = true;
+	job->id_len = -1;
+	/* libelf allocates by the header's counts: a file announcing millions is not read. */
+	if (!elfhdr_check(f.fd, NULL, 0)) {
+		e = elf_begin(f.fd, ELF_C_READ, NULL);
+		if (e) {
+			job->id_len = debuginfo_build_id(e, job->build_id, sizeof(job->build_id));
+			elf_end(e);
+		}
+		if (cfi_open_fd(f.fd, &paths, &job->cfi))
+			job->cfi = NULL;
+	}
+	target_file_close(&f);
+out:
+	target_stats(gate, after);
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		job->refused[i] = after[i] - before[i];
+	job->read_us = now_us() - t0;
+}
+
+/* The table being built by ticket; NULL when it was given up or freed meanwhile. */
+static struct utable *table_by_ticket(struct unwinder *u, uint64_t ticket)
+{
+	for (struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_BUILDING && t->ticket == ticket)
+			return t;
+	return NULL;
+}
+
+static void procs_resolve(struct unwinder *u);
+
+/*
+ * The table a build found is the same build as one already there (a
+ * container's copy of libc): processes that wait for t take that one (or
+ * none, into NULL), and t goes.
+ */
+static void table_merge(struct unwinder *u, struct utable *t, struct utable *into)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		for (struct uproc *p = u->procs[b]; p; p = p->next) {
+			for (uint32_t i = 0; i < p->n; i++) {
+				if (p->tables[i] != t)
+					continue;
+				p->tables[i] = into;
+				if (into)
+					into->users++;
+				t->users--;
+			}
+		}
+	}
+	if (into) {
+		for (size_t i = 0; i < t->n_keys; i++)
+			table_add_key(into, &t->keys[i]); /* no memory: found by build-id later */
+		table_touch(u, into);
+	}
+	table_drop(u, t);
+}
+
+/* Installs what a build read (lock held), and frees the job. */
+static void job_finish_locked(struct unwinder *u, struct unwinder_job *job)
+{
+	struct utable *t = table_by_ticket(u, job->ticket), *same;
+	uint64_t t0 = now_us();
+
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		u->totals.refused_open[i] += job->refused[i];
+	if (!t)
+		goto out;
+	same = job->cfi ? table_by_build_id(u, job->build_id, job->id_len) : NULL;
+	if (!job->opened) {
+		/* Refused, or gone: not remembered, so that the next process tries again. */
+		table_merge(u, t, NULL);
+	} else if (same) {
+		table_merge(u, t, same);
+	} else {
+		if (job->id_len > 0) {
+			memcpy(t->build_id, job->build_id, (size_t)job->id_len);
+			t->id_len = job->id_len;
+		}
+		if (job->cfi)
+			table_load(u, t, job->cfi);
+		u->totals.build_us += job->read_us + now_us() - t0;
+		t->state = UTABLE_READY;
+		free(t->src_path);
+		t->src_path = NULL;
+		t->src.path = "";
+	}
+	procs_resolve(u);
+	pthread_cond_broadcast(&u->built);
+out:
+	unwinder_job_free(job);
+}
+
+void unwinder_job_finish(struct unwinder *u, struct unwinder_job *job)
+{
+	pthread_mutex_lock(&u->lock);
+	job_finish_locked(u, job);
+	pthread_mutex_unlock(&u->lock);
+}
+
+uint64_t unwinder_job_ticket(const struct unwinder_job *job)
+{
+	return job->ticket;
+}
+
+void unwinder_job_process(const struct unwinder_job *job, uint32_t *tgid, uint64_t *start_time)
+{
+	*tgid = job->tgid;
+	*start_time = job->start_time;
+}
+
+void unwinder_job_stalled(struct unwinder *u, uint64_t ticket)
+{
+	struct utable *t;
+
+	pthread_mutex_lock(&u->lock);
+	t = table_by_ticket(u, ticket);
+	if (t) {
+		/* Kept by its key with no table: that file is not read again. */
+		t->state = UTABLE_READY;
+		t->stalled = true;
+		u->totals.build_stalled++;
+		procs_resolve(u);
+		pthread_cond_broadcast(&u->built);
+	}
+	pthread_mutex_unlock(&u->lock);
+}
+
+void unwinder_set_builder(struct unwinder *u, void (*wake)(void *ctx), void *ctx)
+{
+	pthread_mutex_lock(&u->lock);
+	u->wake = wake;
+	u->wake_ctx = ctx;
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Without a builder: every queued build, here and now, with our own gate (lock held). */
+static void jobs_run_locked(struct unwinder *u)
+{
+	struct unwinder_job *job;
+
+	while ((job = job_take_locked(u))) {
+		unwinder_job_read(job, u->gate);
+		job_finish_locked(u, job);
+	}
 }
 
 /* Our own vDSO image: the one every process on this kernel maps. */
@@ -342,6 +625,8 @@ static struct utable *table_for_vdso(struct unwinder *u)
 		table_load(u, t, cfi);
 		cfi_free(cfi);
 	}
+	t->fresh = true;
+	table_touch(u, t);
 	t->next = u->tables;
 	u->tables = t;
 	return t;
@@ -418,13 +703,11 @@ static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_m
 }
 
 /* The table of one mapping, found or built; NULL when there is none to have. */
-static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
+static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 					const struct procmaps_mapping *m,
 					const struct remote_devs *remote)
 {
 	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
-	char root[4096];
-	struct target_file f;
 	struct utable *t;
 
 	if (!strcmp(m->path, "[vdso]"))
@@ -438,17 +721,8 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid,
 		u->totals.remote++;
 		return NULL; /* walked by frame pointer */
 	}
-	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", u->proc_root, tgid);
-	/*
-	 * Through the gate, as the symbolizer opens the same file: the very
-	 * file the kernel mapped, a regular one within the size bound, never
-	 * a FIFO or device that could block us; refusals counted by cause.
-	 */
-	if (target_open_mapping(u->gate, tgid, m, &f))
-		return NULL;
-	t = table_for_fd(u, f.fd, &key, m->path[0] == '/' && !m->deleted ? m->path : NULL, root);
-	target_file_close(&f);
-	return t;
+	/* Read by a builder, off this thread (unwinder.h). */
+	return table_queue(u, &key, tgid, start_time, m);
 }
 
 /* --- processes ------------------------------------------------------------ */
@@ -462,24 +736,47 @@ static struct uproc **proc_slot(struct unwinder *u, uint32_t tgid)
 	return p;
 }
 
-static void proc_release(struct unwinder *u, struct uproc *p)
+/* Lets go of the tables of n mappings. */
+static void tables_release(struct unwinder *u, struct utable **tables, uint32_t n)
 {
-	for (uint32_t i = 0; i < p->n; i++) {
-		if (p->tables[i]) {
-			p->tables[i]->users--;
-			p->tables[i]->used_drain = u->drain;
+	for (uint32_t i = 0; i < n; i++) {
+		if (tables[i]) {
+			tables[i]->users--;
+			table_touch(u, tables[i]);
 		}
 	}
+}
+
+static void proc_release(struct unwinder *u, struct uproc *p)
+{
+	tables_release(u, p->tables, p->n);
 	free(p->maps);
 	free(p->tables);
 	p->maps = NULL;
 	p->tables = NULL;
 	p->n = 0;
+	p->waiting = 0;
 }
 
-/* Reads the process's maps into p, with a table per mapping. */
+/* A process takes t up: a table the cache kept with no user is reused. */
+static void table_take(struct unwinder *u, struct utable *t)
+{
+	if (!t->users && !t->fresh)
+		u->totals.reused++;
+	t->fresh = false;
+	t->users++;
+	table_touch(u, t);
+}
+
+/*
+ * Reads the process's maps into p, with a table per mapping. The tables
+ * it held are let go only after, so that a re-read keeps them.
+ */
 static int proc_read(struct unwinder *u, struct uproc *p)
 {
+	struct ebprof_unw_mapping *old_maps = p->maps;
+	struct utable **old_tables = p->tables;
+	uint32_t old_n = p->n;
 	struct remote_devs remote;
 	struct procmaps *pm;
 	char path[4096];
@@ -491,17 +788,21 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	if (err)
 		return err == -ENOMEM ? err : -ESRCH;
 	n = procmaps_count(pm);
-	proc_release(u, p);
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	p->tables = calloc(n ? n : 1, sizeof(*p->tables));
+	p->n = 0;
+	p->waiting = 0;
 	if (!p->maps || !p->tables) {
 		procmaps_free(pm);
+		tables_release(u, old_tables, old_n);
+		free(old_maps);
+		free(old_tables);
 		return -ENOMEM;
 	}
 	remote_devs_read(u, p->tgid, &remote);
 	for (size_t i = 0; i < n; i++) {
 		const struct procmaps_mapping *m = procmaps_at(pm, i);
-		struct utable *t = table_for_mapping(u, p->tgid, m, &remote);
+		struct utable *t = table_for_mapping(u, p->tgid, p->start_time, m, &remote);
 
 		p->maps[i] = (struct ebprof_unw_mapping){
 			.start = m->start,
@@ -511,15 +812,86 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 			.table_id = t ? t->id : 0,
 		};
 		p->tables[i] = t;
-		if (t) {
-			t->users++;
-			t->used_drain = u->drain;
-		}
+		if (t)
+			table_take(u, t);
+		p->waiting += t && t->state != UTABLE_READY;
 	}
 	p->n = (uint32_t)n;
+	tables_release(u, old_tables, old_n);
+	free(old_maps);
+	free(old_tables);
 	free(remote.ids);
 	procmaps_free(pm);
 	return 0;
+}
+
+/* Points p's mappings at the slots of its tables built so far. */
+static void proc_refresh(struct uproc *p)
+{
+	p->waiting = 0;
+	for (uint32_t i = 0; i < p->n; i++) {
+		const struct utable *t = p->tables[i];
+
+		p->maps[i].table = t && t->state == UTABLE_READY ? t->slot : 0;
+		p->maps[i].table_id = t && t->state == UTABLE_READY ? t->id : 0;
+		p->waiting += t && t->state != UTABLE_READY;
+	}
+}
+
+/* Unlinks and frees process p (lock held). */
+static void proc_forget(struct unwinder *u, struct uproc *p)
+{
+	unwmaps_process_drop(u->maps, p->tgid);
+	proc_release(u, p);
+	*proc_slot(u, p->tgid) = p->next;
+	free(p);
+}
+
+/*
+ * Loads p's mappings into the program's maps, once every table they need
+ * is built: until then its samples are copied (it has no entry). Returns
+ * 0 or -errno (then p is forgotten).
+ */
+static int proc_load(struct unwinder *u, struct uproc *p)
+{
+	int err;
+
+	proc_refresh(p);
+	if (p->waiting) {
+		unwmaps_process_drop(u->maps, p->tgid);
+		return 0;
+	}
+	err = unwmaps_process_set(u->maps, p->tgid, p->start_time, p->maps, p->n);
+	if (err == -ENOSPC)
+		err = 0; /* no room in the mapping array: its samples are copied or walked by fp */
+	if (err)
+		proc_forget(u, p);
+	return err;
+}
+
+/* After a build: loads every process that waited for it and has all its tables now. */
+static void procs_resolve(struct unwinder *u)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++) {
+		struct uproc *p = u->procs[b];
+
+		while (p) {
+			struct uproc *next = p->next;
+
+			if (p->waiting)
+				proc_load(u, p);
+			p = next;
+		}
+	}
+}
+
+/* Whether a table is queued for a builder. */
+static bool jobs_queued(const struct unwinder *u)
+{
+	for (const struct utable *t = u->tables; t; t = t->next)
+		if (t->state == UTABLE_QUEUED)
+			return true;
+	return false;
 }
 
 static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
@@ -537,26 +909,34 @@ static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 	}
 	p->start_time = start_time;
 	err = proc_read(u, p);
-	if (!err)
-		err = unwmaps_process_set(u->maps, tgid, start_time, p->maps, p->n);
-	if (err == -ENOSPC)
-		err = 0; /* no room in the mapping array: its samples are copied or walked by fp */
 	if (err) {
-		unwmaps_process_drop(u->maps, tgid);
-		proc_release(u, p);
-		*proc_slot(u, tgid) = p->next;
-		free(p);
+		proc_forget(u, p);
+		return err;
 	}
-	return err;
+	if (p->waiting && !u->wake) {
+		jobs_run_locked(u); /* loads p once its tables are there */
+		return *proc_slot(u, tgid) ? 0 : -ENOMEM;
+	}
+	return proc_load(u, p);
+}
+
+/* Tells the builder, if a build is queued (lock not held: the builder's lock comes first). */
+static void wake_builder(struct unwinder *u, bool queued)
+{
+	if (queued && u->wake)
+		u->wake(u->wake_ctx);
 }
 
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 {
+	bool queued;
 	int err;
 
 	pthread_mutex_lock(&u->lock);
 	err = track_locked(u, tgid, start_time);
+	queued = jobs_queued(u);
 	pthread_mutex_unlock(&u->lock);
+	wake_builder(u, queued);
 	return err;
 }
 
@@ -565,6 +945,7 @@ int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 struct copy_env {
 	const struct sampler_copy *copy;
 	struct unwinder *u;
+	bool unbuilt, stalled; /* a frame met a table still building, or given up */
 };
 
 struct table_words {
@@ -638,8 +1019,13 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 
 	if (!m)
 		return p ? COPY_STALE : UNW_NO_TABLE;
-	if (!m->table)
+	if (!m->table) {
+		const struct utable *owner = p->tables[m - p->maps];
+
+		env->unbuilt |= owner && owner->state != UTABLE_READY;
+		env->stalled |= owner && owner->stalled;
 		return unw_step_fp(env, regs);
+	}
 	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
 	rule = rule_at(env, unw_find_rule(&t, pc + m->adjust - (regs->exact ? 0 : 1)));
 	if (rule && rule->cfa_kind == EBPROF_CFA_NONE) {
@@ -648,6 +1034,40 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 		return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
 	}
 	return unw_step_rule(env, rule, regs);
+}
+
+/*
+ * Waits (lock held) until the tables of process tgid are built, or until
+ * the latest time its unbuilt tables were due (queued + wait_ms): a build
+ * that takes longer, or stalls, holds each copy no longer than that.
+ * Returns the process, NULL when it is not tracked.
+ */
+static struct uproc *copy_wait(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	bool waited = false;
+
+	for (;;) {
+		struct uproc *p = *proc_slot(u, tgid);
+		uint64_t until = 0;
+		struct timespec ts;
+
+		if (!p || p->start_time != start_time || !p->waiting) {
+			u->totals.copy_waits += waited;
+			return p;
+		}
+		for (uint32_t i = 0; i < p->n; i++)
+			if (p->tables[i] && p->tables[i]->state != UTABLE_READY &&
+			    p->tables[i]->due_ms > until)
+				until = p->tables[i]->due_ms;
+		if (monotonic_ms() >= until) {
+			u->totals.copy_waits += waited;
+			return p;
+		}
+		waited = true;
+		ts.tv_sec = (time_t)(until / 1000);
+		ts.tv_nsec = (long)(until % 1000) * 1000000L;
+		pthread_cond_timedwait(&u->built, &u->lock, &ts);
+	}
 }
 
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
@@ -665,9 +1085,15 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 	pthread_mutex_lock(&u->lock);
 	p = *proc_slot(u, copy->tgid);
 	if (!p || p->start_time != copy->start_time) {
+		bool queued;
+
 		track_locked(u, copy->tgid, copy->start_time);
-		p = *proc_slot(u, copy->tgid);
+		queued = jobs_queued(u);
+		pthread_mutex_unlock(&u->lock);
+		wake_builder(u, queued);
+		pthread_mutex_lock(&u->lock);
 	}
+	p = copy_wait(u, copy->tgid, copy->start_time);
 	while (ret == UNW_NEXT) {
 		if (n >= cap) {
 			ret = UNW_DEPTH_CAP;
@@ -690,6 +1116,10 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		if (ret == UNW_NEXT)
 			p = *proc_slot(u, copy->tgid); /* a re-read may have moved it */
 	}
+	if (env.unbuilt)
+		u->totals.wait_timeout++;
+	else if (env.stalled)
+		u->totals.wait_stalled++;
 	pthread_mutex_unlock(&u->lock);
 	*stop = ret == UNW_NEXT ? UNW_END : ret;
 	return n;
@@ -704,6 +1134,68 @@ static bool proc_alive(const struct unwinder *u, uint32_t tgid)
 
 	snprintf(path, sizeof(path), "%s/%" PRIu32, u->proc_root, tgid);
 	return stat(path, &st) == 0;
+}
+
+static int seq_newest_first(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * The LRU order of the keep_tables-th table no process holds, let go
+ * last: those at or after it are kept. 0 when there are not that many (or
+ * no memory to sort them: every one is kept, the byte bound still holds).
+ */
+static uint64_t keep_threshold(const struct unwinder *u)
+{
+	uint64_t *seqs, threshold = 0;
+	size_t n = 0, i = 0;
+
+	if (!u->keep_tables)
+		return UINT64_MAX;
+	for (const struct utable *t = u->tables; t; t = t->next)
+		n += !t->users;
+	if (n <= u->keep_tables)
+		return 0;
+	seqs = malloc(n * sizeof(*seqs));
+	if (!seqs)
+		return 0;
+	for (const struct utable *t = u->tables; t; t = t->next)
+		if (!t->users)
+			seqs[i++] = t->used_seq;
+	qsort(seqs, n, sizeof(*seqs), seq_newest_first);
+	threshold = seqs[u->keep_tables - 1];
+	free(seqs);
+	return threshold;
+}
+
+/*
+ * Frees the tables nobody held for a whole drain that the cache does not
+ * keep. A table with no user is kept while it is among the keep_tables
+ * let go last, or was let go less than keep_ms ago: a binary that starts
+ * again and again (a compiler, an interpreter on a CI host) finds its
+ * table still loaded instead of having it built anew each time. Either
+ * way the byte bound holds: make_room() drops kept tables first.
+ */
+static void tables_expire(struct unwinder *u)
+{
+	uint64_t now = u->now_ms(), threshold = keep_threshold(u);
+
+	for (struct utable **tp = &u->tables; *tp;) {
+		struct utable *t = *tp;
+
+		if (!t->users && t->state == UTABLE_READY && t->used_drain < u->drain &&
+		    t->used_seq < threshold &&
+		    now - t->used_ms >= u->keep_ms) {
+			*tp = t->next;
+			u->totals.expired += t->slot != 0;
+			table_free(u, t);
+		} else {
+			tp = &t->next;
+		}
+	}
 }
 
 void unwinder_end_drain(struct unwinder *u)
@@ -725,17 +1217,7 @@ void unwinder_end_drain(struct unwinder *u)
 			free(p);
 		}
 	}
-	/* A table nobody held for a whole drain goes. */
-	for (struct utable **tp = &u->tables; *tp;) {
-		struct utable *t = *tp;
-
-		if (!t->users && t->used_drain < u->drain) {
-			*tp = t->next;
-			table_free(u, t);
-		} else {
-			tp = &t->next;
-		}
-	}
+	tables_expire(u);
 	u->drain++;
 	pthread_mutex_unlock(&u->lock);
 }
@@ -751,9 +1233,11 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
 	stats->tables = 0;
 	stats->rows = 0;
 	stats->table_bytes = 0;
+	stats->kept = 0;
 	for (const struct utable *t = u->tables; t; t = t->next) {
 		if (!t->slot)
 			continue;
+		stats->kept += !t->users;
 		stats->tables++;
 		stats->rows += t->rows;
 		stats->table_bytes += t->bytes;
@@ -765,7 +1249,6 @@ void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats)
 	stats->rules = n_rules;
 	stats->rules_bytes = ms.rules_bytes;
 	stats->mappings_bytes = ms.mappings_bytes;
-	target_stats(u->gate, stats->refused_open);
 	pthread_mutex_unlock(&u->lock);
 }
 
@@ -794,6 +1277,7 @@ void unwinder_free(struct unwinder *u)
 	free(u->proc_root);
 	free(u->debug_root);
 	target_free(u->gate);
+	pthread_cond_destroy(&u->built);
 	pthread_mutex_destroy(&u->lock);
 	free(u);
 }

@@ -87,3 +87,16 @@ wait_for() {
 	done
 	return 1
 }
+
+# flamegraph_pl: the path of flamegraph.pl, the anchor our folded output and
+# SVG are compared with. It is not packaged in Debian; the project's anchors
+# (../shared/anchors/FlameGraph, unchanged, CDDL) sit beside the checkout, or
+# FLAMEGRAPH_PL names it. Fails, never skips, when it cannot be found.
+flamegraph_pl() {
+	local p
+	for p in "${FLAMEGRAPH_PL:-}" "$ROOT/../shared/anchors/FlameGraph/flamegraph.pl" \
+		/work/shared/anchors/FlameGraph/flamegraph.pl; do
+		[ -n "$p" ] && [ -f "$p" ] && { echo "$p"; return 0; }
+	done
+	fail "flamegraph.pl not found: set FLAMEGRAPH_PL to its path (the anchors' FlameGraph/flamegraph.pl)"
+}

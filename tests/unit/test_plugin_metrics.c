@@ -400,7 +400,10 @@ static void test_refusals_bounds_and_stalls(void **state)
 		.perfmaps_truncated = 8,
 	};
 	struct metrics_health h = { .seconds = 1, .files = &files, .lost_stalled = 11,
-				    .stalls = 2 };
+				    .stalls = 2, .unwind_built = 12, .unwind_reused = 13,
+				    .unwind_evicted = 14, .unwind_expired = 15,
+				    .unwind_build_stalled = 16, .unwind_wait_timeout = 17,
+				    .unwind_wait_stalled = 18 };
 	const struct {
 		const char *name;
 		int64_t value;
@@ -413,6 +416,10 @@ static void test_refusals_bounds_and_stalls(void **state)
 		{ "bound-symbols", 5 },	      { "bound-elf_headers", 6 },
 		{ "bound-perfmap_line", 7 },  { "bound-perfmap_size", 8 },
 		{ "stalls", 2 },	      { "lost-stalled", 11 },
+		{ "unwind-built", 12 },	      { "unwind-reused", 13 },
+		{ "unwind-evicted", 14 },     { "unwind-expired", 15 },
+		{ "unwind-build_stalled", 16 }, { "unwind-wait_timeout", 17 },
+		{ "unwind-wait_stalled", 18 },
 	};
 	struct metrics_batch b;
 

@@ -5,7 +5,9 @@
  * of this very test's stack, taken three calls deep, unwinds back through
  * those calls by the tables; the byte bound refuses tables and counts
  * them; a process that exits is dropped and its tables freed a drain
- * later; the mapping array's ranges are reused only after a retire.
+ * later (with no cache) or kept by the cache's policy (the last N let go,
+ * a grace period) and reused by the next process, within the byte bound;
+ * the mapping array's ranges are reused only after a retire.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,6 +30,7 @@
 #include "bpf/sampler.h"
 #include "bpf/unwind.h"
 #include "bpf/unwmaps.h"
+#include "symbolizer/target.h"
 #include "symbolizer/unwinder.h"
 
 struct maps {
@@ -318,6 +322,7 @@ static void test_memory_bound_refuses_tables(void **state)
 static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 {
 	struct maps *s = *state;
+	struct unwinder_config config;
 	struct unwinder_stats st;
 	struct ebprof_unw_proc proc;
 	struct unwinder *u;
@@ -337,7 +342,10 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	}
 	close(fds[0]);
 	tgid = (uint32_t)child;
-	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	unwinder_config_init(&config);
+	config.keep_tables = 0; /* no cache: freed as soon as a drain went by unused */
+	config.keep_ms = 0;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
 	assert_int_equal(unwinder_track(u, tgid, now_ns()), 0);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
 	unwinder_end_drain(u); /* alive: kept */
@@ -350,6 +358,254 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	unwinder_stats(u, &st);
 	assert_int_equal(st.tables, 0);
 	assert_int_equal(st.table_kernel_bytes, 0);
+	unwinder_free(u);
+}
+
+/* --- builds by a builder ---------------------------------------------------- */
+
+static int wakes;
+
+static void count_wake(void *ctx)
+{
+	(void)ctx;
+	wakes++;
+}
+
+/*
+ * With a builder, tracking reads no file: builds are queued and the
+ * builder told; the process is loaded once they are done. A build whose
+ * builder stalled gives its file no table, and a copy waits for a table
+ * only until its limit, then goes on by frame pointer, counted.
+ */
+static void test_builds_wait_for_a_builder(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	struct unwinder_config config;
+	struct unwinder_job *job, *late;
+	struct unwinder_stats st;
+	struct unwinder *u;
+	struct ebprof_unw_proc proc;
+	struct sampler_copy copy;
+	struct target *gate = target_new(&(struct target_config){ .proc_root = "/proc" });
+	uint32_t tgid = (uint32_t)getpid(), n;
+	uint64_t start = now_ns(), ips[64], t0;
+	bool stale = false;
+	int stop, jobs = 0;
+
+	assert_non_null(c);
+	assert_non_null(gate);
+	unwinder_config_init(&config);
+	config.wait_ms = 200;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	unwinder_set_builder(u, count_wake, NULL);
+	wakes = 0;
+	assert_int_equal(unwinder_track(u, tgid, start), 0);
+	assert_true(wakes >= 1);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.built, 1); /* the vDSO's, from our own memory: no file read */
+	/* Not loaded while its tables are being built: its samples are copied. */
+	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+
+	/* A copy now waits for them, then goes on by frame pointer, counted. */
+	t_outer(c);
+	copy = (struct sampler_copy){ .tgid = tgid, .start_time = start, .comm = "test_unwinder",
+				      .regs = &c->regs, .stack = c->stack, .stack_len = c->len };
+	t0 = now_ns();
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 1);
+	assert_true(now_ns() - t0 >= 150 * 1000000ull);
+	assert_true(now_ns() - t0 < 5000 * 1000000ull);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_waits, 1);
+	assert_int_equal(st.wait_timeout, 1);
+	/* Past the limit, the next copy does not wait again. */
+	t0 = now_ns();
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(now_ns() - t0 < 150 * 1000000ull);
+
+	/* The first build's builder stalls: given up, and its late result is not installed. */
+	assert_int_equal(unwinder_job_take(u, &late), 0);
+	unwinder_job_stalled(u, unwinder_job_ticket(late));
+	unwinder_stats(u, &st);
+	assert_int_equal(st.build_stalled, 1);
+	/* The rest, as a builder runs them. */
+	while (!unwinder_job_take(u, &job)) {
+		unwinder_job_read(job, gate);
+		unwinder_job_finish(u, job);
+		jobs++;
+	}
+	assert_true(jobs >= 2);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
+	unwinder_stats(u, &st);
+	n = (uint32_t)st.built;
+	unwinder_job_read(late, gate); /* it wakes up at last */
+	unwinder_job_finish(u, late);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.built, n);
+	/* Whole now, by the tables (the given-up file by frame pointer). */
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 4);
+	assert_int_equal(ips[1], c->ra_middle);
+	assert_int_equal(ips[2], c->ra_outer);
+	unwinder_free(u);
+	target_free(gate);
+	free(c);
+}
+
+/* --- the table cache ------------------------------------------------------- */
+
+static uint64_t fake_ms;
+
+static uint64_t fake_now(void)
+{
+	return fake_ms;
+}
+
+/* A fork of this test that waits for *release to be closed, then exits. */
+static pid_t waiting_child(int *release)
+{
+	int fds[2];
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[1]);
+		(void)!read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	*release = fds[1];
+	return child;
+}
+
+/* Tracks a fork of this test, lets it exit, and ends two drains: its tables are unused. */
+static void run_and_exit_child(struct unwinder *u)
+{
+	int release;
+	pid_t child = waiting_child(&release);
+
+	assert_int_equal(unwinder_track(u, (uint32_t)child, now_ns()), 0);
+	close(release);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	unwinder_end_drain(u);
+	unwinder_end_drain(u);
+}
+
+/* A binary that starts again finds its tables kept for the grace period: built once. */
+static void test_cache_keeps_tables_for_the_grace(void **state)
+{
+	struct maps *s = *state;
+	struct unwinder_config config;
+	struct unwinder_stats first, st;
+	struct unwinder *u;
+
+	unwinder_config_init(&config);
+	config.keep_tables = 0; /* the grace alone */
+	config.keep_ms = 1000;
+	config.now_ms = fake_now;
+	fake_ms = 5000;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	run_and_exit_child(u);
+	unwinder_stats(u, &first);
+	assert_true(first.tables >= 3);
+	assert_int_equal(first.kept, first.tables); /* nobody uses them: kept, loaded */
+	assert_int_equal(first.reused, 0);
+	assert_int_equal(first.expired, 0);
+	/* The same binary again, 999 ms later: every table reused, none built. */
+	fake_ms += 999;
+	run_and_exit_child(u);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.built, first.built);
+	assert_int_equal(st.reused, first.tables);
+	assert_int_equal(st.tables, first.tables);
+	/* Past the grace since its last user left: freed, counted. */
+	fake_ms += 999;
+	unwinder_end_drain(u);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.tables, first.tables);
+	fake_ms += 1;
+	unwinder_end_drain(u);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.tables, 0);
+	assert_int_equal(st.table_kernel_bytes, 0);
+	assert_int_equal(st.expired, first.tables);
+	assert_int_equal(st.evicted, 0);
+	unwinder_free(u);
+}
+
+/* With no grace, the last keep_tables let go stay, the older ones go. */
+static void test_cache_keeps_the_last_n(void **state)
+{
+	struct maps *s = *state;
+	struct unwinder_config config;
+	struct unwinder_stats st;
+	struct unwinder *u;
+
+	unwinder_config_init(&config);
+	config.keep_tables = 2;
+	config.keep_ms = 0;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	run_and_exit_child(u);
+	unwinder_stats(u, &st);
+	assert_true(st.built >= 3);
+	assert_int_equal(st.tables, 2);
+	assert_int_equal(st.kept, 2);
+	assert_int_equal(st.expired + 2, st.built - st.no_cfi);
+	unwinder_free(u);
+}
+
+/* Kept tables give way to a new one at the byte bound, least recently used first. */
+static void test_cache_stays_within_the_bound(void **state)
+{
+	struct maps *s = *state;
+	char *argv[] = { "sleep", "5", NULL };
+	struct unwinder_config config;
+	struct unwinder_stats st;
+	struct unwinder *u;
+	uint64_t bound;
+	pid_t pid;
+	char path[64], line[512];
+	bool has_libc = false;
+
+	/* What a fork of this test holds: the bound is exactly that. */
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
+	run_and_exit_child(u);
+	unwinder_stats(u, &st);
+	bound = st.table_kernel_bytes;
+	unwinder_free(u);
+	unwinder_config_init(&config);
+	config.max_bytes = bound;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	run_and_exit_child(u);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.table_kernel_bytes, bound);
+	assert_int_equal(st.kept, st.tables);
+	/* sleep maps a file none of those is (its own): room is made for it. */
+	assert_int_equal(posix_spawn(&pid, "/bin/sleep", NULL, NULL, argv, NULL), 0);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 500 && !has_libc; i++) {
+		FILE *f = fopen(path, "r");
+
+		while (f && fgets(line, sizeof(line), f))
+			has_libc |= strstr(line, "libc.so") != NULL;
+		if (f)
+			fclose(f);
+		if (!has_libc)
+			usleep(10000);
+	}
+	assert_true(has_libc);
+	assert_int_equal(unwinder_track(u, (uint32_t)pid, now_ns()), 0);
+	unwinder_stats(u, &st);
+	assert_true(st.evicted >= 1);
+	assert_int_equal(st.refused, 0);
+	assert_true(st.reused >= 2); /* libc and ld.so at least, kept from the fork */
+	assert_true(st.table_kernel_bytes <= bound);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 	unwinder_free(u);
 }
 
@@ -391,6 +647,14 @@ int main(void)
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_process_is_dropped_and_its_tables_freed,
 						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_builds_wait_for_a_builder, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_keeps_tables_for_the_grace, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_keeps_the_last_n, maps_setup,
+						maps_teardown),
+		cmocka_unit_test_setup_teardown(test_cache_stays_within_the_bound, maps_setup,
+						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_ranges_wait_for_a_retire, maps_setup,
 						maps_teardown),
 	};
