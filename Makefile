@@ -57,7 +57,7 @@ $(B)/bpf/vmlinux.h:
 	@test -r /sys/kernel/btf/vmlinux || { echo "no /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/ebprof.h $(B)/bpf/vmlinux.h
+$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/offcpu.bpf.h bpf/ebprof.h bpf/unwind.h $(B)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I. -I$(B)/bpf -Wall -Werror -c $< -o $@
 
@@ -251,7 +251,7 @@ soak: all
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
-	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench
+	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -262,7 +262,7 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
 
-$(B)/bench/work $(B)/bench/manystacks: $(B)/bench/%: tests/bench/%.c
+$(B)/bench/work $(B)/bench/manystacks $(B)/bench/pingpong: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 

@@ -64,12 +64,21 @@ int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned
 	return 0;
 }
 
-static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
-			const char *title, const char *subtitle, double min_width,
-			unsigned int frequency)
+/* What a write takes besides the profile and the stream. */
+struct write_args {
+	enum cli_format fmt;
+	const char *title, *subtitle;
+	double min_width;
+	unsigned int frequency;
+	uint64_t unit_ns; /* ns per count; 0: counts are samples */
+};
+
+static int write_stream(const struct profile *p, FILE *out, const struct write_args *a)
 {
-	struct speedscope_options sso = { .name = title };
-	struct pprof_options po = { .frequency = frequency, .comment = subtitle };
+	struct speedscope_options sso = { .name = a->title, .unit_ns = a->unit_ns };
+	struct pprof_options po = { .frequency = a->frequency, .comment = a->subtitle,
+				    .unit_ns = a->unit_ns };
+	enum cli_format fmt = a->fmt;
 	struct svg_options opts;
 	int err;
 
@@ -80,10 +89,11 @@ static int write_stream(const struct profile *p, enum cli_format fmt, FILE *out,
 	if (fmt == CLI_FORMAT_PPROF)
 		return pprof_write(p, out, &po);
 	svg_options_init(&opts);
-	opts.title = title;
-	opts.subtitle = subtitle;
-	if (min_width >= 0)
-		opts.min_width = min_width;
+	opts.title = a->title;
+	opts.subtitle = a->subtitle;
+	opts.unit_ns = a->unit_ns;
+	if (a->min_width >= 0)
+		opts.min_width = a->min_width;
 	err = svg_write(p, out, &opts);
 	return err;
 }
@@ -92,12 +102,20 @@ int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *
 		      const char *title, const char *subtitle, double min_width,
 		      unsigned int frequency)
 {
+	return cli_write_timed_profile(p, fmt, path, title, subtitle, min_width, frequency, 0);
+}
+
+int cli_write_timed_profile(const struct profile *p, enum cli_format fmt, const char *path,
+			    const char *title, const char *subtitle, double min_width,
+			    unsigned int frequency, uint64_t unit_ns)
+{
+	struct write_args args = { fmt, title, subtitle, min_width, frequency, unit_ns };
 	char tmp[PATH_MAX];
 	FILE *out;
 	int fd, err;
 
 	if (!path || !strcmp(path, "-")) {
-		err = write_stream(p, fmt, stdout, title, subtitle, min_width, frequency);
+		err = write_stream(p, stdout, &args);
 		if (!err && fflush(stdout))
 			err = -errno;
 		if (err)
@@ -122,7 +140,7 @@ int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *
 	}
 	/* A flame graph is megabytes: write it in big pieces, not 4 KiB ones. */
 	setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
-	err = write_stream(p, fmt, out, title, subtitle, min_width, frequency);
+	err = write_stream(p, out, &args);
 	if (fflush(out) && !err)
 		err = -errno;
 	if (fsync(fileno(out)) && !err)

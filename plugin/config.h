@@ -38,6 +38,9 @@
 #define PCONF_MAX_BOUND (1ULL << 40)
 #define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
 
+/* Mode: what is sampled (sampler_config.mode). */
+enum pconf_mode { PCONF_MODE_CPU, PCONF_MODE_OFFCPU, PCONF_MODE_WALL };
+
 /* Unwind: how user stacks are walked (sampler_config.unwind). */
 enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
 
@@ -72,6 +75,9 @@ struct pconf {
 	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
 	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
 	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */
+	enum pconf_mode mode;
+	uint64_t offcpu_period_us;   /* OffCPUPeriod; 0: the sampler's default */
+	uint64_t offcpu_min_us;	     /* OffCPUMinimum */
 };
 
 /* The defaults, as the README documents them. Holds no memory yet. */

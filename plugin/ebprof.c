@@ -48,6 +48,7 @@ static struct {
 	struct sampler *sampler;
 	struct capture *capture;  /* names samples, snapshots new processes */
 	struct profile *interval; /* this read's samples */
+	struct profile *offcpu;	  /* this read's off-CPU time, in us (Mode offcpu, wall) */
 	struct profile *window;	  /* the spool window being filled */
 	struct spool *spool;	  /* NULL without SpoolDir */
 	struct metrics_batch batch;
@@ -177,9 +178,10 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 	int rc;
 
 	profile_clear(ebprof.interval);
+	profile_clear(ebprof.offcpu);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = last ? capture_finish(ebprof.capture, ebprof.interval, window)
-		  : capture_drain(ebprof.capture, ebprof.interval, window);
+	rc = last ? capture_finish_split(ebprof.capture, ebprof.interval, ebprof.offcpu, window)
+		  : capture_drain_split(ebprof.capture, ebprof.interval, ebprof.offcpu, window);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -267,8 +269,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	}
 
 	metrics_batch_reset(&ebprof.batch);
-	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
-			       ebprof.conf.frequency, seconds);
+	rc = 0;
+	if (ebprof.conf.mode != PCONF_MODE_OFFCPU)
+		rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
+				       ebprof.conf.frequency, seconds);
+	if (!rc && ebprof.conf.mode != PCONF_MODE_CPU)
+		rc = metrics_offcpu(&ebprof.batch, ebprof.offcpu, ebprof.conf.top_functions,
+				    seconds);
 	if (!rc)
 		rc = metrics_health(&ebprof.batch, &health);
 	return rc;
@@ -336,6 +343,8 @@ static void ebprof_free_all(void)
 	ebprof.window = NULL;
 	profile_free(ebprof.interval);
 	ebprof.interval = NULL;
+	profile_free(ebprof.offcpu);
+	ebprof.offcpu = NULL;
 	sampler_free(ebprof.sampler);
 	ebprof.sampler = NULL;
 	metrics_batch_free(&ebprof.batch);
@@ -364,6 +373,11 @@ static int ebprof_open_sampler(void)
 							       : SAMPLER_UNWIND_AUTO;
 	sc.max_frames = ebprof.conf.max_frames;
 	sc.features = &ebprof.features;
+	sc.mode = ebprof.conf.mode == PCONF_MODE_OFFCPU ? SAMPLER_MODE_OFFCPU
+		  : ebprof.conf.mode == PCONF_MODE_WALL ? SAMPLER_MODE_WALL
+							: SAMPLER_MODE_CPU;
+	sc.offcpu_period_ns = ebprof.conf.offcpu_period_us * 1000;
+	sc.offcpu_min_ns = ebprof.conf.offcpu_min_us * 1000;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(EBPROF_LOG "cannot start sampling: %s",
@@ -430,6 +444,9 @@ static int ebprof_open_capture(void)
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = ebprof.conf.unwind_bytes;
 	cc.unwind.max_frames = ebprof.conf.max_frames;
+	/* Off-CPU samples go to their own profile, in microseconds. */
+	cc.offcpu_weight = ebprof.conf.offcpu_period_us ? ebprof.conf.offcpu_period_us
+							: SAMPLER_DEFAULT_OFFCPU_PERIOD_NS / 1000;
 	return capture_new(&cc, &ebprof.capture);
 }
 
@@ -447,8 +464,9 @@ static int ebprof_init(void)
 	ebprof_probe_kernel();
 	rc = ebprof_open_capture();
 	ebprof.interval = profile_new();
+	ebprof.offcpu = profile_new();
 	ebprof.window = profile_new();
-	if (rc || !ebprof.interval || !ebprof.window) {
+	if (rc || !ebprof.interval || !ebprof.offcpu || !ebprof.window) {
 		ERROR(EBPROF_LOG "out of memory at start-up");
 		goto free_all;
 	}
@@ -482,8 +500,10 @@ static int ebprof_init(void)
 		ERROR(EBPROF_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(EBPROF_LOG "sampling at %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
+	INFO(EBPROF_LOG "sampling %sat %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
 			"every %g s%s%s",
+	     ebprof.conf.mode == PCONF_MODE_OFFCPU ? "off-CPU time, "
+	     : ebprof.conf.mode == PCONF_MODE_WALL ? "on- and off-CPU time, " : "",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
 	     sampler_unwind_mode(ebprof.sampler) == SAMPLER_UNWIND_TABLES ? "unwind tables"

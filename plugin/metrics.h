@@ -16,6 +16,19 @@
  * that keeps two cores busy reads 200. That is why the type is "gauge"
  * (unbounded) and not "percent", which types.db caps at 100.1.
  *
+ * Off-CPU time (Mode offcpu or wall), for the top N functions by the
+ * time waits spent blocked in them:
+ *   ebprof-offcpu_self/gauge-NAME   percent of one thread's time blocked
+ *                                   in NAME itself (the frame a wait began
+ *                                   in: a kernel function, most often)
+ *   ebprof-offcpu_total/gauge-NAME  percent of one thread's time blocked
+ *                                   in NAME or below
+ *   ebprof-offcpu_self/gauge-[other] the rest
+ *   ebprof-offcpu_state/gauge-STATE percent of one thread's time waiting
+ *                                   runnable, asleep (sleep) or in io
+ * Percent of one thread = off-CPU seconds a second * 100: ten threads
+ * blocked in one place all the time read 1000.
+ *
  * Health, under ebprof-health/: frequency-samples and frequency-events
  * (per second), derive-lost-CAUSE (cumulative counts), derive-truncated-
  * CAUSE (stacks the table unwinder cut short, by cause), derive-copied
@@ -111,6 +124,14 @@ struct metrics_health {
 	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
 };
+
+/*
+ * Appends the off-CPU lists of p, a profile of off-CPU time in
+ * microseconds with its state leaves (capture's offcpu_into), over
+ * seconds. Returns 0, -EINVAL (seconds not positive) or -ENOMEM.
+ */
+int metrics_offcpu(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		   double seconds);
 
 /* Appends the health lists. Returns 0, -EINVAL (seconds <= 0) or -ENOMEM. */
 int metrics_health(struct metrics_batch *b, const struct metrics_health *h);

@@ -192,6 +192,30 @@ static void test_keys_are_case_insensitive(void **state)
 	pconf_free(&c);
 }
 
+/* Mode and the off-CPU keys: parsed, case-insensitive values, bad ones named. */
+static void test_mode_and_offcpu_keys(void **state)
+{
+	const struct option good[] = { { "Mode", V_STR, 0, "Wall" },
+				       { "OffCPUPeriod", V_NUM, 250, NULL },
+				       { "OffCPUMinimum", V_NUM, 40, NULL } };
+	const struct option bad_mode[] = { { "Mode", V_STR, 0, "offcpus" } };
+	const struct option bad_period[] = { { "OffCPUPeriod", V_NUM, 0, NULL } };
+	struct pconf c;
+
+	(void)state;
+	pconf_init(&c);
+	assert_int_equal(c.mode, PCONF_MODE_CPU);
+	assert_int_equal(parse(&c, good, 3), 0);
+	assert_int_equal(c.mode, PCONF_MODE_WALL);
+	assert_int_equal(c.offcpu_period_us, 250);
+	assert_int_equal(c.offcpu_min_us, 40);
+	assert_int_equal(parse(&c, bad_mode, 1), -EINVAL);
+	assert_true(stub_log_has("Mode", "offcpus", "cpu, offcpu or wall", NULL));
+	assert_int_equal(parse(&c, bad_period, 1), -EINVAL);
+	assert_true(stub_log_has("OffCPUPeriod", "a whole number from 1 to 10000000", NULL));
+	pconf_free(&c);
+}
+
 static void test_unknown_key_is_named(void **state)
 {
 	const struct option opts[] = { { "Frequncy", V_NUM, 99, NULL } };
@@ -502,6 +526,7 @@ cmocka_unit_test_setup(test_bounds_and_stall_timeout, setup),
 		cmocka_unit_test_setup(test_default_spool_interval_follows_read_interval, setup),
 		cmocka_unit_test_setup(test_frequency_above_kernel_limit, setup),
 		cmocka_unit_test_setup(test_kernel_max_rate_file, setup),
+		cmocka_unit_test_setup(test_mode_and_offcpu_keys, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -459,6 +459,7 @@ static void test_types_are_stock(void **state)
 	ADD(p, 1, FRAME_USER, "app", "main");
 	metrics_batch_init(&b);
 	assert_int_equal(metrics_functions(&b, p, 20, 1, 1), 0);
+	assert_int_equal(metrics_offcpu(&b, p, 20, 1), 0);
 	assert_int_equal(metrics_health(&b, &h), 0);
 	for (size_t i = 0; i < b.n; i++) {
 		size_t ds = 0;
@@ -489,6 +490,42 @@ static void test_types_are_stock(void **state)
 	profile_free(p);
 }
 
+/*
+ * Off-CPU time in microseconds over 2 s: a wait's self time is the frame
+ * it blocked in (the state leaf is left out), its state's time is the
+ * leaf's, and values are percent of one thread: 1e6 us a second is 100.
+ */
+static void test_offcpu_time_per_function_and_state(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	ADD(p, 1500000, FRAME_OFFCPU, "app", "main", "sleeper", "hrtimer_nanosleep",
+	    "[off-cpu: sleep]");
+	ADD(p, 500000, FRAME_OFFCPU, "app", "main", "reader", "iomap_dio_rw",
+	    "[off-cpu: io]");
+	ADD(p, 100000, FRAME_OFFCPU, "app", "main", "reader", "[off-cpu: runnable]");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_offcpu(&b, p, 20, 2.0), 0);
+	/* hrtimer_nanosleep is a user frame here (ADD makes only the leaf's kind). */
+	assert_float_equal(gauge_of(&b, "offcpu_self", "hrtimer_nanosleep"), 75.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", "iomap_dio_rw"), 25.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", "reader"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_total", "reader"), 30.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_total", "main"), 105.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", METRICS_OTHER), 0.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "sleep"), 75.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "io"), 25.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "runnable"), 5.0, 1e-9);
+	/* The state leaves are not functions. */
+	assert_null(metrics_find(&b, "offcpu_self", "[off-cpu: sleep]"));
+	assert_null(metrics_find(&b, "self", "main"));
+	assert_int_equal(metrics_offcpu(&b, p, 20, 0), -EINVAL);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -505,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_sanitized_clashes_stay_unique),
 		cmocka_unit_test(test_health_values),
 		cmocka_unit_test(test_types_are_stock),
+		cmocka_unit_test(test_offcpu_time_per_function_and_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -311,6 +311,36 @@ static void test_profile_follows_the_format_rules_and_keeps_the_counts(void **st
 	profile_free(p);
 }
 
+/* A profile of time (us): one sample type, time/nanoseconds, whatever the frequency. */
+static void test_time_profiles_carry_nanoseconds(void **state)
+{
+	struct profile *p = split_profile();
+	struct pprof_options o = { .frequency = 99, .unit_ns = 1000 };
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len;
+	uint64_t total = 0;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, &o, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.ntypes, 1);
+	assert_string_equal(str(&d, d.type_name[0]), "time");
+	assert_string_equal(str(&d, d.type_unit[0]), "nanoseconds");
+	assert_string_equal(str(&d, d.period_type), "time");
+	assert_int_equal(d.period, 1000);
+	assert_string_equal(str(&d, d.default_type), "time");
+	for (size_t i = 0; i < d.nsamples; i++) {
+		assert_int_equal(d.sample_nvalues[i], 1);
+		total += d.sample_values[i][0];
+	}
+	assert_int_equal(total, profile_total(p) * 1000);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
 static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void **state)
 {
 	struct profile *p = split_profile();
@@ -636,6 +666,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_profile_follows_the_format_rules_and_keeps_the_counts),
 		cmocka_unit_test(test_functions_and_locations_are_deduplicated_by_name_and_kind),
+		cmocka_unit_test(test_time_profiles_carry_nanoseconds),
 		cmocka_unit_test(test_locations_carry_mappings_build_ids_and_addresses),
 		cmocka_unit_test(test_one_function_at_two_addresses_is_two_locations),
 		cmocka_unit_test(test_without_a_frequency_only_sample_counts_are_written),
