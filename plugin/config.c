@@ -31,6 +31,8 @@ void pconf_init(struct pconf *c)
 	c->user_stacks = true;
 	c->top_functions = PCONF_DEFAULT_TOP;
 	c->keep_files = PCONF_DEFAULT_KEEP_FILES;
+	c->window_bytes = PCONF_DEFAULT_WINDOW_BYTES;
+	c->malloc_trim = true;
 }
 
 void pconf_free(struct pconf *c)
@@ -360,6 +362,15 @@ static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
 				  &c->unwind_bytes);
 }
 
+/* SymbolCacheMemory, ProcessMemory, NameCacheMemory, SpoolWindowMemory:
+ * [PCONF_MIN_UNWIND_BYTES, PCONF_MAX_BOUND], as UnwindMemory. */
+static int pconf_cache_memory(const oconfig_item_t *ci, uint64_t *out)
+{
+	return pconf_size_between(ci, PCONF_MIN_UNWIND_BYTES,
+				  "a size in quotes from \"1MiB\" to \"1TiB\" such as \"64MiB\"",
+				  out);
+}
+
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 {
 	const char *key = ci->key;
@@ -416,13 +427,25 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_bound(ci, &c->max_symbol_table);
 	} else if (strcasecmp(key, "MaxPerfMap") == 0) {
 		err = pconf_bound(ci, &c->max_perf_map);
+	} else if (strcasecmp(key, "SymbolCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->symbol_cache_bytes);
+	} else if (strcasecmp(key, "ProcessMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->process_bytes);
+	} else if (strcasecmp(key, "NameCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->name_cache_bytes);
+	} else if (strcasecmp(key, "SpoolWindowMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->window_bytes);
+	} else if (strcasecmp(key, "MallocTrim") == 0) {
+		err = pconf_bool(ci, &c->malloc_trim);
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
-				       "StallTimeout, MaxSymbolTable and MaxPerfMap",
+				       "StallTimeout, MaxSymbolTable, MaxPerfMap, "
+				       "SymbolCacheMemory, ProcessMemory, NameCacheMemory, "
+				       "SpoolWindowMemory and MallocTrim",
 		      key);
 		err = -EINVAL;
 	}

@@ -72,7 +72,17 @@ struct pconf {
 	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
 	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
 	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */
+	/* Cache bounds in bytes; 0: the module's default. */
+	uint64_t symbol_cache_bytes; /* SymbolCacheMemory: ELF tables kept (elfcache) */
+	uint64_t process_bytes;	     /* ProcessMemory: process records (symbolizer) */
+	uint64_t name_cache_bytes;   /* NameCacheMemory: demangled names (demangle) */
+	uint64_t window_bytes;	     /* SpoolWindowMemory: the spool window's profile */
+	bool malloc_trim;	     /* MallocTrim: give freed heap back after each read */
 };
+
+/* The spool window's profile, by default: ~1 M nodes of a busy host's
+ * 10-minute window, with their names. */
+#define PCONF_DEFAULT_WINDOW_BYTES (64ULL << 20)
 
 /* The defaults, as the README documents them. Holds no memory yet. */
 void pconf_init(struct pconf *c);

@@ -24,6 +24,7 @@
  * samples copied before they were loaded.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,7 @@ static struct {
 	struct timespec last_drain;
 	uint64_t last_frames, last_unresolved; /* symbolizer totals at the last read */
 	uint64_t lost_memory; /* samples the spool window could not store */
+	uint64_t lost_window_bytes; /* of those, over SpoolWindowMemory */
 	uint64_t last_stalls; /* stalls logged so far */
 
 	/* The plugin's own CPU time, summed over its callbacks. */
@@ -159,6 +161,24 @@ static void ebprof_spool_window(void)
 
 /* --- read ----------------------------------------------------------------- */
 
+/*
+ * Adds this read's samples to the spool window, unless the window's tree
+ * has reached SpoolWindowMemory: its samples are then counted lost (the
+ * lost-memory metric), and the next window starts empty.
+ */
+static void ebprof_merge_window(void)
+{
+	uint64_t samples = profile_total(ebprof.interval);
+
+	if (profile_bytes(ebprof.window) >= ebprof.conf.window_bytes) {
+		ebprof.lost_memory += samples;
+		ebprof.lost_window_bytes += samples;
+		return;
+	}
+	if (profile_merge(ebprof.window, ebprof.interval) < 0)
+		ebprof.lost_memory += samples;
+}
+
 static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 {
 	(void)sample;
@@ -257,7 +277,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	if (cs.unwinding) {
 		health.unwind_tables = cs.unwind.tables;
 		health.unwind_bytes = cs.unwind.table_kernel_bytes;
+		health.unwind_user_bytes =
+			cs.unwind.table_bytes + cs.unwind.rules_bytes + cs.unwind.mappings_bytes;
 	}
+	health.window_bytes = profile_bytes(ebprof.window);
+	health.interval_bytes = profile_bytes(ebprof.interval);
+	health.lost_window_bytes = ebprof.lost_window_bytes;
+	health.heap = mallinfo2();
 
 	metrics_batch_reset(&ebprof.batch);
 	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
@@ -307,11 +333,19 @@ static int ebprof_read(user_data_t *ud)
 		plugin_dispatch_values(&ebprof.batch.lists[i]);
 
 	if (ebprof.spool) {
-		if (profile_merge(ebprof.window, ebprof.interval) < 0)
-			ebprof.lost_memory += profile_total(ebprof.interval);
+		ebprof_merge_window();
 		if (++ebprof.window_reads >= ebprof.reads_per_window)
 			ebprof_spool_window();
 	}
+	/*
+	 * A drain allocates and frees a lot (symbol tables loaded and
+	 * evicted, /proc reads, the interval's tree): glibc keeps what was
+	 * freed in each thread's arena, and RSS creeps though the heap in use
+	 * does not. Give the free pages back once per read: a few ms against
+	 * a read interval of seconds.
+	 */
+	if (ebprof.conf.malloc_trim)
+		malloc_trim(0);
 	ebprof_cpu_add(&cpu);
 	return 0;
 }
@@ -416,6 +450,9 @@ static int ebprof_open_capture(void)
 	cc.symbolizer.addresses = ebprof.conf.addresses;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
+	cc.symbolizer.elf_cache_bytes = ebprof.conf.symbol_cache_bytes;
+	cc.symbolizer.process_bytes = ebprof.conf.process_bytes;
+	cc.symbolizer.names_bytes = ebprof.conf.name_cache_bytes;
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	cc.stall_ms = ebprof.conf.stall_ms;
