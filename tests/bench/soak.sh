@@ -26,8 +26,8 @@
 #
 # Writes OUTDIR/soak.csv (soaksample.py), OUTDIR/summary.txt, and the
 # plots OUTDIR/memory.svg and OUTDIR/caches.svg (soakreport.py). With
-# SOAK_LOCK set (a lock file), the set-up, up to the first spool window,
-# runs under flock on it; the soak itself does not hold it.
+# SOAK_LOCK set (a lock file), collectd's start-up, up to the first spool
+# window, runs under flock on it; the build and the soak do not hold it.
 source "$(dirname "$0")/../e2e/collectd.bash"
 
 parse_duration() {
@@ -58,11 +58,6 @@ bytes_of() { # "4MiB" -> 4194304
 	python3 -c 'import re,sys; n,u=re.fullmatch(r"(\d+)([KMG]iB)",sys.argv[1]).groups(); print(int(n)<<{"KiB":10,"MiB":20,"GiB":30}[u])' "$1"
 }
 
-if [ -n "${SOAK_LOCK:-}" ]; then
-	exec 9>"$SOAK_LOCK"
-	flock 9
-fi
-
 # ---- the programs ----
 P=$T/progs
 mkdir -p "$P"
@@ -79,6 +74,11 @@ seq 0 $((NPROG - 1)) | nice -n 10 xargs -P 2 -I{} bash -c 'build_prog {}' ||
 echo "built $NPROG programs and libraries"
 
 # ---- collectd ----
+# The programs are built: the lock (when asked) is for the start-up only.
+if [ -n "${SOAK_LOCK:-}" ]; then
+	exec 9>"$SOAK_LOCK"
+	flock 9
+fi
 D=$(collectd_dir soak csv)
 {
 	collectd_conf "$D" soakhost 1
