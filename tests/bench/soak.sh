@@ -23,6 +23,9 @@
 # interval 1 s). The cache bounds are lowered (SOAK_SYMBOLS, SOAK_PROCESSES,
 # SOAK_NAMES, SOAK_WINDOW) so that the churn reaches every one of them;
 # SOAK_PLUGIN_EXTRA adds lines to the plugin's block (MallocTrim false).
+# SOAK_CHURN=0 starts no churn of its own: a second daemon beside a soak
+# that runs one (both are system-wide), to compare two configurations
+# under one load.
 #
 # Writes OUTDIR/soak.csv (soaksample.py), OUTDIR/summary.txt, and the
 # plots OUTDIR/memory.svg and OUTDIR/caches.svg (soakreport.py). With
@@ -45,6 +48,7 @@ OUT=${2:-$ROOT/build/soak}
 SAMPLE=${SOAK_SAMPLE:-60}
 NPROG=${SOAK_PROGRAMS:-200}
 MAX_GROWTH_KB=${SOAK_MAX_GROWTH_KB:-1024}
+CHURN=${SOAK_CHURN:-1}
 SYMBOLS=${SOAK_SYMBOLS:-4MiB}
 PROCESSES=${SOAK_PROCESSES:-1MiB}
 NAMES=${SOAK_NAMES:-2MiB}
@@ -68,10 +72,12 @@ build_prog() { # K: progK and libK.so in $P
 }
 export -f build_prog
 export P
-python3 "$HERE/soakgen.py" "$P" "$NPROG" || fail "cannot generate the churn programs"
-seq 0 $((NPROG - 1)) | nice -n 10 xargs -P 2 -I{} bash -c 'build_prog {}' ||
-	fail "cannot build the churn programs"
-echo "built $NPROG programs and libraries"
+if [ "$CHURN" = 1 ]; then
+	python3 "$HERE/soakgen.py" "$P" "$NPROG" || fail "cannot generate the churn programs"
+	seq 0 $((NPROG - 1)) | nice -n 10 xargs -P 2 -I{} bash -c 'build_prog {}' ||
+		fail "cannot build the churn programs"
+	echo "built $NPROG programs and libraries"
+fi
 
 # ---- collectd ----
 # The programs are built: the lock (when asked) is for the start-up only.
@@ -105,30 +111,33 @@ wait_for 30 test -f "$D/spool/latest.svg" || { show_log "$D"; fail "no spool win
 [ -n "${SOAK_LOCK:-}" ] && flock -u 9
 
 # ---- the churn ----
-# The rotation: $P/rotation lists the programs run, one K a line.
-seq 0 $((NPROG - 1)) >"$P/rotation"
-bg nice -n 10 bash -c '
-	while :; do
-		while read -r k; do
-			[ -x "$0/prog$k" ] && "$0/prog$k" 60 >/dev/null 2>&1
-			sleep 0.1
-		done <"$0/rotation"
-	done' "$P"
-bg nice -n 10 sh -c 'while :; do for i in 1 2 3 4; do echo $i | sort | wc -l >/dev/null; done; sleep 0.2; done'
-bg nice -n 10 "$EX/split7030" 1000000
-new_prog() { # every minute: a new program in, the oldest out
-	local next=$NPROG
-	while sleep 60; do
-		python3 "$HERE/soakgen.py" "$P" 1 "$next" && nice -n 10 bash -c "build_prog $next" || continue
-		{ tail -n +2 "$P/rotation"; echo "$next"; } >"$P/rotation.new"
-		old=$(head -1 "$P/rotation")
-		mv "$P/rotation.new" "$P/rotation"
-		rm -f "$P/prog$old" "$P/lib$old.so" "$P/prog$old.c" "$P/lib$old.cc"
-		next=$((next + 1))
-	done
+churn() {
+	# The rotation: $P/rotation lists the programs run, one K a line.
+	seq 0 $((NPROG - 1)) >"$P/rotation"
+	bg nice -n 10 bash -c '
+		while :; do
+			while read -r k; do
+				[ -x "$0/prog$k" ] && "$0/prog$k" 60 >/dev/null 2>&1
+				sleep 0.1
+			done <"$0/rotation"
+		done' "$P"
+	bg nice -n 10 sh -c 'while :; do for i in 1 2 3 4; do echo $i | sort | wc -l >/dev/null; done; sleep 0.2; done'
+	bg nice -n 10 "$EX/split7030" 1000000
+	new_prog() { # every minute: a new program in, the oldest out
+		local next=$NPROG
+		while sleep 60; do
+			python3 "$HERE/soakgen.py" "$P" 1 "$next" && nice -n 10 bash -c "build_prog $next" || continue
+			{ tail -n +2 "$P/rotation"; echo "$next"; } >"$P/rotation.new"
+			old=$(head -1 "$P/rotation")
+			mv "$P/rotation.new" "$P/rotation"
+			rm -f "$P/prog$old" "$P/lib$old.so" "$P/prog$old.c" "$P/lib$old.cc"
+			next=$((next + 1))
+		done
+	}
+	new_prog >/dev/null 2>&1 &
+	BG_PIDS+=("$!")
 }
-new_prog >/dev/null 2>&1 &
-BG_PIDS+=("$!")
+[ "$CHURN" = 1 ] && churn
 
 # ---- the samples ----
 CSV=$OUT/soak.csv

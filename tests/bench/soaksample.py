@@ -3,6 +3,7 @@
 
     soaksample.py header
     soaksample.py PID HEALTH_DIR SECONDS
+    soaksample.py maps PID SECONDS     (the short soak's line, 61_reliability_soak.sh)
 
 From /proc: RSS (kB; of it anonymous and file-backed), open fds, threads. From bpftool: the entries of
 each of the daemon's hash maps, summed, and the fullest map's share of
@@ -33,7 +34,8 @@ def newest_value(health_dir, name):
     return lines[-1].split(',')[1] if lines else ''
 
 
-def maps_of(pid):
+def bpf_maps(pid):
+    """The daemon's hash maps: (name, entries, max_entries) each."""
     ids = set()
     for fd in os.listdir('/proc/%s/fd' % pid):
         try:
@@ -45,7 +47,7 @@ def maps_of(pid):
                         ids.add(int(line.split()[1]))
         except OSError:
             pass
-    total, fullest = 0, 0.0
+    maps = []
     for i in sorted(ids):
         meta = json.loads(subprocess.run(['bpftool', '-j', 'map', 'show', 'id', str(i)],
                                          capture_output=True, text=True).stdout or '{}')
@@ -54,15 +56,20 @@ def maps_of(pid):
         out = subprocess.run(['bpftool', '-j', 'map', 'dump', 'id', str(i)],
                              capture_output=True, text=True).stdout
         n = len(json.loads(out)) if out.strip() else 0
-        total += n
-        if meta.get('max_entries'):
-            fullest = max(fullest, 100.0 * n / meta['max_entries'])
-    return total, fullest
+        maps.append((meta.get('name', str(i)), n, meta.get('max_entries', 0)))
+    return maps
 
 
 def main():
     if sys.argv[1] == 'header':
         print(','.join(COLUMNS))
+        return
+    if sys.argv[1] == 'maps':
+        # 61_reliability_soak.sh: "seconds rss_kb fds name:entries/max..."
+        pid, seconds = sys.argv[2:4]
+        rss = [l.split()[1] for l in open('/proc/%s/status' % pid) if l.startswith('VmRSS:')]
+        print(seconds, rss[0] if rss else 0, len(os.listdir('/proc/%s/fd' % pid)),
+              ' '.join('%s:%d/%d' % m for m in bpf_maps(pid)))
         return
     pid, health_dir, seconds = sys.argv[1:4]
     rss = anon = filed = threads = 0
@@ -77,7 +84,9 @@ def main():
             elif line.startswith('Threads:'):
                 threads = int(line.split()[1])
     fds = len(os.listdir('/proc/%s/fd' % pid))
-    entries, fullest = maps_of(pid)
+    maps = bpf_maps(pid)
+    entries = sum(n for _, n, _ in maps)
+    fullest = max([100.0 * n / m for _, n, m in maps if m] or [0.0])
     row = [seconds, rss, anon, filed, fds, threads, entries, '%.1f' % fullest]
     row += [newest_value(health_dir, 'bytes-' + h) for h in HEALTH]
     row.append(newest_value(health_dir, 'derive-lost-window'))

@@ -55,6 +55,20 @@ static int parse(struct pconf *c, const struct option *opts, size_t n)
 	return rc;
 }
 
+/* Each one-option block of bad is refused, with a log line naming its key. */
+static void expect_each_refused(const struct option (*bad)[1], size_t n)
+{
+	struct pconf c;
+
+	for (size_t i = 0; i < n; i++) {
+		stub_reset();
+		pconf_init(&c);
+		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
+		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
+		pconf_free(&c);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -167,13 +181,7 @@ static void test_bounds_and_stall_timeout(void **state)
 	assert_int_equal(c.max_symbol_table, 512ULL << 20);
 	assert_int_equal(c.max_perf_map, 1ULL << 30);
 	pconf_free(&c);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		stub_reset();
-		pconf_init(&c);
-		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
-		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
-		pconf_free(&c);
-	}
+	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 /* The caches' byte bounds and MallocTrim: defaults, sizes, and refusals. */
@@ -211,13 +219,7 @@ static void test_cache_memory_and_malloc_trim(void **state)
 	assert_false(c.malloc_trim);
 	assert_int_equal(stub_log_count(LOG_ERR), 0);
 	pconf_free(&c);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		stub_reset();
-		pconf_init(&c);
-		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
-		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
-		pconf_free(&c);
-	}
+	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 static void test_keys_are_case_insensitive(void **state)
