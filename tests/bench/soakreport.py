@@ -66,6 +66,11 @@ def main():
          min(int(r['threads']) for r in after), max(int(r['threads']) for r in after),
          min(int(r['map_entries']) for r in after), max(int(r['map_entries']) for r in after),
          max(float(r['map_fullest_pct']) for r in after)))
+    anon = [float(r['rss_anon_kb']) for r in after]
+    say('  of RSS, anonymous %d kB -> %d kB (%+d kB), file-backed %s -> %s kB, shared '
+        '(the unwind tables\' BPF arrays) %s -> %s kB' %
+        (anon[0], anon[-1], anon[-1] - anon[0], after[0]['rss_file_kb'], after[-1]['rss_file_kb'],
+         after[0]['rss_shmem_kb'], after[-1]['rss_shmem_kb']))
     for name in ('cache_symbols', 'cache_processes', 'cache_perfmaps', 'cache_names',
                  'cache_window', 'cache_interval', 'cache_unwind'):
         vals = [num(r[name]) for r in rows if num(r[name]) is not None]

@@ -5,7 +5,8 @@
     soaksample.py PID HEALTH_DIR SECONDS
     soaksample.py maps PID SECONDS     (the short soak's line, 61_reliability_soak.sh)
 
-From /proc: RSS (kB; of it anonymous and file-backed), open fds, threads. From bpftool: the entries of
+From /proc: RSS (kB; of it anonymous, file-backed and shared: the unwind
+tables' BPF arrays are mapped shared), open fds, threads. From bpftool: the entries of
 each of the daemon's hash maps, summed, and the fullest map's share of
 its max_entries. From the plugin's own health metrics (the csv plugin's
 files under HEALTH_DIR, the newest value of each): glibc's heap (in use,
@@ -21,7 +22,7 @@ import sys
 HEALTH = ['heap_in_use', 'heap_free', 'heap_mapped', 'cache_symbols', 'cache_processes',
           'cache_perfmaps', 'cache_names', 'cache_window', 'cache_interval', 'cache_unwind',
           'unwind_tables']
-COLUMNS = (['seconds', 'rss_kb', 'rss_anon_kb', 'rss_file_kb', 'fds', 'threads', 'map_entries', 'map_fullest_pct'] +
+COLUMNS = (['seconds', 'rss_kb', 'rss_anon_kb', 'rss_file_kb', 'rss_shmem_kb', 'fds', 'threads', 'map_entries', 'map_fullest_pct'] +
            HEALTH + ['lost_window'])
 
 
@@ -72,7 +73,7 @@ def main():
               ' '.join('%s:%d/%d' % m for m in bpf_maps(pid)))
         return
     pid, health_dir, seconds = sys.argv[1:4]
-    rss = anon = filed = threads = 0
+    rss = anon = filed = shmem = threads = 0
     with open('/proc/%s/status' % pid) as f:
         for line in f:
             if line.startswith('VmRSS:'):
@@ -81,13 +82,15 @@ def main():
                 anon = int(line.split()[1])
             elif line.startswith('RssFile:'):
                 filed = int(line.split()[1])
+            elif line.startswith('RssShmem:'):
+                shmem = int(line.split()[1])
             elif line.startswith('Threads:'):
                 threads = int(line.split()[1])
     fds = len(os.listdir('/proc/%s/fd' % pid))
     maps = bpf_maps(pid)
     entries = sum(n for _, n, _ in maps)
     fullest = max([100.0 * n / m for _, n, m in maps if m] or [0.0])
-    row = [seconds, rss, anon, filed, fds, threads, entries, '%.1f' % fullest]
+    row = [seconds, rss, anon, filed, shmem, fds, threads, entries, '%.1f' % fullest]
     row += [newest_value(health_dir, 'bytes-' + h) for h in HEALTH]
     row.append(newest_value(health_dir, 'derive-lost-window'))
     print(','.join(str(v) for v in row))
