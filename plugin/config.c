@@ -363,11 +363,11 @@ static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
 }
 
 /* SymbolCacheMemory, ProcessMemory, NameCacheMemory, SpoolWindowMemory:
- * [PCONF_MIN_UNWIND_BYTES, PCONF_MAX_BOUND], as UnwindMemory. */
+ * [PCONF_MIN_CACHE_BYTES, PCONF_MAX_BOUND]. */
 static int pconf_cache_memory(const oconfig_item_t *ci, uint64_t *out)
 {
-	return pconf_size_between(ci, PCONF_MIN_UNWIND_BYTES,
-				  "a size in quotes from \"1MiB\" to \"1TiB\" such as \"64MiB\"",
+	return pconf_size_between(ci, PCONF_MIN_CACHE_BYTES,
+				  "a size in quotes from \"64KiB\" to \"1TiB\" such as \"64MiB\"",
 				  out);
 }
 

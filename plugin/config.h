@@ -37,6 +37,7 @@
 #define PCONF_MIN_BOUND 1024ULL	     /* MaxSymbolTable, MaxPerfMap: bytes */
 #define PCONF_MAX_BOUND (1ULL << 40)
 #define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
+#define PCONF_MIN_CACHE_BYTES (64ULL << 10) /* SymbolCacheMemory and the like */
 
 /* Unwind: how user stacks are walked (sampler_config.unwind). */
 enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };

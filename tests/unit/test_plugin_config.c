@@ -196,7 +196,7 @@ static void test_cache_memory_and_malloc_trim(void **state)
 	};
 	const struct option bad[][1] = {
 		{ { "SymbolCacheMemory", V_NUM, 67108864, NULL } }, /* a size needs its unit */
-		{ { "ProcessMemory", V_STR, 0, "512KiB" } },	     /* below 1MiB */
+		{ { "ProcessMemory", V_STR, 0, "32KiB" } },	     /* below 64KiB */
 		{ { "NameCacheMemory", V_STR, 0, "2TiB" } },
 		{ { "SpoolWindowMemory", V_STR, 0, "lots" } },
 		{ { "MallocTrim", V_STR, 0, "sometimes" } },
