@@ -73,8 +73,11 @@ def main():
     if len(keys) > 1 and (t[-1] - t[0]) - keys[-1] * block < block / 2:
         keys = keys[:-1]  # a last block of under half a block is no floor
     floor_grow = floors[keys[-1]][0] - floors[keys[0]][0]
-    say('  RSS floor per %.3g-minute block: %s kB; first to last %+d kB' %
-        (block / 60, ', '.join('%d' % floors[k][0] for k in keys), floor_grow))
+    fl_t = [k * block for k in keys]
+    fl_day = slope(fl_t, [floors[k][0] for k in keys]) * 86400 if len(keys) > 1 else 0.0
+    say('  RSS floor per %.3g-minute block: %s kB; first to last %+d kB; their slope '
+        '%+.0f kB/day' % (block / 60, ', '.join('%d' % floors[k][0] for k in keys), floor_grow,
+                          fl_day))
     if None not in heap:
         say('  heap-in-use floor per block: %s kB' %
             ', '.join('%.0f' % (floors[k][1] / 1024) for k in keys))
