@@ -214,9 +214,11 @@ check-kernels: all fuzz-build bench-tools
 # libFuzzer targets, one per parser of outside input, built with clang and
 # ASan+UBSan from the module sources they need. `make fuzz` runs each for
 # FUZZ_SECONDS on its seed corpus; `make check` runs each briefly through
-# tests/e2e/60_reliability_fuzz_smoke.sh. `make soak` is the long soak.
+# tests/e2e/60_reliability_fuzz_smoke.sh. `make soak DURATION=1h` is the
+# long soak (tests/bench/soak.sh: 1h, 90m, 6h or seconds), its CSV, summary
+# and plots in build/soak/; the 2-minute form is 61_reliability_soak.sh.
 FUZZ_SECONDS ?= 600
-SOAK_SECONDS ?= 600
+DURATION ?= 1h
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_file,$(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%))
 FUZZ_LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
@@ -242,7 +244,7 @@ fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 soak: all
-	SOAK_SECONDS=$(SOAK_SECONDS) tests/run.sh soak tests/e2e/61_reliability_soak.sh
+	bash tests/bench/soak.sh $(DURATION)
 
 # --- benchmarks (tests/bench/) ---------------------------------------------
 # `make bench` measures ebprof beside perf, bpftrace and the floor (an empty

@@ -31,6 +31,8 @@ void pconf_init(struct pconf *c)
 	c->user_stacks = true;
 	c->top_functions = PCONF_DEFAULT_TOP;
 	c->keep_files = PCONF_DEFAULT_KEEP_FILES;
+	c->window_bytes = PCONF_DEFAULT_WINDOW_BYTES;
+	c->malloc_trim = true;
 }
 
 void pconf_free(struct pconf *c)
@@ -383,6 +385,15 @@ static int pconf_mode(struct pconf *c, const oconfig_item_t *ci)
 	return err;
 }
 
+/* SymbolCacheMemory, ProcessMemory, NameCacheMemory, SpoolWindowMemory:
+ * [PCONF_MIN_CACHE_BYTES, PCONF_MAX_BOUND]. */
+static int pconf_cache_memory(const oconfig_item_t *ci, uint64_t *out)
+{
+	return pconf_size_between(ci, PCONF_MIN_CACHE_BYTES,
+				  "a size in quotes from \"64KiB\" to \"1TiB\" such as \"64MiB\"",
+				  out);
+}
+
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 {
 	const char *key = ci->key;
@@ -446,6 +457,16 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 				 SAMPLER_MAX_OFFCPU_PERIOD_NS / 1000, &c->offcpu_period_us);
 	} else if (strcasecmp(key, "OffCPUMinimum") == 0) {
 		err = pconf_uint(ci, 0, 3600ULL * 1000000, &c->offcpu_min_us);
+	} else if (strcasecmp(key, "SymbolCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->symbol_cache_bytes);
+	} else if (strcasecmp(key, "ProcessMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->process_bytes);
+	} else if (strcasecmp(key, "NameCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->name_cache_bytes);
+	} else if (strcasecmp(key, "SpoolWindowMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->window_bytes);
+	} else if (strcasecmp(key, "MallocTrim") == 0) {
+		err = pconf_bool(ci, &c->malloc_trim);
 	} else {
 		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
@@ -453,7 +474,9 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
 				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "
-				       "OffCPUPeriod and OffCPUMinimum",
+				       "OffCPUPeriod, OffCPUMinimum, SymbolCacheMemory, "
+				       "ProcessMemory, NameCacheMemory, SpoolWindowMemory "
+				       "and MallocTrim",
 		      key);
 		err = -EINVAL;
 	}

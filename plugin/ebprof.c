@@ -24,6 +24,7 @@
  * samples copied before they were loaded.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +43,8 @@
 
 #define EBPROF_LOG "ebprof plugin: "
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+#define EBPROF_MMAP_THRESHOLD (256 * 1024)   /* bytes: see ebprof_malloc_thresholds() */
+#define EBPROF_TRIM_THRESHOLD (1024 * 1024)
 
 static struct {
 	struct pconf conf;
@@ -60,6 +63,7 @@ static struct {
 	struct timespec last_drain;
 	uint64_t last_frames, last_unresolved; /* symbolizer totals at the last read */
 	uint64_t lost_memory; /* samples the spool window could not store */
+	uint64_t lost_window_bytes; /* of those, over SpoolWindowMemory */
 	uint64_t last_stalls; /* stalls logged so far */
 
 	/* The plugin's own CPU time, summed over its callbacks. */
@@ -159,6 +163,24 @@ static void ebprof_spool_window(void)
 }
 
 /* --- read ----------------------------------------------------------------- */
+
+/*
+ * Adds this read's samples to the spool window, unless the window's tree
+ * has reached SpoolWindowMemory: its samples are then counted lost (the
+ * lost-memory metric), and the next window starts empty.
+ */
+static void ebprof_merge_window(void)
+{
+	uint64_t samples = profile_total(ebprof.interval);
+
+	if (profile_bytes(ebprof.window) >= ebprof.conf.window_bytes) {
+		ebprof.lost_memory += samples;
+		ebprof.lost_window_bytes += samples;
+		return;
+	}
+	if (profile_merge(ebprof.window, ebprof.interval) < 0)
+		ebprof.lost_memory += samples;
+}
 
 static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 {
@@ -266,7 +288,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 		health.unwind_build_stalled = cs.unwind.build_stalled;
 		health.unwind_wait_timeout = cs.unwind.wait_timeout;
 		health.unwind_wait_stalled = cs.unwind.wait_stalled;
+		health.unwind_user_bytes =
+			cs.unwind.table_bytes + cs.unwind.rules_bytes + cs.unwind.mappings_bytes;
 	}
+	health.window_bytes = profile_bytes(ebprof.window);
+	health.interval_bytes = profile_bytes(ebprof.interval);
+	health.lost_window_bytes = ebprof.lost_window_bytes;
+	health.heap = mallinfo2();
 
 	metrics_batch_reset(&ebprof.batch);
 	rc = 0;
@@ -321,11 +349,19 @@ static int ebprof_read(user_data_t *ud)
 		plugin_dispatch_values(&ebprof.batch.lists[i]);
 
 	if (ebprof.spool) {
-		if (profile_merge(ebprof.window, ebprof.interval) < 0)
-			ebprof.lost_memory += profile_total(ebprof.interval);
+		ebprof_merge_window();
 		if (++ebprof.window_reads >= ebprof.reads_per_window)
 			ebprof_spool_window();
 	}
+	/*
+	 * A drain allocates and frees a lot (symbol tables loaded and
+	 * evicted, /proc reads, the interval's tree): glibc keeps what was
+	 * freed in each thread's arena, and RSS creeps though the heap in use
+	 * does not. Give the free pages back once per read: a few ms against
+	 * a read interval of seconds.
+	 */
+	if (ebprof.conf.malloc_trim)
+		malloc_trim(0);
 	ebprof_cpu_add(&cpu);
 	return 0;
 }
@@ -437,6 +473,9 @@ static int ebprof_open_capture(void)
 	cc.symbolizer.addresses = ebprof.conf.addresses;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
+	cc.symbolizer.elf_cache_bytes = ebprof.conf.symbol_cache_bytes;
+	cc.symbolizer.process_bytes = ebprof.conf.process_bytes;
+	cc.symbolizer.names_bytes = ebprof.conf.name_cache_bytes;
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	cc.stall_ms = ebprof.conf.stall_ms;
@@ -448,6 +487,26 @@ static int ebprof_open_capture(void)
 	cc.offcpu_weight = ebprof.conf.offcpu_period_us ? ebprof.conf.offcpu_period_us
 							: SAMPLER_DEFAULT_OFFCPU_PERIOD_NS / 1000;
 	return capture_new(&cc, &ebprof.capture);
+}
+
+/*
+ * glibc raises its mmap threshold to the size of each big block freed
+ * (up to 32 MiB), and the trim threshold to twice that: after one
+ * libLLVM-sized table, later big blocks come from the arenas, and an
+ * arena's free top of up to 64 MiB is never given back. malloc_trim()
+ * does not reach the top of a thread's arena either; measured, the
+ * capture worker's arena held ~27 MB free and resident at a heap in use
+ * of 27 MB. Fixed thresholds stop the raising: blocks of 256 KiB and more
+ * (symbol tables, unwind rows, the trees' chunks) are mapped and unmapped
+ * on their own, and every arena's top is trimmed past 1 MiB. This is the
+ * whole daemon's allocator; the cost is a system call per big block.
+ */
+static void ebprof_malloc_thresholds(void)
+{
+	if (!mallopt(M_MMAP_THRESHOLD, EBPROF_MMAP_THRESHOLD) ||
+	    !mallopt(M_TRIM_THRESHOLD, EBPROF_TRIM_THRESHOLD))
+		WARNING(EBPROF_LOG "mallopt refused the mmap and trim thresholds; freed "
+				   "memory may stay in collectd's RSS (MallocTrim false silences this)");
 }
 
 static int ebprof_init(void)
@@ -462,6 +521,8 @@ static int ebprof_init(void)
 			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
 		goto fail;
 	ebprof_probe_kernel();
+	if (ebprof.conf.malloc_trim)
+		ebprof_malloc_thresholds();
 	rc = ebprof_open_capture();
 	ebprof.interval = profile_new();
 	ebprof.offcpu = profile_new();

@@ -346,6 +346,40 @@ static int metrics_files(struct metrics_batch *b, const struct metrics_health *h
 	return err;
 }
 
+/*
+ * Memory now, in bytes: glibc's heap of the whole daemon (in use, freed
+ * but kept by the allocator, and mapped from the system, arenas and big
+ * blocks both) and each of our caches. A leak raises heap_in_use;
+ * allocator retention raises heap_free; a cache that misses its bound
+ * raises its own line.
+ */
+static int metrics_memory(struct metrics_batch *b, const struct metrics_health *h)
+{
+	static const struct symbolizer_stats none;
+	const struct symbolizer_stats *f = h->files ? h->files : &none;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} sizes[] = {
+		{ "heap_in_use", h->heap.uordblks + h->heap.hblkhd },
+		{ "heap_free", h->heap.fordblks },
+		{ "heap_mapped", h->heap.arena + h->heap.hblkhd },
+		{ "cache_symbols", f->elf_bytes },
+		{ "cache_processes", f->process_bytes },
+		{ "cache_perfmaps", f->perfmap_bytes },
+		{ "cache_names", f->names_bytes },
+		{ "cache_window", h->window_bytes },
+		{ "cache_interval", h->interval_bytes },
+		{ "cache_unwind", h->unwind_user_bytes },
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		err |= metrics_gauge(b, "health", "bytes", sizes[i].name, (double)sizes[i].value);
+	err |= metrics_derive(b, "lost-window", h->lost_window_bytes);
+	return err;
+}
+
 int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 {
 	const struct {
@@ -399,6 +433,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	err |= metrics_gauge(b, "health", "duration", "drain", h->drain_seconds);
 	err |= metrics_gauge(b, "health", "count", "unwind_tables", (double)h->unwind_tables);
 	err |= metrics_gauge(b, "health", "bytes", "unwind_tables", (double)h->unwind_bytes);
+	err |= metrics_memory(b, h);
 	if (err)
 		return -ENOMEM;
 	vl = metrics_append(b, "health", "ps_cputime", "", 2);

@@ -44,11 +44,20 @@
  * microseconds); and what profiled processes' files cost us:
  * derive-refused-CAUSE (files the gate did not open, target.h),
  * derive-bound-WHAT (bounds hit on what files declare) and derive-stalls
- * (symbolizer workers abandoned). Every type is in the stock types.db.
+ * (symbolizer workers abandoned); and memory, in bytes now:
+ * bytes-heap_in_use, bytes-heap_free and bytes-heap_mapped (glibc's
+ * mallinfo2 of the whole daemon: in use, freed but kept, taken from the
+ * system), and each cache's size, bytes-cache_CACHE for symbols (ELF
+ * tables), processes (records with maps and perf maps), perfmaps (of
+ * those), names (demangled), window (the spool window's tree),
+ * interval (the tree of one read's samples) and unwind (our copy of the unwind tables); derive-lost-window
+ * counts the samples the spool window dropped at SpoolWindowMemory.
+ * Every type is in the stock types.db.
  */
 #ifndef EBPROF_PLUGIN_METRICS_H
 #define EBPROF_PLUGIN_METRICS_H
 
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -123,6 +132,11 @@ struct metrics_health {
 	uint64_t unwind_built, unwind_reused, unwind_evicted, unwind_expired;
 	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
+	uint64_t unwind_user_bytes;  /* and our heap memory for them now */
+	uint64_t window_bytes;	     /* the spool window's tree now */
+	uint64_t interval_bytes;     /* the interval's tree now */
+	uint64_t lost_window_bytes;  /* since start: of lost_memory, over SpoolWindowMemory */
+	struct mallinfo2 heap;	     /* glibc's heap of the whole daemon, now */
 };
 
 /*

@@ -112,7 +112,9 @@ struct symbolizer {
 	bool vdso_tried;
 	struct proc *procs[PROC_BUCKETS];
 	size_t nr_procs, max_procs;
-	uint64_t evicted;
+	uint64_t max_proc_bytes;
+	uint64_t proc_bytes, perfmap_bytes; /* as of the last end of a drain */
+	uint64_t evicted, evicted_over_bytes;
 	uint64_t drain;
 	/* The names of the frames of the last call, where each starts, and
 	 * the mapping each frame's code is in (frame.mapping points here).
@@ -147,6 +149,9 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	    .raw_names = false,
 	    .debug_root = "/usr/lib/debug",
 	    .max_processes = 0,
+	    .elf_cache_bytes = 0,
+	    .process_bytes = 0,
+	    .names_bytes = 0,
 	    .max_file_size = 0,
 	    .elf_bounds = {0},
 	    .perfmap_max_bytes = 0,
@@ -261,7 +266,9 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	sym->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
 	sym->perfmap_dir = strdup(config->perfmap_dir ? config->perfmap_dir : defaults.perfmap_dir);
-	sym->elfs = elfcache_new(config->elf_cache_max);
+	sym->max_proc_bytes = config->process_bytes ? config->process_bytes
+						    : SYMBOLIZER_DEFAULT_PROCESS_BYTES;
+	sym->elfs = elfcache_new(config->elf_cache_max, config->elf_cache_bytes);
 	sym->debug_root = strdup(config->debug_root ? config->debug_root : "");
 	sym->gate = target_new(&(struct target_config){ .proc_root = sym->proc_root,
 							.max_file_size = config->max_file_size });
@@ -274,6 +281,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		sym->demangled = demangle_cache_new(0);
 		if (!sym->demangled)
 			goto err_free;
+		demangle_cache_set_max_bytes(sym->demangled, config->names_bytes);
 	}
 	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
 	err = ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms);
@@ -550,15 +558,13 @@ static uint64_t proc_last_use(const struct proc *proc)
 }
 
 /*
- * At the bound, drops the record of least use, a live process first (it
- * can be read again) and an exited one only when all are exited.
+ * The record to drop at a bound: the one of least use, a live process
+ * first (it can be read again) and an exited one only when all are exited.
  */
-static void proc_make_room(struct symbolizer *sym)
+static struct proc *proc_victim(struct symbolizer *sym)
 {
 	struct proc *victim = NULL;
 
-	if (sym->nr_procs < sym->max_procs)
-		return;
 	for (size_t i = 0; i < PROC_BUCKETS; i++)
 		for (struct proc *proc = sym->procs[i]; proc; proc = proc->next) {
 			if (!victim || (victim->gone && !proc->gone) ||
@@ -566,10 +572,57 @@ static void proc_make_room(struct symbolizer *sym)
 			     proc_last_use(proc) < proc_last_use(victim)))
 				victim = proc;
 		}
+	return victim;
+}
+
+static void proc_make_room(struct symbolizer *sym)
+{
+	struct proc *victim;
+
+	if (sym->nr_procs < sym->max_procs)
+		return;
+	victim = proc_victim(sym);
 	if (victim) {
 		proc_unlink(sym, victim);
 		sym->evicted++;
 	}
+}
+
+/* The heap memory a record holds: itself, its maps, their table slots and its perf map. */
+static size_t proc_bytes(const struct proc *proc)
+{
+	return sizeof(*proc) + procmaps_bytes(proc->maps) +
+	       (proc->elfs ? procmaps_count(proc->maps) * sizeof(*proc->elfs) : 0) +
+	       perfmap_bytes(proc->perfmap);
+}
+
+/*
+ * Sums the records' memory, and drops records of least use while it is
+ * over the byte bound. Once per drain: maps and perf maps grow between
+ * drains, and a walk of every record per new process would cost more
+ * than the bound saves.
+ */
+static void proc_trim_bytes(struct symbolizer *sym)
+{
+	uint64_t total = 0, perfmaps = 0;
+
+	for (size_t i = 0; i < PROC_BUCKETS; i++)
+		for (const struct proc *proc = sym->procs[i]; proc; proc = proc->next) {
+			total += proc_bytes(proc);
+			perfmaps += perfmap_bytes(proc->perfmap);
+		}
+	while (total > sym->max_proc_bytes && sym->nr_procs > 1) {
+		struct proc *victim = proc_victim(sym);
+
+		if (!victim)
+			break;
+		total -= proc_bytes(victim);
+		perfmaps -= perfmap_bytes(victim->perfmap);
+		proc_unlink(sym, victim);
+		sym->evicted_over_bytes++;
+	}
+	sym->proc_bytes = total;
+	sym->perfmap_bytes = perfmaps;
 }
 
 /* A new record; *err gets what reading its maps returned. NULL without memory. */
@@ -1195,6 +1248,7 @@ void symbolizer_end_drain(struct symbolizer *sym)
 				proc_unlink(sym, proc);
 		}
 	}
+	proc_trim_bytes(sym);
 	elfcache_trim(sym->elfs);
 	sym->drain++;
 }
@@ -1225,6 +1279,15 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .elf_breaches = sym->elf_breaches,
 	    .perfmap_lines_too_long = sym->perfmap_lines_too_long,
 	    .perfmaps_truncated = sym->perfmaps_truncated,
+	    .elf_bytes = cache.bytes,
+	    .elf_held_bytes = cache.held_bytes,
+	    .process_bytes = sym->proc_bytes,
+	    .perfmap_bytes = sym->perfmap_bytes,
+	    .names_bytes = (sym->demangled ? demangle_cache_bytes(sym->demangled) : 0) +
+			   sym->names_cap +
+			   sym->name_offs_cap * (sizeof(*sym->name_offs) + sizeof(*sym->mappings) +
+						 sizeof(*sym->map_offs)),
+	    .evicted_over_bytes = sym->evicted_over_bytes,
 	};
 	target_stats(sym->gate, stats->refused);
 }

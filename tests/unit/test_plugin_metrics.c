@@ -442,6 +442,45 @@ static void test_refusals_bounds_and_stalls(void **state)
 	metrics_batch_free(&b);
 }
 
+/* Memory: glibc's heap and every cache's size, in bytes, as "bytes" gauges. */
+static void test_heap_and_cache_sizes(void **state)
+{
+	struct symbolizer_stats files = {
+		.elf_bytes = 1000, .process_bytes = 2000, .perfmap_bytes = 300, .names_bytes = 4000,
+	};
+	struct metrics_health h = {
+		.seconds = 1, .files = &files, .window_bytes = 5000, .interval_bytes = 6000,
+		.unwind_user_bytes = 7000, .lost_window_bytes = 12,
+		.heap = { .arena = 800000, .uordblks = 500000, .fordblks = 300000, .hblkhd = 90000 },
+	};
+	const struct {
+		const char *name;
+		double value;
+	} want[] = {
+		{ "heap_in_use", 590000 }, { "heap_free", 300000 },    { "heap_mapped", 890000 },
+		{ "cache_symbols", 1000 }, { "cache_processes", 2000 }, { "cache_perfmaps", 300 },
+		{ "cache_names", 4000 },   { "cache_window", 5000 },	{ "cache_interval", 6000 },
+		{ "cache_unwind", 7000 },
+	};
+	struct metrics_batch b;
+	const value_list_t *vl;
+
+	(void)state;
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_health(&b, &h), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		vl = metrics_find(&b, "health", want[i].name);
+		if (!vl)
+			fail_msg("no health metric %s", want[i].name);
+		assert_string_equal(vl->type, "bytes");
+		assert_float_equal(vl->values[0].gauge, want[i].value, 0);
+	}
+	vl = metrics_find(&b, "health", "lost-window");
+	assert_non_null(vl);
+	assert_int_equal(vl->values[0].derive, 12);
+	metrics_batch_free(&b);
+}
+
 /*
  * Every type we use is in the stock types.db with as many data sources
  * as we send, so a central collectd needs no types file; and "gauge" has
@@ -541,6 +580,7 @@ int main(void)
 		cmocka_unit_test(test_long_names_stay_unique),
 		cmocka_unit_test(test_sanitized_clashes_stay_unique),
 		cmocka_unit_test(test_health_values),
+		cmocka_unit_test(test_heap_and_cache_sizes),
 		cmocka_unit_test(test_types_are_stock),
 		cmocka_unit_test(test_offcpu_time_per_function_and_state),
 	};
