@@ -63,7 +63,7 @@ $(B)/bpf/vmlinux.h:
 	@test -r /sys/kernel/btf/vmlinux || { echo "no /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/ebprof.h $(B)/bpf/vmlinux.h
+$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/offcpu.bpf.h bpf/ebprof.h bpf/unwind.h $(B)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I. -I$(B)/bpf -Wall -Werror -c $< -o $@
 
@@ -231,9 +231,11 @@ check-kernels: all fuzz-build bench-tools
 # libFuzzer targets, one per parser of outside input, built with clang and
 # ASan+UBSan from the module sources they need. `make fuzz` runs each for
 # FUZZ_SECONDS on its seed corpus; `make check` runs each briefly through
-# tests/e2e/60_reliability_fuzz_smoke.sh. `make soak` is the long soak.
+# tests/e2e/60_reliability_fuzz_smoke.sh. `make soak DURATION=1h` is the
+# long soak (tests/bench/soak.sh: 1h, 90m, 6h or seconds), its CSV, summary
+# and plots in build/soak/; the 2-minute form is 61_reliability_soak.sh.
 FUZZ_SECONDS ?= 600
-SOAK_SECONDS ?= 600
+DURATION ?= 1h
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_file,$(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%))
 FUZZ_LIB_SRCS := bpf/grow.c $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
@@ -259,7 +261,7 @@ fuzz: fuzz-build
 	tests/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_BINS)
 
 soak: all
-	SOAK_SECONDS=$(SOAK_SECONDS) tests/run.sh soak tests/e2e/61_reliability_soak.sh
+	bash tests/bench/soak.sh $(DURATION)
 
 # --- benchmarks (tests/bench/) ---------------------------------------------
 # `make bench` measures ebprof beside perf, bpftrace and the floor (an empty
@@ -268,7 +270,7 @@ soak: all
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
-	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench
+	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -279,7 +281,7 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
 
-$(B)/bench/work $(B)/bench/manystacks: $(B)/bench/%: tests/bench/%.c
+$(B)/bench/work $(B)/bench/manystacks $(B)/bench/pingpong: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 

@@ -247,6 +247,16 @@ static __always_inline void stat_add(struct ebprof_cpu *c, __u32 index)
 		c->stats[i] += 1;
 }
 
+/* stat_add() by n: off-CPU samples come several at a time. */
+static __always_inline void stat_addn(struct ebprof_cpu *c, __u32 index, __u64 n)
+{
+	__u64 i = index;
+
+	asm volatile("" : "+r"(i));
+	if (i < EBPROF_STAT_NR)
+		c->stats[i] += n;
+}
+
 /*
  * A multiply-xorshift mix of one frame into a running hash: two lanes,
  * for even and odd frames, joined at the end (stack_hash_end), so that
@@ -433,10 +443,10 @@ static __always_inline bool task_wanted(__u32 tgid, const char *comm)
  * once the report is in the ring buffer, so a full buffer delays the
  * report to the next sample rather than losing it.
  */
-static __always_inline bool report_process(struct ebprof_cpu *s)
+static __always_inline bool report_process(struct ebprof_cpu *s, const struct ebprof_key *key)
 {
-	__u32 tgid = s->key.tgid;
-	__u64 start_time = s->key.start_time;
+	__u32 tgid = key->tgid;
+	__u64 start_time = key->start_time;
 	struct ebprof_process_event *event;
 	__u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
 
@@ -451,7 +461,7 @@ static __always_inline bool report_process(struct ebprof_cpu *s)
 	event->tgid = tgid;
 	event->start_time = start_time;
 	event->sampled_at = bpf_ktime_get_boot_ns();
-	__builtin_memcpy(event->comm, s->key.comm, EBPROF_COMM_LEN);
+	__builtin_memcpy(event->comm, key->comm, EBPROF_COMM_LEN);
 	bpf_ringbuf_submit(event, 0);
 	bpf_map_update_elem(&reported, &tgid, &start_time, BPF_ANY);
 	stat_add(s, EBPROF_STAT_PROCESS_EVENTS);
@@ -471,51 +481,96 @@ static __always_inline __u64 task_word(__u64 task, __u32 offset)
 	return word;
 }
 
+/*
+ * What a sample's key says of a task's process, and the task's verdicts:
+ * shared by the per-CPU cache here and the off-CPU task storage.
+ */
+struct task_view {
+	struct ebprof_key *key; /* tgid, state, comm and start_time are set */
+	__u8 *user, *wanted, *reported;
+};
+
+static __always_inline void task_read(struct task_view v, __u64 task, __u32 tgid)
+{
+	__u64 leader = task_word(task, off_group_leader);
+
+	v.key->tgid = tgid;
+	v.key->state = EBPROF_OFFCPU_NONE;
+	__builtin_memset(v.key->comm, 0, sizeof(v.key->comm));
+	bpf_probe_read_kernel_str(v.key->comm, sizeof(v.key->comm),
+				  (const void *)(leader + off_comm));
+	v.key->start_time = task_word(leader, off_start_boottime);
+	*v.user = task_word(task, off_mm) != 0;
+	*v.wanted = task_wanted(tgid, v.key->comm);
+	/* Kernel threads have no mappings to read. */
+	*v.reported = !(report_processes && *v.wanted && *v.user);
+}
+
 static __always_inline void task_describe(struct ebprof_cpu *s, __u64 task, __u64 pid_tgid,
 					  __u64 gen)
 {
-	__u64 leader = task_word(task, off_group_leader);
-	__u32 tgid = pid_tgid >> 32;
+	struct task_view v = { &s->key, &s->user, &s->wanted, &s->reported };
 
 	s->task_addr = task;
 	s->pid_tgid = pid_tgid;
 	s->gen = gen;
-	s->key.tgid = tgid;
-	s->key.pad = 0;
-	__builtin_memset(s->key.comm, 0, sizeof(s->key.comm));
-	bpf_probe_read_kernel_str(s->key.comm, sizeof(s->key.comm),
-				  (const void *)(leader + off_comm));
-	s->key.start_time = task_word(leader, off_start_boottime);
-	s->user = task_word(task, off_mm) != 0;
-	s->wanted = task_wanted(tgid, s->key.comm);
-	/* Kernel threads have no mappings to read. */
-	s->reported = !(report_processes && s->wanted && s->user);
+	task_read(v, task, pid_tgid >> 32);
 }
 
-/* Adds one to the key's count. Returns 0 if it was there, 1 if it is new. */
-static __always_inline int count_add(void *map, const struct ebprof_key *key)
+/* Adds n to the key's count. Returns 0 if it was there, 1 if it is new. */
+static __always_inline int count_add(void *map, const struct ebprof_key *key, __u64 n)
 {
 	__u64 *count = bpf_map_lookup_elem(map, key);
 
 	if (!count)
 		return 1;
-	__sync_fetch_and_add(count, 1);
+	__sync_fetch_and_add(count, n);
 	return 0;
 }
 
-/* Inserts a new key with a count of one. Returns 0, or the stats index. */
-static __always_inline __u32 count_insert(void *map, const struct ebprof_key *key)
+/* Inserts a new key with a count of n. Returns 0, or the stats index. */
+static __always_inline __u32 count_insert(void *map, const struct ebprof_key *key, __u64 n)
 {
-	__u64 one = 1;
 	long err;
 
-	err = bpf_map_update_elem(map, key, &one, BPF_NOEXIST);
+	err = bpf_map_update_elem(map, key, &n, BPF_NOEXIST);
 	if (!err)
 		return 0;
 	/* -EEXIST: another CPU inserted the key since our lookup. */
-	if (err == -EBPROF_EEXIST && count_add(map, key) == 0)
+	if (err == -EBPROF_EEXIST && count_add(map, key, n) == 0)
 		return 0;
 	return EBPROF_STAT_COUNTS_FULL;
+}
+
+/*
+ * Counts n samples of key, storing its stacks (kips and uips of the
+ * CPU's scratch) with a new key. Returns 0, or the stats index of a loss.
+ * A key already counted in this counts map had its stacks stored in the
+ * stacks map of the same drain: the slots are swapped stacks first, each
+ * swap waiting for running programs, so a program that sees the new
+ * counts map also sees the new stacks map.
+ */
+static __always_inline __u32 count_sample(const struct ebprof_key *key, struct ebprof_scratch *sc,
+					  __u64 n)
+{
+	void *stack_map, *count_map;
+	__u32 zero = 0, loss;
+
+	count_map = bpf_map_lookup_elem(&counts, &zero);
+	if (!count_map)
+		return EBPROF_STAT_COUNTS_FULL; /* cannot happen: the slot always holds a map */
+	if (!count_add(count_map, key, n))
+		return 0;
+	stack_map = bpf_map_lookup_elem(&stacks, &zero);
+	if (!stack_map)
+		return EBPROF_STAT_STACKS_FULL; /* cannot happen */
+	loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr, key->kstack);
+	if (!loss)
+		loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
+				   key->ustack);
+	if (!loss)
+		loss = count_insert(count_map, key, n);
+	return loss;
 }
 
 /* --- the table unwinder ---------------------------------------------------- */
@@ -582,7 +637,8 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebp
 	const __u64 *ctx_words = (const __u64 *)ctx;
 	__u64 *words = s->pt_regs;
 
-	if (in_user_mode(ctx)) {
+	/* No context: a task in the kernel (off-CPU), whose saved registers are read. */
+	if (ctx && in_user_mode(ctx)) {
 		/* Word by word at constant offsets: the verifier rewrites each context load. */
 #pragma clang loop unroll(full)
 		for (int i = 0; i < EBPROF_PT_REGS_WORDS; i++)
@@ -801,9 +857,11 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
  * is counted).
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
-				     struct ebprof_scratch *s, __u64 *id)
+				     const struct ebprof_key *key, struct ebprof_scratch *s,
+				     __u64 *id)
 {
-	struct walk w = { .s = s, .c = c, .may_copy = copy_samples,
+	/* Off-CPU (no ctx) the walk never copies: the sample is not due yet. */
+	struct walk w = { .s = s, .c = c, .may_copy = copy_samples && ctx,
 			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	const struct ebprof_unw_proc *proc;
 	__u32 zero = 0;
@@ -818,8 +876,8 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		return 0;
 	}
 	s->copy.regs = s->regs;
-	proc = bpf_map_lookup_elem(&unw_procs, &c->key.tgid);
-	if (proc && proc->start_time == c->key.start_time) {
+	proc = bpf_map_lookup_elem(&unw_procs, &key->tgid);
+	if (proc && proc->start_time == key->start_time) {
 		w.have_proc = true;
 		w.first = proc->first;
 		w.n_maps = proc->n;
@@ -845,7 +903,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
 	else if (w.stop)
 		stat_add(c, w.stop);
-	if (!w.stop && !w.no_table && oracle_every && w.have_proc &&
+	if (ctx && !w.stop && !w.no_table && oracle_every && w.have_proc &&
 	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
 		send_copy(s, c, EBPROF_EVENT_ORACLE);
 	if (s->ustack.nr) {
@@ -862,8 +920,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen = cache_gen;
 	__u64 task = bpf_get_current_task();
-	void *stack_map, *count_map;
-	__u32 zero = 0, loss = 0, cpu;
+	__u32 zero = 0, loss, cpu;
 	struct ebprof_scratch *sc;
 	struct ebprof_cpu *s;
 
@@ -884,7 +941,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	}
 	if (!s->reported)
-		s->reported = report_process(s);
+		s->reported = report_process(s, &s->key);
 	cpu = bpf_get_smp_processor_id();
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!sc)
@@ -903,7 +960,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 	if (user_stacks && s->user) {
 		if (unwind_mode == EBPROF_UNWIND_TABLES) {
 			/* The walk hashes the frames as it finds them. */
-			if (walk_user(ctx, s, sc, &s->key.ustack) == WALK_COPIED)
+			if (walk_user(ctx, s, &s->key, sc, &s->key.ustack) == WALK_COPIED)
 				return 0; /* user space records it */
 		} else if (stack_read(ctx, sc->ustack.ips, &sc->ustack.nr,
 				      EBPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)) {
@@ -914,28 +971,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		}
 	}
 	s->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
-
-	count_map = bpf_map_lookup_elem(&counts, &zero);
-	if (!count_map)
-		return 0; /* cannot happen: the slot always holds a map */
-	/*
-	 * A key already counted in this counts map had its stacks stored in the
-	 * stacks map of the same drain: the slots are swapped stacks first, each
-	 * swap waiting for running programs, so a program that sees the new
-	 * counts map also sees the new stacks map.
-	 */
-	if (count_add(count_map, &s->key)) {
-		stack_map = bpf_map_lookup_elem(&stacks, &zero);
-		if (!stack_map)
-			return 0; /* cannot happen */
-		loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr,
-				   s->key.kstack);
-		if (!loss)
-			loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
-					   s->key.ustack);
-		if (!loss)
-			loss = count_insert(count_map, &s->key);
-	}
+	loss = count_sample(&s->key, sc, 1);
 	stat_add(s, loss ? loss : EBPROF_STAT_RECORDED);
 	return 0;
 }
@@ -966,3 +1002,6 @@ int ebprof_rename(void *ctx)
 	__sync_fetch_and_add(&cache_gen, 1);
 	return 0;
 }
+
+/* The off-CPU programs: a section of their own, sharing this file's maps and helpers. */
+#include "bpf/offcpu.bpf.h"

@@ -57,12 +57,29 @@
  */
 struct ebprof_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 state; /* EBPROF_OFFCPU_*: 0 on-CPU, else why the task was off the CPU */
 	__u64 kstack; /* id in the chunks map; 0 = no kernel stack */
 	__u64 ustack; /* id in the chunks map; 0 = no user stack */
 	__u64 start_time; /* the process's start, ns after boot (CLOCK_BOOTTIME) */
 	char comm[EBPROF_COMM_LEN]; /* the process (group leader) name */
 };
+
+/*
+ * Off-CPU samples (bpf/offcpu.bpf.h): the state a task left the CPU in.
+ * A key with a state other than EBPROF_OFFCPU_NONE counts off-CPU
+ * samples, each worth the mean sampling period of off-CPU time
+ * (rodata offcpu_period_ns), not a CPU-clock tick.
+ */
+#define EBPROF_OFFCPU_NONE 0	 /* an on-CPU sample */
+#define EBPROF_OFFCPU_RUNNABLE 1 /* preempted: runnable, waiting for a CPU */
+#define EBPROF_OFFCPU_SLEEP 2	 /* asleep (interruptible, or idle-waiting) */
+#define EBPROF_OFFCPU_IO 3	 /* uninterruptible: disk I/O, some locks */
+#define EBPROF_OFFCPU_STATES 4
+
+/* Entries of the exponential table (rodata offcpu_exp): a power of two. */
+#define EBPROF_OFFCPU_EXP 256
+/* The table's fixed point: an entry of 1 << 16 is one mean period. */
+#define EBPROF_OFFCPU_EXP_SHIFT 16
 
 /* What a ring buffer record is: its first word. */
 #define EBPROF_EVENT_PROCESS 1
@@ -208,6 +225,21 @@ enum ebprof_stat {
 	EBPROF_STAT_UNW_READ_FAULT,  /* the stack could not be read, or made no sense */
 	EBPROF_STAT_UNW_DEPTH_CAP,   /* deeper than the frame cap */
 	EBPROF_STAT_UNW_FP_FRAMES,   /* not a stop: frames walked by frame pointer */
+	/*
+	 * Off-CPU (bpf/offcpu.bpf.h). OFFCPU_SAMPLES are samples due (each
+	 * worth one mean period); they end recorded (OFFCPU_RECORDED),
+	 * throttled by the per-CPU cap (OFFCPU_THROTTLED, a loss), or lost
+	 * to one of the stack or map losses above, which then count the
+	 * samples. SWITCHES counts the program's runs; SHORT the blocks
+	 * under the minimum (by choice); UNTIMED the blocks that found no
+	 * task storage (a loss of unknown time).
+	 */
+	EBPROF_STAT_OFFCPU_SWITCHES,
+	EBPROF_STAT_OFFCPU_SAMPLES,
+	EBPROF_STAT_OFFCPU_RECORDED,
+	EBPROF_STAT_OFFCPU_THROTTLED,
+	EBPROF_STAT_OFFCPU_SHORT,
+	EBPROF_STAT_OFFCPU_UNTIMED,
 	EBPROF_STAT_NR,
 };
 

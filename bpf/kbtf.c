@@ -319,6 +319,22 @@ static int kbtf_read_members(struct kbtf_reader *r, struct kbtf_search *q,
 	return 0;
 }
 
+/* Reads past n bytes of the section (a type's trailer). Returns 0 or -errno. */
+static int kbtf_skip(struct kbtf_reader *r, long n)
+{
+	unsigned char sink[256];
+
+	while (n > 0) {
+		size_t len = n < (long)sizeof(sink) ? (size_t)n : sizeof(sink);
+		int err = kbtf_read(r, sink, len);
+
+		if (err)
+			return err;
+		n -= (long)len;
+	}
+	return 0;
+}
+
 /*
  * One pass over the types. The first pass reads the struct named by the
  * search; later ones read the anonymous members the previous pass queued.
@@ -362,14 +378,10 @@ static int kbtf_scan_types(struct kbtf_reader *r, struct kbtf_search *q, bool fi
 			if (err)
 				return err;
 		}
-		while (!read && skip > 0) {
-			unsigned char sink[256];
-			size_t n = skip < (long)sizeof(sink) ? (size_t)skip : sizeof(sink);
-
-			err = kbtf_read(r, sink, n);
+		if (!read) {
+			err = kbtf_skip(r, skip);
 			if (err)
 				return err;
-			skip -= (long)n;
 		}
 	}
 	return 0;
@@ -381,6 +393,115 @@ static bool kbtf_all_found(const struct kbtf_search *q)
 		if (!q->found[i])
 			return false;
 	return true;
+}
+
+/*
+ * Opens the BTF file at path, reads its header, and allocates the read
+ * buffer and a zeroed search (its err and errlen set). Returns 0 or
+ * -errno with a message in err; on success free with kbtf_close().
+ */
+static int kbtf_open(const char *path, int *fd_out, struct kbtf_header *h, unsigned char **buf,
+		     struct kbtf_search **q, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "reading the kernel's BTF (%s): %s", path, strerror(-ret));
+		return ret;
+	}
+	ret = pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h) ? 0 : -EPROTO;
+	if (!ret && (h->magic != KBTF_MAGIC || h->hdr_len < sizeof(*h)))
+		ret = -EPROTO; /* another byte order, or not BTF */
+	if (ret) {
+		snprintf(err, errlen, "%s is not BTF in this machine's byte order", path);
+		close(fd);
+		return ret;
+	}
+	*buf = malloc(KBTF_CHUNK);
+	*q = calloc(1, sizeof(**q));
+	if (!*buf || !*q) {
+		free(*buf);
+		free(*q);
+		close(fd);
+		snprintf(err, errlen, "kbtf: out of memory");
+		return -ENOMEM;
+	}
+	(*q)->err = err;
+	(*q)->errlen = errlen;
+	*fd_out = fd;
+	return 0;
+}
+
+static void kbtf_close(int fd, unsigned char *buf, struct kbtf_search *q)
+{
+	free(q);
+	free(buf);
+	close(fd);
+}
+
+/* One pass over the types: the id of the typedef the search's name names, or 0. */
+static int kbtf_scan_typedef(struct kbtf_reader *r, struct kbtf_search *q, uint32_t *found)
+{
+	struct kbtf_type t;
+	uint32_t id = 0;
+	int err;
+
+	while (!kbtf_at_end(r) && !*found) {
+		long skip;
+
+		err = kbtf_read(r, &t, sizeof(t));
+		if (err)
+			return err;
+		id++;
+		skip = kbtf_trailer(&t);
+		if (skip < 0) {
+			snprintf(q->err, q->errlen, "kernel BTF: type %u has unknown kind %d", id,
+				 (int)((t.info >> 24) & 0x1f));
+			return -EPROTO;
+		}
+		if (((t.info >> 24) & 0x1f) == KBTF_KIND_TYPEDEF &&
+		    kbtf_is_name(q->struct_name_off, t.name_off))
+			*found = id;
+		err = kbtf_skip(r, skip);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen)
+{
+	struct kbtf_search *q = NULL;
+	struct kbtf_header h;
+	struct kbtf_reader r;
+	unsigned char *buf = NULL;
+	int fd, ret;
+
+	*id = 0;
+	if (errlen)
+		err[0] = '\0';
+	if (strlen(name) > KBTF_MAX_NAME) {
+		snprintf(err, errlen, "kbtf: bad request");
+		return -EINVAL;
+	}
+	ret = kbtf_open(path, &fd, &h, &buf, &q, err, errlen);
+	if (ret)
+		return ret;
+	kbtf_reader_init(&r, fd, buf, (off_t)h.hdr_len + h.str_off, h.str_len);
+	ret = kbtf_scan_strings(&r, q, name);
+	if (!ret) {
+		kbtf_reader_init(&r, fd, buf, (off_t)h.hdr_len + h.type_off, h.type_len);
+		ret = kbtf_scan_typedef(&r, q, id);
+	}
+	if (ret && !err[0])
+		snprintf(err, errlen, "%s is truncated or malformed", path);
+	else if (!ret && !*id) {
+		ret = -ENOENT;
+		snprintf(err, errlen, "the kernel's BTF has no typedef %s", name);
+	}
+	kbtf_close(fd, buf, q);
+	return ret;
 }
 
 int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
@@ -406,32 +527,13 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 			return -EINVAL;
 		}
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		snprintf(err, errlen, "reading the kernel's BTF (%s): %s", path, strerror(-ret));
+	ret = kbtf_open(path, &fd, &h, &buf, &q, err, errlen);
+	if (ret)
 		return ret;
-	}
-	ret = pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) ? 0 : -EPROTO;
-	if (!ret && (h.magic != KBTF_MAGIC || h.hdr_len < sizeof(h)))
-		ret = -EPROTO; /* another byte order, or not BTF */
-	if (ret) {
-		snprintf(err, errlen, "%s is not BTF in this machine's byte order", path);
-		goto close_fd;
-	}
-	buf = malloc(KBTF_CHUNK);
-	q = calloc(1, sizeof(*q));
-	if (!buf || !q) {
-		ret = -ENOMEM;
-		snprintf(err, errlen, "kbtf: out of memory");
-		goto free_bufs;
-	}
 	q->members = members;
 	q->offsets = offsets;
 	q->found = found;
 	q->n = n;
-	q->err = err;
-	q->errlen = errlen;
 
 	base = (off_t)h.hdr_len;
 	kbtf_reader_init(&r, fd, buf, base + h.str_off, h.str_len);
@@ -460,9 +562,6 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 		}
 	}
 free_bufs:
-	free(q);
-	free(buf);
-close_fd:
-	close(fd);
+	kbtf_close(fd, buf, q);
 	return ret;
 }

@@ -1,6 +1,7 @@
 /*
- * kbtf: member offsets of a kernel struct, read from the kernel's BTF in
- * bounded memory (see kbtf.c for why not libbpf's CO-RE).
+ * kbtf: member offsets of a kernel struct, and the id of a typedef, read
+ * from the kernel's BTF in bounded memory (see kbtf.c for why not
+ * libbpf's CO-RE).
  */
 #ifndef EBPROF_BPF_KBTF_H
 #define EBPROF_BPF_KBTF_H
@@ -22,5 +23,13 @@
  */
 int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
 			uint32_t *offsets, size_t n, char *err, size_t errlen);
+
+/*
+ * Sets *id to the BTF type id of the typedef name in the BTF file at path
+ * (a tp_btf program's attach point is the kernel's typedef
+ * btf_trace_<tracepoint>). Returns 0, or a negative errno with a message
+ * in err: -ENOENT if there is none, -EPROTO for a file that is not BTF.
+ */
+int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen);
 
 #endif

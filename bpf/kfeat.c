@@ -107,6 +107,20 @@ static enum kfeat_state kfeat_probe_unwind_tables(void)
 	return state;
 }
 
+/*
+ * The off-CPU program (bpf/offcpu.bpf.h) keeps each task's state in
+ * task-local storage, which tracing programs may use since 5.11: a map of
+ * that type is created, or refused as unknown (-EINVAL) by older kernels.
+ */
+static enum kfeat_state kfeat_probe_task_storage(void)
+{
+	int rc = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL);
+
+	if (rc < 0)
+		return KFEAT_UNKNOWN;
+	return rc ? KFEAT_PRESENT : KFEAT_ABSENT;
+}
+
 static const struct {
 	struct kfeat_desc desc;
 	enum kfeat_state (*probe)(void);
@@ -128,6 +142,12 @@ static const struct {
 		  "user stacks are walked by frame pointers (unwind auto), and unwind dwarf "
 		  "refuses to start: code built without frame pointers loses its callers" },
 		kfeat_probe_unwind_tables },
+	[KFEAT_TASK_STORAGE] = {
+		{ "task_storage", "5.11",
+		  "task-local storage (BPF_MAP_TYPE_TASK_STORAGE) for the off-CPU program",
+		  "off-CPU and wall profiles (--mode offcpu|wall, Mode) refuse to start; "
+		  "on-CPU profiles work" },
+		kfeat_probe_task_storage },
 };
 
 const struct kfeat_desc *kfeat_desc(enum kfeat_id id)

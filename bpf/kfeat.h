@@ -25,6 +25,7 @@ enum kfeat_id {
 	KFEAT_NOPREALLOC,    /* hash maps without preallocation in perf_event programs */
 	KFEAT_PROCMAP_QUERY, /* the PROCMAP_QUERY ioctl on /proc/PID/maps */
 	KFEAT_UNWIND_TABLES, /* the helpers the BPF table unwinder calls */
+	KFEAT_TASK_STORAGE,  /* task-local storage: the off-CPU program's per-task state */
 	KFEAT_NR
 };
 

@@ -29,6 +29,11 @@
  *
  * Stacks are stored by the program in chunks of 32 frames (any depth up
  * to 4,096 frames) and put back together here in a user-side table.
+ *
+ * Off-CPU samples (modes offcpu and wall) come from a second program, on
+ * the scheduler's switch (bpf/offcpu.bpf.h), into the same maps; their
+ * keys carry the state the task waited in, and each counts one period of
+ * off-CPU time. In offcpu mode no CPU-clock event is opened.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -136,6 +141,10 @@ struct sampler {
 	int n_links;
 	struct bpf_link *exec_link;
 	struct bpf_link *rename_link;
+	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
+	enum sampler_mode mode;
+	uint64_t offcpu_period_ns;
+	int n_online; /* CPUs online at the start */
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
@@ -183,7 +192,8 @@ void sampler_config_init(struct sampler_config *config)
 uint64_t sampler_stats_lost(const struct sampler_stats *stats)
 {
 	return stats->kstack_errors + stats->ustack_errors + stats->stack_collisions +
-	       stats->stacks_full + stats->counts_full + stats->missing_stacks;
+	       stats->stacks_full + stats->counts_full + stats->missing_stacks +
+	       stats->offcpu_throttled;
 }
 
 uint64_t sampler_stats_truncated(const struct sampler_stats *stats)
@@ -234,6 +244,18 @@ static int sampler_check_config(const struct sampler_config *config, char *err, 
 			snprintf(err, errlen, "process name %zu in the filter is empty", i + 1);
 			return -EINVAL;
 		}
+	}
+	if (config->mode > SAMPLER_MODE_WALL) {
+		snprintf(err, errlen, "sampling mode %d is none of cpu, offcpu and wall",
+			 (int)config->mode);
+		return -EINVAL;
+	}
+	if (config->offcpu_period_ns && (config->offcpu_period_ns < SAMPLER_MIN_OFFCPU_PERIOD_NS ||
+					 config->offcpu_period_ns > SAMPLER_MAX_OFFCPU_PERIOD_NS)) {
+		snprintf(err, errlen,
+			 "an off-CPU sampling period of %llu ns is outside 1 us to 10 s",
+			 (unsigned long long)config->offcpu_period_ns);
+		return -EINVAL;
 	}
 	for (size_t i = 0; i < config->n_tgids; i++) {
 		if (config->tgids[i] == 0) {
@@ -289,6 +311,118 @@ static void sampler_load_unwinder(struct sampler *s, struct ebprof_bpf *skel,
 				 tables ? or_default(config->max_rules, SAMPLER_DEFAULT_RULES) : 1);
 }
 
+/*
+ * ln(x) for x in (0, 1], without libm: halve the range to [0.5, 1), then
+ * 2 atanh((x - 1) / (x + 1)) by its series, which converges fast there.
+ */
+static double sampler_ln(double x)
+{
+	double ln2 = 0.69314718055994530942, y, y2, term, sum = 0;
+	int e = 0;
+
+	while (x < 0.5) {
+		x *= 2;
+		e--;
+	}
+	y = (x - 1) / (x + 1);
+	y2 = y * y;
+	term = y;
+	for (int k = 1; k < 60; k += 2) {
+		sum += term / k;
+		term *= y2;
+	}
+	return e * ln2 + 2 * sum;
+}
+
+/*
+ * The exponential gaps' table: -ln(u) at the midpoints of 256 equal
+ * slices of (0, 1), scaled so that its mean is exactly one period. The
+ * mean is what makes a sample worth one period; the table's tail stops
+ * at 6.2 periods, which only bounds how far apart two samples fall.
+ */
+static void sampler_exp_table(volatile uint32_t *table)
+{
+	double v[EBPROF_OFFCPU_EXP], sum = 0, scale;
+
+	for (int i = 0; i < EBPROF_OFFCPU_EXP; i++) {
+		v[i] = -sampler_ln((i + 0.5) / EBPROF_OFFCPU_EXP);
+		sum += v[i];
+	}
+	scale = (double)(1u << EBPROF_OFFCPU_EXP_SHIFT) * EBPROF_OFFCPU_EXP / sum;
+	for (int i = 0; i < EBPROF_OFFCPU_EXP; i++)
+		table[i] = (uint32_t)(v[i] * scale + 0.5);
+}
+
+/*
+ * The off-CPU program is a tp_btf program on sched_switch, whose load
+ * names the tracepoint by its BTF id (the kernel's typedef
+ * btf_trace_sched_switch). Under libbpf's own section name, libbpf finds
+ * that id by loading and indexing the whole kernel BTF, 7 MiB of peak RSS
+ * measured here, which kbtf exists to avoid. So its section is ours
+ * ("ebprof_tp_btf"), registered as a raw tracepoint program, which needs
+ * no BTF, and at load this callback makes it the tracing program it is,
+ * with the id kbtf found (the cookie).
+ */
+static int sampler_switch_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				  long cookie)
+{
+	int err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
+
+	opts->expected_attach_type = BPF_TRACE_RAW_TP;
+	opts->attach_btf_id = (__u32)cookie;
+	return err;
+}
+
+/*
+ * Registers the section with libbpf (process-wide, like libbpf's print
+ * callback; once, for the kernel's one id). Returns 0 or a negative errno.
+ */
+static int sampler_register_switch(char *err, size_t errlen)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static int registered;
+	uint32_t id;
+	int ret = 0;
+
+	pthread_mutex_lock(&lock);
+	if (!registered) {
+		ret = kbtf_typedef_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err, errlen);
+		if (!ret) {
+			LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .cookie = (long)id,
+				    .prog_prepare_load_fn = sampler_switch_prepare);
+
+			ret = libbpf_register_prog_handler("ebprof_tp_btf",
+							   BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
+			if (ret < 0)
+				snprintf(err, errlen, "registering the off-CPU program with libbpf: %s",
+					 strerror(-ret));
+			else
+				ret = 0;
+		}
+		registered = !ret;
+	}
+	pthread_mutex_unlock(&lock);
+	return ret;
+}
+
+/* The off-CPU program's switches, and which programs and maps load. */
+static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
+				const struct sampler_config *config, uint32_t off_state)
+{
+	bool offcpu = s->mode != SAMPLER_MODE_CPU;
+
+	bpf_program__set_autoload(skel->progs.ebprof_sample, s->mode != SAMPLER_MODE_OFFCPU);
+	bpf_program__set_autoload(skel->progs.ebprof_switch, offcpu);
+	/* Task storage needs 5.11: a kernel without it still samples on-CPU. */
+	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
+	skel->rodata->off_state = off_state;
+	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
+	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
+	skel->rodata->offcpu_max_rate =
+		or_default(config->offcpu_max_rate, SAMPLER_DEFAULT_OFFCPU_RATE);
+	sampler_exp_table(skel->rodata->offcpu_exp);
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -311,6 +445,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_comm = task_offsets[1];
 	skel->rodata->off_start_boottime = task_offsets[2];
 	skel->rodata->off_mm = task_offsets[3];
+	sampler_load_offcpu(s, skel, config, task_offsets[4]);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
 				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
@@ -450,6 +585,9 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 
 		if (!online[cpu])
 			continue;
+		s->n_online++;
+		if (s->mode == SAMPLER_MODE_OFFCPU)
+			continue;
 		fd = sampler_perf_event_open(cpu, frequency);
 		if (fd == -ENODEV)
 			continue;
@@ -470,7 +608,7 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 		}
 		s->links[s->n_links++] = link;
 	}
-	if (s->n_links == 0) {
+	if (s->n_links == 0 && s->mode != SAMPLER_MODE_OFFCPU) {
 		ret = -ENODEV;
 		snprintf(err, errlen, "no online CPU accepted a CPU-clock perf event");
 	}
@@ -601,6 +739,45 @@ static int sampler_attach_hooks(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* The off-CPU program, on the scheduler's switch: after the hooks, before the ticks. */
+static int sampler_attach_switch(struct sampler *s, char *err, size_t errlen)
+{
+	int ret;
+
+	if (s->mode == SAMPLER_MODE_CPU)
+		return 0;
+	/* A tp_btf program attaches to the point its load named: no name here. */
+	s->switch_fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(s->skel->progs.ebprof_switch));
+	if (s->switch_fd < 0) {
+		char advice[64];
+
+		ret = s->switch_fd;
+		s->switch_fd = -1;
+		snprintf(err, errlen, "attaching to the sched_switch tracepoint: %s%s",
+			 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
+		return ret;
+	}
+	return 0;
+}
+
+/*
+ * The offset of task_struct's state word: __state since 5.14, state
+ * before. Only off-CPU reads it; cpu mode asks nothing more of the BTF.
+ */
+static int sampler_state_offset(enum sampler_mode mode, uint32_t *offset, char *err,
+				size_t errlen)
+{
+	static const char *const state_new[] = { "__state" }, *const state_old[] = { "state" };
+
+	*offset = 0;
+	if (mode == SAMPLER_MODE_CPU)
+		return 0;
+	if (!kbtf_member_offsets(KBTF_VMLINUX, "task_struct", state_new, offset, 1, err, errlen))
+		return 0;
+	return kbtf_member_offsets(KBTF_VMLINUX, "task_struct", state_old, offset, 1, err,
+				   errlen);
+}
+
 /* The ring buffer's reader, for report_processes. */
 static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 {
@@ -699,13 +876,18 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_diag_btf(err, errlen);
 	if (ret)
 		return ret;
+	ret = sampler_register_switch(err, errlen);
+	if (ret)
+		return ret;
 	/* In the order of sampler_load()'s task_offsets. */
 	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
 						   "mm" };
-	uint32_t task_offsets[4];
+	uint32_t task_offsets[5];
 
 	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
 				  errlen);
+	if (!ret)
+		ret = sampler_state_offset(config->mode, &task_offsets[4], err, errlen);
 	if (ret)
 		return ret;
 	libbpf_set_print(sampler_libbpf_print);
@@ -714,6 +896,10 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!s)
 		return -ENOMEM;
 	pthread_mutex_init(&s->late_lock, NULL);
+	s->switch_fd = -1;
+	s->mode = config->mode;
+	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
+						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
 	if (!config->features) {
 		kfeat_probe(&features);
 		config_features = &features;
@@ -723,6 +909,12 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_pick_unwind(s, config, config_features, err, errlen);
 	if (ret)
 		goto free_sampler;
+	if (config->mode != SAMPLER_MODE_CPU &&
+	    kfeat_state(config_features, KFEAT_TASK_STORAGE) == KFEAT_ABSENT) {
+		kfeat_missing_message(KFEAT_TASK_STORAGE, err, errlen);
+		ret = -EOPNOTSUPP;
+		goto free_sampler;
+	}
 	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
 	s->max_stacks = config->max_stacks ? config->max_stacks : SAMPLER_DEFAULT_MAX_STACKS;
 	s->tgid_filter = config->n_tgids > 0;
@@ -769,6 +961,9 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		if (ret)
 			goto free_sampler;
 	}
+	ret = sampler_attach_switch(s, err, errlen);
+	if (ret)
+		goto free_sampler;
 	ret = sampler_attach(s, frequency, err, errlen);
 	if (ret)
 		goto free_sampler;
@@ -815,6 +1010,14 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->unw_read_fault = d[EBPROF_STAT_UNW_READ_FAULT];
 	delta->unw_depth_cap = d[EBPROF_STAT_UNW_DEPTH_CAP];
 	delta->unw_fp_frames = d[EBPROF_STAT_UNW_FP_FRAMES];
+	delta->offcpu_switches = d[EBPROF_STAT_OFFCPU_SWITCHES];
+	delta->offcpu_samples = d[EBPROF_STAT_OFFCPU_SAMPLES];
+	delta->offcpu_recorded = d[EBPROF_STAT_OFFCPU_RECORDED];
+	delta->offcpu_throttled = d[EBPROF_STAT_OFFCPU_THROTTLED];
+	delta->offcpu_short = d[EBPROF_STAT_OFFCPU_SHORT];
+	delta->offcpu_untimed = d[EBPROF_STAT_OFFCPU_UNTIMED];
+	delta->samples += delta->offcpu_samples;
+	delta->recorded += delta->offcpu_recorded;
 	return 0;
 }
 
@@ -842,6 +1045,12 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->unw_read_fault += d->unw_read_fault;
 	sum->unw_depth_cap += d->unw_depth_cap;
 	sum->unw_fp_frames += d->unw_fp_frames;
+	sum->offcpu_switches += d->offcpu_switches;
+	sum->offcpu_samples += d->offcpu_samples;
+	sum->offcpu_recorded += d->offcpu_recorded;
+	sum->offcpu_throttled += d->offcpu_throttled;
+	sum->offcpu_short += d->offcpu_short;
+	sum->offcpu_untimed += d->offcpu_untimed;
 }
 
 /*
@@ -997,6 +1206,7 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sa
 	struct sampler_sample sample = {
 		.tgid = key->tgid,
 		.start_time = key->start_time,
+		.offcpu = key->state < EBPROF_OFFCPU_STATES ? key->state : EBPROF_OFFCPU_SLEEP,
 		.count = s->counts[i],
 	};
 
@@ -1261,9 +1471,34 @@ void sampler_totals(const struct sampler *s, struct sampler_stats *total)
 	*total = s->totals;
 }
 
+uint64_t sampler_offcpu_period_ns(const struct sampler *s)
+{
+	return s->offcpu_period_ns;
+}
+
+enum sampler_mode sampler_mode(const struct sampler *s)
+{
+	return s->mode;
+}
+
+static const char *const sampler_mode_names[] = { "cpu", "offcpu", "wall" };
+
+const char *sampler_mode_name(enum sampler_mode mode)
+{
+	return mode <= SAMPLER_MODE_WALL ? sampler_mode_names[mode] : "?";
+}
+
+int sampler_parse_mode(const char *name)
+{
+	for (int i = 0; i <= SAMPLER_MODE_WALL; i++)
+		if (!strcmp(name, sampler_mode_names[i]))
+			return i;
+	return -1;
+}
+
 int sampler_cpu_count(const struct sampler *s)
 {
-	return s->n_links;
+	return s->mode == SAMPLER_MODE_OFFCPU ? s->n_online : s->n_links;
 }
 
 void sampler_free(struct sampler *s)
@@ -1275,6 +1510,8 @@ void sampler_free(struct sampler *s)
 	free(s->links);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->rename_link);
+	if (s->switch_fd >= 0)
+		close(s->switch_fd);
 	ring_buffer__free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);

@@ -38,6 +38,21 @@
 struct sampler;
 struct unwmaps;
 
+/*
+ * What is sampled: on-CPU stacks (a CPU-clock tick), off-CPU stacks (the
+ * scheduler's switch: where tasks wait, and how long), or both.
+ */
+enum sampler_mode {
+	SAMPLER_MODE_CPU,
+	SAMPLER_MODE_OFFCPU,
+	SAMPLER_MODE_WALL, /* both: on-CPU plus off-CPU time is each thread's wall time */
+};
+
+#define SAMPLER_DEFAULT_OFFCPU_PERIOD_NS 1000000ULL /* 1 ms of off-CPU time a sample */
+#define SAMPLER_MIN_OFFCPU_PERIOD_NS 1000ULL
+#define SAMPLER_MAX_OFFCPU_PERIOD_NS 10000000000ULL
+#define SAMPLER_DEFAULT_OFFCPU_RATE 5000 /* off-CPU sample updates a second per CPU */
+
 enum sampler_unwind {
 	SAMPLER_UNWIND_AUTO, /* tables if this kernel can run the unwinder, else frame pointers */
 	SAMPLER_UNWIND_FP,   /* the kernel's frame-pointer walk (bpf_get_stack), 127 frames */
@@ -81,6 +96,18 @@ struct sampler_config {
 	 * preallocated.
 	 */
 	const struct kfeat *features;
+	/*
+	 * Off-CPU (modes offcpu and wall). A task's off-CPU time is sampled
+	 * at random points (exponential gaps) of mean offcpu_period_ns, each
+	 * sample worth that much time; waits shorter than offcpu_min_ns are
+	 * not counted; at most offcpu_max_rate sample updates (one per wait
+	 * that holds samples) a second per CPU, the rest counted in
+	 * offcpu_throttled. 0: the defaults above.
+	 */
+	enum sampler_mode mode;
+	uint64_t offcpu_period_ns;
+	uint64_t offcpu_min_ns;
+	uint32_t offcpu_max_rate;
 };
 
 /*
@@ -108,6 +135,13 @@ struct sampler_sample {
 	uint32_t n_kips;
 	const uint64_t *uips; /* user stack, leaf first */
 	uint32_t n_uips;
+	/*
+	 * EBPROF_OFFCPU_NONE (0): count CPU-clock ticks. Else the state the
+	 * task waited in (EBPROF_OFFCPU_RUNNABLE, _SLEEP, _IO), the kernel
+	 * stack is where it blocked, and each of count samples stands for
+	 * sampler_offcpu_period_ns() of off-CPU time.
+	 */
+	uint32_t offcpu;
 	uint64_t count;
 };
 
@@ -150,6 +184,20 @@ struct sampler_stats {
 	uint64_t unw_read_fault;
 	uint64_t unw_depth_cap;
 	uint64_t unw_fp_frames;
+	/*
+	 * Off-CPU. offcpu_samples (samples due, each worth one period) are
+	 * also in samples, offcpu_recorded in recorded; offcpu_throttled
+	 * is a loss (the per-CPU cap), and the stack and map losses above
+	 * count off-CPU samples too. offcpu_switches: context switches seen;
+	 * offcpu_short: waits under the minimum (by choice); offcpu_untimed:
+	 * waits that found no task storage (a loss of unknown length).
+	 */
+	uint64_t offcpu_switches;
+	uint64_t offcpu_samples;
+	uint64_t offcpu_recorded;
+	uint64_t offcpu_throttled;
+	uint64_t offcpu_short;
+	uint64_t offcpu_untimed;
 };
 
 /* Every early stop of the table unwinder (a truncated stack), summed. */
@@ -297,7 +345,17 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
  */
 struct unwmaps *sampler_unwmaps(struct sampler *s);
 
-/* CPUs the event is attached to. */
+/* The off-CPU time one off-CPU sample stands for, in ns (as configured). */
+uint64_t sampler_offcpu_period_ns(const struct sampler *s);
+
+/* What the sampler samples, as opened. */
+enum sampler_mode sampler_mode(const struct sampler *s);
+
+/* "cpu", "offcpu" or "wall"; and back (-1 for anything else). */
+const char *sampler_mode_name(enum sampler_mode mode);
+int sampler_parse_mode(const char *name);
+
+/* CPUs sampled: those the CPU-clock event is attached to (online ones, offcpu mode). */
 int sampler_cpu_count(const struct sampler *s);
 
 /* Detaches and frees; NULL is fine. */

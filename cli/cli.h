@@ -54,7 +54,8 @@ struct cli_sampling {
 /* The getopt values of the shared long options, after the line bounds'. */
 enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CLI_OPT_SELF,
        CLI_OPT_ADDRESSES, CLI_OPT_STALL, CLI_OPT_MAX_SYMTAB, CLI_OPT_MAX_PERFMAP,
-       CLI_OPT_UNWIND, CLI_OPT_MAX_FRAMES, CLI_OPT_UNWIND_MEMORY, CLI_OPT_SAMPLING_END };
+       CLI_OPT_UNWIND, CLI_OPT_MAX_FRAMES, CLI_OPT_UNWIND_MEMORY, CLI_OPT_MODE,
+       CLI_OPT_OFFCPU_PERIOD, CLI_OPT_OFFCPU_MIN, CLI_OPT_OFFCPU_RATE, CLI_OPT_SAMPLING_END };
 #define CLI_SAMPLING_SHORTOPTS "p:c:F:"
 #define CLI_SAMPLING_OPTIONS                                                     \
 	{ "pid", required_argument, NULL, 'p' },                                 \
@@ -71,11 +72,23 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	{ "max-perf-map", required_argument, NULL, CLI_OPT_MAX_PERFMAP },       \
 	{ "unwind", required_argument, NULL, CLI_OPT_UNWIND },                   \
 	{ "max-frames", required_argument, NULL, CLI_OPT_MAX_FRAMES },           \
-	{ "unwind-memory", required_argument, NULL, CLI_OPT_UNWIND_MEMORY }
+	{ "unwind-memory", required_argument, NULL, CLI_OPT_UNWIND_MEMORY },     \
+	{ "mode", required_argument, NULL, CLI_OPT_MODE },                       \
+	{ "offcpu-period-us", required_argument, NULL, CLI_OPT_OFFCPU_PERIOD },  \
+	{ "offcpu-min-us", required_argument, NULL, CLI_OPT_OFFCPU_MIN },        \
+	{ "offcpu-max-rate", required_argument, NULL, CLI_OPT_OFFCPU_RATE }
 #define CLI_SAMPLING_USAGE                                                                   \
 	"  -p, --pid PID          profile this process (repeatable); default: all\n"          \
 	"  -c, --comm NAME        profile processes with this exact name (repeatable)\n"      \
 	"  -F, --frequency HZ     samples per second per CPU (default 99)\n"                  \
+	"      --mode MODE        cpu (on-CPU stacks, the default), offcpu (where\n"        \
+	"                         threads wait, and how long) or wall (both: on-CPU\n"      \
+	"                         plus off-CPU time is each thread's wall time)\n"          \
+	"      --offcpu-period-us US  mean off-CPU time between two off-CPU samples\n"      \
+	"                         (each worth that much; default 1000)\n"                   \
+	"      --offcpu-min-us US don't count waits shorter than this (default 0)\n"        \
+	"      --offcpu-max-rate N  off-CPU sample updates a second per CPU, at most\n"     \
+	"                         (default 5000; the rest are counted as throttled)\n"      \
 	"      --drain-interval-ms MS  how often to empty the kernel maps (default 1000)\n"   \
 	"      --unwind MODE      user stacks by fp (frame pointers, as the kernel\n"          \
 	"                         walks them, 127 frames), dwarf (.eh_frame tables,\n"        \
@@ -97,6 +110,13 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 
 /* Defaults: 99 Hz, both stacks, everything, drained every second. */
 void cli_sampling_init(struct cli_sampling *o);
+
+/*
+ * What one count of the profile is, in ns of time: 0 in cpu mode (the
+ * profile counts CPU-clock samples), 1000 in offcpu and wall modes (it
+ * counts microseconds).
+ */
+uint64_t cli_sampling_unit_ns(const struct cli_sampling *o);
 
 /*
  * Takes one option getopt_long() returned (opt, with its argument arg):

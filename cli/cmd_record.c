@@ -280,6 +280,16 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)t.process_events_lost + cs->track_dropped,
 		(unsigned long long)ss->processes);
 	print_unwind_summary(s, cs, &t);
+	if (sampler_mode(s) != SAMPLER_MODE_CPU)
+		fprintf(stderr,
+			"ebprof: off-CPU: %llu context switches, %llu samples of %.3f ms each "
+			"(%.3f s), %llu recorded, %llu throttled (--offcpu-max-rate); %llu waits "
+			"under --offcpu-min-us, %llu untimed (no task storage)\n",
+			(unsigned long long)t.offcpu_switches, (unsigned long long)t.offcpu_samples,
+			sampler_offcpu_period_ns(s) / 1e6,
+			t.offcpu_samples * (double)sampler_offcpu_period_ns(s) / 1e9,
+			(unsigned long long)t.offcpu_recorded, (unsigned long long)t.offcpu_throttled,
+			(unsigned long long)t.offcpu_short, (unsigned long long)t.offcpu_untimed);
 }
 
 /*
@@ -369,6 +379,45 @@ static void progress_erase(struct record_progress *pr)
 	pr->width = 0;
 }
 
+/* The graph's subtitle: what was counted, how, and over how long. */
+static void record_subtitle(const struct record_opts *o, const struct sampler *s,
+			    const struct profile *p, double secs, char *buf, size_t len)
+{
+	enum sampler_mode mode = sampler_mode(s);
+	double period_ms = sampler_offcpu_period_ns(s) / 1e6;
+
+	if (mode == SAMPLER_MODE_CPU)
+		snprintf(buf, len, "%llu samples at %u Hz over %.1f s",
+			 (unsigned long long)profile_total(p), o->sampling.sampler.frequency, secs);
+	else if (mode == SAMPLER_MODE_OFFCPU)
+		snprintf(buf, len, "%.3f s off-CPU (a sample per %.3f ms) over %.1f s",
+			 profile_total(p) / 1e6, period_ms, secs);
+	else
+		snprintf(buf, len, "%.3f s wall: on-CPU at %u Hz, off-CPU a sample per %.3f ms, "
+			 "over %.1f s", profile_total(p) / 1e6, o->sampling.sampler.frequency,
+			 period_ms, secs);
+}
+
+/* Loading takes a moment (the verifier checks the unwinder): say when it samples. */
+static void record_say_start(const struct record_opts *o, const struct sampler *s)
+{
+	const char *walk = sampler_unwind_mode(s) == SAMPLER_UNWIND_TABLES ? "unwind tables"
+									   : "frame pointers";
+	double period_ms = sampler_offcpu_period_ns(s) / 1e6;
+	unsigned int hz = o->sampling.sampler.frequency;
+
+	if (sampler_mode(s) == SAMPLER_MODE_CPU)
+		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n", hz,
+			sampler_cpu_count(s), walk);
+	else if (sampler_mode(s) == SAMPLER_MODE_OFFCPU)
+		fprintf(stderr, "ebprof: sampling off-CPU time (a sample per %.3f ms) on %d CPUs, "
+				"user stacks by %s\n", period_ms, sampler_cpu_count(s), walk);
+	else
+		fprintf(stderr, "ebprof: sampling wall time (on-CPU at %u Hz, off-CPU a sample per "
+				"%.3f ms) on %d CPUs, user stacks by %s\n", hz, period_ms,
+			sampler_cpu_count(s), walk);
+}
+
 int cli_record(int argc, char **argv)
 {
 	struct record_opts o = { 0 };
@@ -394,12 +443,8 @@ int cli_record(int argc, char **argv)
 		goto free_all;
 	cli_stop_on_signals();
 	progress.on = !o.quiet && isatty(STDERR_FILENO);
-	/* Loading takes a moment (the verifier checks the unwinder): say when it samples. */
 	if (!o.quiet)
-		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n",
-			o.sampling.sampler.frequency, sampler_cpu_count(s),
-			sampler_unwind_mode(s) == SAMPLER_UNWIND_TABLES ? "unwind tables"
-									: "frame pointers");
+		record_say_start(&o, s);
 
 	start = cli_now();
 	end = start + (double)o.duration_s;
@@ -434,12 +479,11 @@ int cli_record(int argc, char **argv)
 	if (!o.quiet)
 		print_summary(&o, s, &cs, profile, cli_now() - start);
 	out_of_fds = fds_ran_out(&cs);
-	snprintf(subtitle, sizeof(subtitle), "%llu samples at %u Hz over %.1f s",
-		 (unsigned long long)profile_total(profile), o.sampling.sampler.frequency,
-		 cli_now() - start);
+	record_subtitle(&o, s, profile, cli_now() - start, subtitle, sizeof(subtitle));
 	if (cli_write_profile(profile, o.format, o.output,
 			      &(struct format_options){ o.title, subtitle, o.min_width,
-							o.sampling.sampler.frequency }))
+							o.sampling.sampler.frequency,
+							cli_sampling_unit_ns(&o.sampling) }))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);

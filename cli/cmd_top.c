@@ -108,6 +108,14 @@ static int parse_top_opts(int argc, char **argv, struct top_opts *o)
 			return -1;
 		}
 	}
+	if (o->sampling.sampler.mode != SAMPLER_MODE_CPU) {
+		/* Its columns are percent of a CPU: off-CPU time has no place there yet. */
+		fprintf(stderr, "ebprof top: --mode %s: top shows on-CPU time only; use "
+				"`ebprof record --mode %s`\n",
+			sampler_mode_name(o->sampling.sampler.mode),
+			sampler_mode_name(o->sampling.sampler.mode));
+		return -1;
+	}
 	return cli_sampling_finish("top", &o->sampling, argc, argv);
 }
 

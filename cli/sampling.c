@@ -154,6 +154,30 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 			return bad_value(cmd, "frame cap", arg, "expected 1 to 4096 frames");
 		o->sampler.max_frames = (uint32_t)v;
 		return 1;
+	case CLI_OPT_MODE:
+		if (sampler_parse_mode(arg) < 0)
+			return bad_value(cmd, "mode", arg, "expected cpu, offcpu or wall");
+		o->sampler.mode = (enum sampler_mode)sampler_parse_mode(arg);
+		return 1;
+	case CLI_OPT_OFFCPU_PERIOD:
+		if (cli_parse_uint(arg, SAMPLER_MIN_OFFCPU_PERIOD_NS / 1000,
+				   SAMPLER_MAX_OFFCPU_PERIOD_NS / 1000, &v))
+			return bad_value(cmd, "off-CPU period", arg,
+					 "expected 1 to 10000000 microseconds");
+		o->sampler.offcpu_period_ns = (uint64_t)v * 1000;
+		return 1;
+	case CLI_OPT_OFFCPU_MIN:
+		if (cli_parse_uint(arg, 0, 3600UL * 1000000, &v))
+			return bad_value(cmd, "minimum wait", arg,
+					 "expected 0 to 3600000000 microseconds");
+		o->sampler.offcpu_min_ns = (uint64_t)v * 1000;
+		return 1;
+	case CLI_OPT_OFFCPU_RATE:
+		if (cli_parse_uint(arg, 1, 1000000, &v))
+			return bad_value(cmd, "off-CPU rate cap", arg,
+					 "expected 1 to 1000000 updates a second");
+		o->sampler.offcpu_max_rate = (uint32_t)v;
+		return 1;
 	case CLI_OPT_UNWIND_MEMORY:
 		if (cli_parse_uint(arg, 1, 1u << 20, &o->unwind_mib))
 			return bad_value(cmd, "unwind memory", arg, "expected 1 to 1048576 MiB");
@@ -161,6 +185,26 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 	default:
 		return 0;
 	}
+}
+
+uint64_t cli_sampling_unit_ns(const struct cli_sampling *o)
+{
+	return o->sampler.mode == SAMPLER_MODE_CPU ? 0 : 1000;
+}
+
+/* The capture's weights: time in microseconds, in modes that count time. */
+static void cli_sampling_weights(const struct cli_sampling *o, struct capture_config *cc)
+{
+	uint64_t period = o->sampler.offcpu_period_ns ? o->sampler.offcpu_period_ns
+						      : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
+	unsigned int hz = o->sampler.frequency ? o->sampler.frequency
+					       : SAMPLER_DEFAULT_FREQUENCY;
+
+	if (o->sampler.mode == SAMPLER_MODE_CPU)
+		return;
+	cc->offcpu_weight = period / 1000;
+	/* A tick is 1/F s: 10101 us at 99 Hz, off by 1e-6 of itself. */
+	cc->cpu_weight = (1000000 + hz / 2) / hz;
 }
 
 int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char **argv)
@@ -218,6 +262,7 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;
 	cc.unwind.max_frames = o->sampler.max_frames;
+	cli_sampling_weights(o, &cc);
 	rc = capture_new(&cc, cap);
 	if (rc) {
 		fprintf(stderr, "ebprof %s: cannot start naming samples: %s\n", cmd,
@@ -257,6 +302,7 @@ uint64_t cli_losses(char *buf, size_t len, const struct sampler_stats *t,
 		{ "stacks map full", t->stacks_full },
 		{ "counts map full", t->counts_full },
 		{ "missing stack", t->missing_stacks },
+		{ "off-CPU throttled", t->offcpu_throttled },
 		{ "symbolizer stalled", cs->lost_stalled },
 		{ "out of memory", cs->lost_memory },
 	};

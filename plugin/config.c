@@ -30,6 +30,8 @@ void pconf_init(struct pconf *c)
 	c->user_stacks = true;
 	c->top_functions = PCONF_DEFAULT_TOP;
 	c->keep_files = PCONF_DEFAULT_KEEP_FILES;
+	c->window_bytes = PCONF_DEFAULT_WINDOW_BYTES;
+	c->malloc_trim = true;
 }
 
 void pconf_free(struct pconf *c)
@@ -307,23 +309,34 @@ static int pconf_spool_retention(struct pconf *c, const oconfig_item_t *ci)
 	return 0;
 }
 
-static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
+/*
+ * One quoted word of a fixed list (case-insensitive): *out gets its index.
+ * expected names the words for the error line.
+ */
+static int pconf_word(const oconfig_item_t *ci, const char *const *words, int n,
+		      const char *expected, int *out)
 {
-	static const char expected[] = "fp, dwarf or auto";
-	const char *v;
-
 	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
 		return pconf_bad(ci, expected);
-	v = ci->values[0].value.string;
-	if (strcasecmp(v, "fp") == 0)
-		c->unwind = PCONF_UNWIND_FP;
-	else if (strcasecmp(v, "dwarf") == 0)
-		c->unwind = PCONF_UNWIND_DWARF;
-	else if (strcasecmp(v, "auto") == 0)
-		c->unwind = PCONF_UNWIND_AUTO;
-	else
-		return pconf_bad(ci, expected);
-	return 0;
+	for (int i = 0; i < n; i++) {
+		if (strcasecmp(ci->values[0].value.string, words[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	}
+	return pconf_bad(ci, expected);
+}
+
+static int pconf_unwind(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char *const words[] = { [PCONF_UNWIND_AUTO] = "auto",
+					     [PCONF_UNWIND_FP] = "fp",
+					     [PCONF_UNWIND_DWARF] = "dwarf" };
+	int i, err = pconf_word(ci, words, 3, "fp, dwarf or auto", &i);
+
+	if (!err)
+		c->unwind = (enum pconf_unwind)i;
+	return err;
 }
 
 /* A quoted size with a unit ("256MiB"), in [min, PCONF_MAX_BOUND]. */
@@ -354,6 +367,27 @@ static int pconf_unwind_memory(struct pconf *c, const oconfig_item_t *ci)
 	return pconf_size_between(ci, PCONF_MIN_UNWIND_BYTES,
 				  "a size in quotes from \"1MiB\" to \"1TiB\" such as \"64MiB\"",
 				  &c->unwind_bytes);
+}
+
+static int pconf_mode(struct pconf *c, const oconfig_item_t *ci)
+{
+	static const char *const words[] = { [PCONF_MODE_CPU] = "cpu",
+					     [PCONF_MODE_OFFCPU] = "offcpu",
+					     [PCONF_MODE_WALL] = "wall" };
+	int i, err = pconf_word(ci, words, 3, "cpu, offcpu or wall", &i);
+
+	if (!err)
+		c->mode = (enum pconf_mode)i;
+	return err;
+}
+
+/* SymbolCacheMemory, ProcessMemory, NameCacheMemory, SpoolWindowMemory:
+ * [PCONF_MIN_CACHE_BYTES, PCONF_MAX_BOUND]. */
+static int pconf_cache_memory(const oconfig_item_t *ci, uint64_t *out)
+{
+	return pconf_size_between(ci, PCONF_MIN_CACHE_BYTES,
+				  "a size in quotes from \"64KiB\" to \"1TiB\" such as \"64MiB\"",
+				  out);
 }
 
 static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
@@ -412,13 +446,33 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_bound(ci, &c->max_symbol_table);
 	} else if (strcasecmp(key, "MaxPerfMap") == 0) {
 		err = pconf_bound(ci, &c->max_perf_map);
+	} else if (strcasecmp(key, "Mode") == 0) {
+		err = pconf_mode(c, ci);
+	} else if (strcasecmp(key, "OffCPUPeriod") == 0) {
+		err = pconf_uint(ci, SAMPLER_MIN_OFFCPU_PERIOD_NS / 1000,
+				 SAMPLER_MAX_OFFCPU_PERIOD_NS / 1000, &c->offcpu_period_us);
+	} else if (strcasecmp(key, "OffCPUMinimum") == 0) {
+		err = pconf_uint(ci, 0, 3600ULL * 1000000, &c->offcpu_min_us);
+	} else if (strcasecmp(key, "SymbolCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->symbol_cache_bytes);
+	} else if (strcasecmp(key, "ProcessMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->process_bytes);
+	} else if (strcasecmp(key, "NameCacheMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->name_cache_bytes);
+	} else if (strcasecmp(key, "SpoolWindowMemory") == 0) {
+		err = pconf_cache_memory(ci, &c->window_bytes);
+	} else if (strcasecmp(key, "MallocTrim") == 0) {
+		err = pconf_bool(ci, &c->malloc_trim);
 	} else {
 		ERROR(PLUGIN_LOG "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
-				       "StallTimeout, MaxSymbolTable and MaxPerfMap",
+				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "
+				       "OffCPUPeriod, OffCPUMinimum, SymbolCacheMemory, "
+				       "ProcessMemory, NameCacheMemory, SpoolWindowMemory "
+				       "and MallocTrim",
 		      key);
 		err = -EINVAL;
 	}

@@ -41,6 +41,10 @@
 #define PCONF_MIN_BOUND 1024ULL	     /* MaxSymbolTable, MaxPerfMap: bytes */
 #define PCONF_MAX_BOUND (1ULL << 40)
 #define PCONF_MIN_UNWIND_BYTES (1ULL << 20)
+#define PCONF_MIN_CACHE_BYTES (64ULL << 10) /* SymbolCacheMemory and the like */
+
+/* Mode: what is sampled (sampler_config.mode). */
+enum pconf_mode { PCONF_MODE_CPU, PCONF_MODE_OFFCPU, PCONF_MODE_WALL };
 
 /* Unwind: how user stacks are walked (sampler_config.unwind). */
 enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
@@ -70,7 +74,20 @@ struct pconf {
 	unsigned int stall_ms;	     /* StallTimeout; 0: capture's default */
 	uint64_t max_symbol_table;   /* bytes; 0: elfsym's default */
 	uint64_t max_perf_map;	     /* bytes; 0: perfmap's default */
+	enum pconf_mode mode;
+	uint64_t offcpu_period_us;   /* OffCPUPeriod; 0: the sampler's default */
+	uint64_t offcpu_min_us;	     /* OffCPUMinimum */
+	/* Cache bounds in bytes; 0: the module's default. */
+	uint64_t symbol_cache_bytes; /* SymbolCacheMemory: ELF tables kept (elfcache) */
+	uint64_t process_bytes;	     /* ProcessMemory: process records (symbolizer) */
+	uint64_t name_cache_bytes;   /* NameCacheMemory: demangled names (demangle) */
+	uint64_t window_bytes;	     /* SpoolWindowMemory: the spool window's profile */
+	bool malloc_trim;	     /* MallocTrim: give freed heap back after each read */
 };
+
+/* The spool window's profile, by default: ~1 M nodes of a busy host's
+ * 10-minute window, with their names. */
+#define PCONF_DEFAULT_WINDOW_BYTES (64ULL << 20)
 
 /* The defaults, as the README documents them. Holds no memory yet. */
 void pconf_init(struct pconf *c);

@@ -24,6 +24,7 @@
  * samples copied before they were loaded.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,12 +42,15 @@
 #include "render/profile.h"
 
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
+#define EBPROF_MMAP_THRESHOLD (256 * 1024)   /* bytes: see ebprof_malloc_thresholds() */
+#define EBPROF_TRIM_THRESHOLD (1024 * 1024)
 
 static struct {
 	struct pconf conf;
 	struct sampler *sampler;
 	struct capture *capture;  /* names samples, snapshots new processes */
 	struct profile *interval; /* this read's samples */
+	struct profile *offcpu;	  /* this read's off-CPU time, in us (Mode offcpu, wall) */
 	struct profile *window;	  /* the spool window being filled */
 	struct spool *spool;	  /* NULL without SpoolDir */
 	struct metrics_batch batch;
@@ -58,6 +62,7 @@ static struct {
 	struct timespec last_drain;
 	uint64_t last_frames, last_unresolved; /* symbolizer totals at the last read */
 	uint64_t lost_memory; /* samples the spool window could not store */
+	uint64_t lost_window_bytes; /* of those, over SpoolWindowMemory */
 	uint64_t last_stalls; /* stalls logged so far */
 
 	/* The plugin's own CPU time, summed over its callbacks. */
@@ -158,6 +163,24 @@ static void ebprof_spool_window(void)
 
 /* --- read ----------------------------------------------------------------- */
 
+/*
+ * Adds this read's samples to the spool window, unless the window's tree
+ * has reached SpoolWindowMemory: its samples are then counted lost (the
+ * lost-memory metric), and the next window starts empty.
+ */
+static void ebprof_merge_window(void)
+{
+	uint64_t samples = profile_total(ebprof.interval);
+
+	if (profile_bytes(ebprof.window) >= ebprof.conf.window_bytes) {
+		ebprof.lost_memory += samples;
+		ebprof.lost_window_bytes += samples;
+		return;
+	}
+	if (profile_merge(ebprof.window, ebprof.interval) < 0)
+		ebprof.lost_memory += samples;
+}
+
 static int ebprof_discard(const struct sampler_sample *sample, void *ctx)
 {
 	(void)sample;
@@ -176,9 +199,10 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
 	int rc;
 
 	profile_clear(ebprof.interval);
+	profile_clear(ebprof.offcpu);
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	rc = last ? capture_finish(ebprof.capture, ebprof.interval, window)
-		  : capture_drain(ebprof.capture, ebprof.interval, window);
+	rc = last ? capture_finish_split(ebprof.capture, ebprof.interval, ebprof.offcpu, window)
+		  : capture_drain_split(ebprof.capture, ebprof.interval, ebprof.offcpu, window);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	*drain_seconds = ebprof_seconds_between(&start, &end);
 	*seconds = ebprof_seconds_between(&ebprof.last_drain, &start);
@@ -263,11 +287,22 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 		health.unwind_build_stalled = cs.unwind.build_stalled;
 		health.unwind_wait_timeout = cs.unwind.wait_timeout;
 		health.unwind_wait_stalled = cs.unwind.wait_stalled;
+		health.unwind_user_bytes =
+			cs.unwind.table_bytes + cs.unwind.rules_bytes + cs.unwind.mappings_bytes;
 	}
+	health.window_bytes = profile_bytes(ebprof.window);
+	health.interval_bytes = profile_bytes(ebprof.interval);
+	health.lost_window_bytes = ebprof.lost_window_bytes;
+	health.heap = mallinfo2();
 
 	metrics_batch_reset(&ebprof.batch);
-	rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
-			       ebprof.conf.frequency, seconds);
+	rc = 0;
+	if (ebprof.conf.mode != PCONF_MODE_OFFCPU)
+		rc = metrics_functions(&ebprof.batch, ebprof.interval, ebprof.conf.top_functions,
+				       ebprof.conf.frequency, seconds);
+	if (!rc && ebprof.conf.mode != PCONF_MODE_CPU)
+		rc = metrics_offcpu(&ebprof.batch, ebprof.offcpu, ebprof.conf.top_functions,
+				    seconds);
 	if (!rc)
 		rc = metrics_health(&ebprof.batch, &health);
 	return rc;
@@ -313,11 +348,19 @@ static int ebprof_read(user_data_t *ud)
 		plugin_dispatch_values(&ebprof.batch.lists[i]);
 
 	if (ebprof.spool) {
-		if (profile_merge(ebprof.window, ebprof.interval) < 0)
-			ebprof.lost_memory += profile_total(ebprof.interval);
+		ebprof_merge_window();
 		if (++ebprof.window_reads >= ebprof.reads_per_window)
 			ebprof_spool_window();
 	}
+	/*
+	 * A drain allocates and frees a lot (symbol tables loaded and
+	 * evicted, /proc reads, the interval's tree): glibc keeps what was
+	 * freed in each thread's arena, and RSS creeps though the heap in use
+	 * does not. Give the free pages back once per read: a few ms against
+	 * a read interval of seconds.
+	 */
+	if (ebprof.conf.malloc_trim)
+		malloc_trim(0);
 	ebprof_cpu_add(&cpu);
 	return 0;
 }
@@ -335,6 +378,8 @@ static void ebprof_free_all(void)
 	ebprof.window = NULL;
 	profile_free(ebprof.interval);
 	ebprof.interval = NULL;
+	profile_free(ebprof.offcpu);
+	ebprof.offcpu = NULL;
 	sampler_free(ebprof.sampler);
 	ebprof.sampler = NULL;
 	metrics_batch_free(&ebprof.batch);
@@ -363,6 +408,11 @@ static int ebprof_open_sampler(void)
 							       : SAMPLER_UNWIND_AUTO;
 	sc.max_frames = ebprof.conf.max_frames;
 	sc.features = &ebprof.features;
+	sc.mode = ebprof.conf.mode == PCONF_MODE_OFFCPU ? SAMPLER_MODE_OFFCPU
+		  : ebprof.conf.mode == PCONF_MODE_WALL ? SAMPLER_MODE_WALL
+							: SAMPLER_MODE_CPU;
+	sc.offcpu_period_ns = ebprof.conf.offcpu_period_us * 1000;
+	sc.offcpu_min_ns = ebprof.conf.offcpu_min_us * 1000;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
 		ERROR(PLUGIN_LOG "cannot start sampling: %s",
@@ -415,6 +465,9 @@ static int ebprof_open_capture(void)
 	cc.symbolizer.addresses = ebprof.conf.addresses;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
+	cc.symbolizer.elf_cache_bytes = ebprof.conf.symbol_cache_bytes;
+	cc.symbolizer.process_bytes = ebprof.conf.process_bytes;
+	cc.symbolizer.names_bytes = ebprof.conf.name_cache_bytes;
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&ebprof.features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	cc.stall_ms = ebprof.conf.stall_ms;
@@ -422,7 +475,30 @@ static int ebprof_open_capture(void)
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = ebprof.conf.unwind_bytes;
 	cc.unwind.max_frames = ebprof.conf.max_frames;
+	/* Off-CPU samples go to their own profile, in microseconds. */
+	cc.offcpu_weight = ebprof.conf.offcpu_period_us ? ebprof.conf.offcpu_period_us
+							: SAMPLER_DEFAULT_OFFCPU_PERIOD_NS / 1000;
 	return capture_new(&cc, &ebprof.capture);
+}
+
+/*
+ * glibc raises its mmap threshold to the size of each big block freed
+ * (up to 32 MiB), and the trim threshold to twice that: after one
+ * libLLVM-sized table, later big blocks come from the arenas, and an
+ * arena's free top of up to 64 MiB is never given back. malloc_trim()
+ * does not reach the top of a thread's arena either; measured, the
+ * capture worker's arena held ~27 MB free and resident at a heap in use
+ * of 27 MB. Fixed thresholds stop the raising: blocks of 256 KiB and more
+ * (symbol tables, unwind rows, the trees' chunks) are mapped and unmapped
+ * on their own, and every arena's top is trimmed past 1 MiB. This is the
+ * whole daemon's allocator; the cost is a system call per big block.
+ */
+static void ebprof_malloc_thresholds(void)
+{
+	if (!mallopt(M_MMAP_THRESHOLD, EBPROF_MMAP_THRESHOLD) ||
+	    !mallopt(M_TRIM_THRESHOLD, EBPROF_TRIM_THRESHOLD))
+		WARNING(PLUGIN_LOG "mallopt refused the mmap and trim thresholds; freed "
+				   "memory may stay in collectd's RSS (MallocTrim false silences this)");
 }
 
 static int ebprof_init(void)
@@ -437,10 +513,13 @@ static int ebprof_init(void)
 			 pconf_kernel_max_rate(EBPROF_MAX_RATE_PATH)))
 		goto fail;
 	ebprof_probe_kernel();
+	if (ebprof.conf.malloc_trim)
+		ebprof_malloc_thresholds();
 	rc = ebprof_open_capture();
 	ebprof.interval = profile_new();
+	ebprof.offcpu = profile_new();
 	ebprof.window = profile_new();
-	if (rc || !ebprof.interval || !ebprof.window) {
+	if (rc || !ebprof.interval || !ebprof.offcpu || !ebprof.window) {
 		ERROR(PLUGIN_LOG "out of memory at start-up");
 		goto free_all;
 	}
@@ -474,8 +553,10 @@ static int ebprof_init(void)
 		ERROR(PLUGIN_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(PLUGIN_LOG "sampling at %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
+	INFO(PLUGIN_LOG "sampling %sat %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
 			"every %g s%s%s",
+	     ebprof.conf.mode == PCONF_MODE_OFFCPU ? "off-CPU time, "
+	     : ebprof.conf.mode == PCONF_MODE_WALL ? "on- and off-CPU time, " : "",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
 	     sampler_unwind_mode(ebprof.sampler) == SAMPLER_UNWIND_TABLES ? "unwind tables"

@@ -209,8 +209,10 @@ out:
 	return err;
 }
 
-int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
-		      double frequency, double seconds)
+/* metrics_functions() under other plugin instances (self_as, total_as). */
+static int metrics_functions_as(struct metrics_batch *b, const struct profile *p,
+				unsigned int top_n, double frequency, double seconds,
+				const char *self_as, const char *total_as)
 {
 	struct profile_function *fns = NULL;
 	char(*names)[DATA_MAX_NAME_LEN] = NULL;
@@ -235,10 +237,10 @@ int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned
 	if (err)
 		goto out;
 	for (size_t i = 0; i < k; i++) {
-		err = metrics_gauge(b, "self", "gauge", names[i],
+		err = metrics_gauge(b, self_as, "gauge", names[i],
 				    profile_cpu_percent(fns[i].self, frequency, seconds));
 		if (!err)
-			err = metrics_gauge(b, "total", "gauge", names[i],
+			err = metrics_gauge(b, total_as, "gauge", names[i],
 					    profile_cpu_percent(fns[i].total, frequency, seconds));
 		if (err)
 			goto out;
@@ -246,11 +248,64 @@ int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned
 	}
 	/* Whatever the top N did not cover, including stacks that hold only
 	 * a process name (every frame lost), so that the sum is every sample. */
-	err = metrics_gauge(b, "self", "gauge", METRICS_OTHER,
+	err = metrics_gauge(b, self_as, "gauge", METRICS_OTHER,
 			    profile_cpu_percent(total - self_sum, frequency, seconds));
 out:
 	free(names);
 	free(fns);
+	return err;
+}
+
+int metrics_functions(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		      double frequency, double seconds)
+{
+	return metrics_functions_as(b, p, top_n, frequency, seconds, "self", "total");
+}
+
+/* Microseconds as percent of one thread's time: 1e6 "samples" a second. */
+#define METRICS_US_PER_S 1e6
+
+/* The time of each off-CPU state: the self time of its leaf frame. */
+static int metrics_offcpu_states(struct metrics_batch *b, const struct profile *p, double seconds)
+{
+	static const char *const states[] = { "runnable", "sleep", "io" };
+	struct profile_function *fns = NULL;
+	size_t n = 0;
+	int err = profile_functions(p, &fns, &n);
+
+	for (unsigned int s = 0; !err && s < sizeof(states) / sizeof(states[0]); s++) {
+		const char *leaf = frame_offcpu_name(s + 1);
+		uint64_t us = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (fns[i].kind == FRAME_OFFCPU && strcmp(fns[i].name, leaf) == 0)
+				us = fns[i].self;
+		err = metrics_gauge(b, "offcpu_state", "gauge", states[s],
+				    profile_cpu_percent(us, METRICS_US_PER_S, seconds));
+	}
+	free(fns);
+	return err;
+}
+
+int metrics_offcpu(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		   double seconds)
+{
+	struct profile *bare;
+	int err;
+
+	if (!(seconds > 0))
+		return -EINVAL;
+	bare = profile_new();
+	if (!bare)
+		return -ENOMEM;
+	/* Without the state leaves, a wait's self time is the frame it blocked in. */
+	err = profile_add_without(bare, p, FRAME_OFFCPU);
+	if (!err)
+		err = metrics_functions_as(b, bare, top_n, METRICS_US_PER_S, seconds, "offcpu_self",
+					   "offcpu_total");
+	if (!err)
+		err = metrics_offcpu_states(b, p, seconds);
+	profile_free(bare);
 	return err;
 }
 
@@ -286,6 +341,40 @@ static int metrics_files(struct metrics_batch *b, const struct metrics_health *h
 	return err;
 }
 
+/*
+ * Memory now, in bytes: glibc's heap of the whole daemon (in use, freed
+ * but kept by the allocator, and mapped from the system, arenas and big
+ * blocks both) and each of our caches. A leak raises heap_in_use;
+ * allocator retention raises heap_free; a cache that misses its bound
+ * raises its own line.
+ */
+static int metrics_memory(struct metrics_batch *b, const struct metrics_health *h)
+{
+	static const struct symbolizer_stats none;
+	const struct symbolizer_stats *f = h->files ? h->files : &none;
+	const struct {
+		const char *name;
+		uint64_t value;
+	} sizes[] = {
+		{ "heap_in_use", h->heap.uordblks + h->heap.hblkhd },
+		{ "heap_free", h->heap.fordblks },
+		{ "heap_mapped", h->heap.arena + h->heap.hblkhd },
+		{ "cache_symbols", f->elf_bytes },
+		{ "cache_processes", f->process_bytes },
+		{ "cache_perfmaps", f->perfmap_bytes },
+		{ "cache_names", f->names_bytes },
+		{ "cache_window", h->window_bytes },
+		{ "cache_interval", h->interval_bytes },
+		{ "cache_unwind", h->unwind_user_bytes },
+	};
+	int err = 0;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		err |= metrics_gauge(b, "health", "bytes", sizes[i].name, (double)sizes[i].value);
+	err |= metrics_derive(b, "lost-window", h->lost_window_bytes);
+	return err;
+}
+
 int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 {
 	const struct {
@@ -302,6 +391,9 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-stalled", h->lost_stalled },
 		/* Not samples: reports of new processes the ring buffer had no room for. */
 		{ "lost-process_event", h->total.process_events_lost },
+		/* Off-CPU: samples over the per-CPU cap, and waits never timed. */
+		{ "lost-offcpu_throttled", h->total.offcpu_throttled },
+		{ "lost-offcpu_untimed", h->total.offcpu_untimed },
 		/* Not losses: stacks recorded truncated, by why the unwinder stopped. */
 		{ "truncated-no_table", h->total.unw_no_table },
 		{ "truncated-no_row", h->total.unw_no_row },
@@ -336,6 +428,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	err |= metrics_gauge(b, "health", "duration", "drain", h->drain_seconds);
 	err |= metrics_gauge(b, "health", "count", "unwind_tables", (double)h->unwind_tables);
 	err |= metrics_gauge(b, "health", "bytes", "unwind_tables", (double)h->unwind_bytes);
+	err |= metrics_memory(b, h);
 	if (err)
 		return -ENOMEM;
 	vl = metrics_append(b, "health", "ps_cputime", "", 2);

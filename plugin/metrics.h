@@ -16,6 +16,19 @@
  * that keeps two cores busy reads 200. That is why the type is "gauge"
  * (unbounded) and not "percent", which types.db caps at 100.1.
  *
+ * Off-CPU time (Mode offcpu or wall), for the top N functions by the
+ * time waits spent blocked in them:
+ *   ebprof-offcpu_self/gauge-NAME   percent of one thread's time blocked
+ *                                   in NAME itself (the frame a wait began
+ *                                   in: a kernel function, most often)
+ *   ebprof-offcpu_total/gauge-NAME  percent of one thread's time blocked
+ *                                   in NAME or below
+ *   ebprof-offcpu_self/gauge-[other] the rest
+ *   ebprof-offcpu_state/gauge-STATE percent of one thread's time waiting
+ *                                   runnable, asleep (sleep) or in io
+ * Percent of one thread = off-CPU seconds a second * 100: ten threads
+ * blocked in one place all the time read 1000.
+ *
  * Health, under ebprof-health/: frequency-samples and frequency-events
  * (per second), derive-lost-CAUSE (cumulative counts), derive-truncated-
  * CAUSE (stacks the table unwinder cut short, by cause), derive-copied
@@ -31,11 +44,20 @@
  * microseconds); and what profiled processes' files cost us:
  * derive-refused-CAUSE (files the gate did not open, target.h),
  * derive-bound-WHAT (bounds hit on what files declare) and derive-stalls
- * (symbolizer workers abandoned). Every type is in the stock types.db.
+ * (symbolizer workers abandoned); and memory, in bytes now:
+ * bytes-heap_in_use, bytes-heap_free and bytes-heap_mapped (glibc's
+ * mallinfo2 of the whole daemon: in use, freed but kept, taken from the
+ * system), and each cache's size, bytes-cache_CACHE for symbols (ELF
+ * tables), processes (records with maps and perf maps), perfmaps (of
+ * those), names (demangled), window (the spool window's tree),
+ * interval (the tree of one read's samples) and unwind (our copy of the unwind tables); derive-lost-window
+ * counts the samples the spool window dropped at SpoolWindowMemory.
+ * Every type is in the stock types.db.
  */
 #ifndef EBPROF_PLUGIN_METRICS_H
 #define EBPROF_PLUGIN_METRICS_H
 
+#include <malloc.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -110,7 +132,20 @@ struct metrics_health {
 	uint64_t unwind_built, unwind_reused, unwind_evicted, unwind_expired;
 	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
+	uint64_t unwind_user_bytes;  /* and our heap memory for them now */
+	uint64_t window_bytes;	     /* the spool window's tree now */
+	uint64_t interval_bytes;     /* the interval's tree now */
+	uint64_t lost_window_bytes;  /* since start: of lost_memory, over SpoolWindowMemory */
+	struct mallinfo2 heap;	     /* glibc's heap of the whole daemon, now */
 };
+
+/*
+ * Appends the off-CPU lists of p, a profile of off-CPU time in
+ * microseconds with its state leaves (capture's offcpu_into), over
+ * seconds. Returns 0, -EINVAL (seconds not positive) or -ENOMEM.
+ */
+int metrics_offcpu(struct metrics_batch *b, const struct profile *p, unsigned int top_n,
+		   double seconds);
 
 /* Appends the health lists. Returns 0, -EINVAL (seconds <= 0) or -ENOMEM. */
 int metrics_health(struct metrics_batch *b, const struct metrics_health *h);

@@ -53,7 +53,7 @@
 struct capture_sample {
 	uint32_t tgid;
 	uint32_t n_uips, n_kips;
-	uint32_t pad;
+	uint32_t offcpu; /* as struct sampler_sample's */
 	uint64_t start_time;
 	uint64_t count;
 	char comm[SAMPLER_COMM_LEN];
@@ -91,7 +91,8 @@ struct capture_worker {
 	pthread_t thread;
 	struct symbolizer *sym;
 	struct target *gate;	    /* its opens for unwind tables */
-	struct frame frames[CAPTURE_MAX_FRAMES + 1];
+	struct frame frames[CAPTURE_MAX_FRAMES + 2]; /* + "[stalled]", + the off-CPU leaf */
+	uint64_t cpu_weight, offcpu_weight; /* the capture's (struct capture_config) */
 	/* Processes not to name, fixed when the worker is made. */
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
 	size_t n_quarantine;
@@ -102,6 +103,7 @@ struct capture_worker {
 	size_t track_first, n_tracks;
 	uint64_t end_asked, end_done;
 	struct profile *into;
+	struct profile *offcpu_into; /* NULL: off-CPU samples go into into */
 	uint64_t progress;
 	struct capture_process busy; /* what it is naming now; tgid 0: no process */
 	struct unwinder *unwinder;   /* whose table builds it runs; NULL: none */
@@ -124,6 +126,7 @@ struct capture {
 	/* The rest under core->lock. */
 	struct capture_worker *worker; /* NULL once given up */
 	struct profile *into;
+	struct profile *offcpu_into; /* of the drain in progress */
 	struct symbolizer_stats retired; /* counters of abandoned symbolizers */
 	struct capture_counts retired_counts;
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
@@ -264,6 +267,32 @@ static size_t worker_name(struct capture_worker *w, const struct capture_sample 
 	return n + 1;
 }
 
+/* An off-CPU sample's leaf: the state it waited in, after its kernel frames. */
+static size_t worker_offcpu_leaf(struct capture_worker *w, const struct capture_sample *s,
+				 size_t n)
+{
+	const char *name = frame_offcpu_name(s->offcpu);
+
+	if (!n || !name)
+		return n;
+	w->frames[n] = (struct frame){ name, FRAME_OFFCPU };
+	return n + 1;
+}
+
+/* The profile a sample goes into (NULL: none, between drains). */
+static struct profile *worker_into(const struct capture_worker *w, const struct capture_sample *s)
+{
+	return s->offcpu && w->offcpu_into ? w->offcpu_into : w->into;
+}
+
+/* What a sample weighs in the profile: time, or samples (see struct capture_config). */
+static uint64_t worker_weight(const struct capture_worker *w, const struct capture_sample *s)
+{
+	uint64_t each = s->offcpu ? w->offcpu_weight : w->cpu_weight;
+
+	return s->count * (each ? each : 1);
+}
+
 static size_t sample_size(uint32_t n_uips, uint32_t n_kips)
 {
 	return sizeof(struct capture_sample) + ((size_t)n_uips + n_kips) * sizeof(uint64_t);
@@ -344,7 +373,7 @@ static bool worker_step(struct capture_worker *w)
 
 		w->busy = (struct capture_process){ s->tgid, s->start_time };
 		pthread_mutex_unlock(&core->lock);
-		n = worker_name(w, s, &stalled);
+		n = worker_offcpu_leaf(w, s, worker_name(w, s, &stalled));
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;
@@ -353,7 +382,8 @@ static bool worker_step(struct capture_worker *w)
 			w->counts.unnamed_stalled += s->count;
 			w->counts.stalled_frames++;
 		}
-		if (!w->into || profile_add(w->into, w->frames, n, s->count))
+		if (!worker_into(w, s) ||
+		    profile_add(worker_into(w, s), w->frames, n, worker_weight(w, s)))
 			w->counts.lost_memory += s->count;
 		w->current->pos += sample_size(s->n_uips, s->n_kips);
 		w->current->done += s->count;
@@ -439,6 +469,8 @@ static struct capture_worker *worker_new(struct capture *cap)
 	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
 	w->n_quarantine = cap->n_quarantine;
 	w->core = cap->core;
+	w->cpu_weight = cap->config.cpu_weight;
+	w->offcpu_weight = cap->config.offcpu_weight;
 	w->core->refs++;
 	pthread_mutex_unlock(&cap->core->lock);
 	w->refs = 2; /* the capture's and the thread's */
@@ -547,6 +579,7 @@ static void capture_abandon(struct capture *cap)
 		return;
 	}
 	next->into = cap->into;
+	next->offcpu_into = cap->offcpu_into;
 }
 
 static uint64_t worker_progress(const struct capture_worker *w)
@@ -647,6 +680,7 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 		.tgid = sample->tgid,
 		.n_uips = sample->n_uips,
 		.n_kips = sample->n_kips,
+		.offcpu = sample->offcpu,
 		.start_time = sample->start_time,
 		.count = sample->count,
 	};
@@ -711,12 +745,21 @@ static void capture_end_drain(struct capture *cap)
 
 int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta)
 {
+	return capture_drain_split(cap, into, NULL, delta);
+}
+
+int capture_drain_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			struct sampler_stats *delta)
+{
 	int err;
 
 	pthread_mutex_lock(&cap->core->lock);
 	cap->into = into;
-	if (cap->worker)
+	cap->offcpu_into = offcpu_into;
+	if (cap->worker) {
 		cap->worker->into = into;
+		cap->worker->offcpu_into = offcpu_into;
+	}
 	pthread_mutex_unlock(&cap->core->lock);
 	err = sampler_drain(cap->sampler, capture_add, cap, delta);
 	if (cap->fill) {
@@ -726,8 +769,11 @@ int capture_drain(struct capture *cap, struct profile *into, struct sampler_stat
 	pthread_mutex_lock(&cap->core->lock);
 	capture_end_drain(cap);
 	cap->into = NULL;
-	if (cap->worker)
+	cap->offcpu_into = NULL;
+	if (cap->worker) {
 		cap->worker->into = NULL;
+		cap->worker->offcpu_into = NULL;
+	}
 	pthread_mutex_unlock(&cap->core->lock);
 	if (cap->unwinder)
 		unwinder_end_drain(cap->unwinder);
@@ -736,11 +782,17 @@ int capture_drain(struct capture *cap, struct profile *into, struct sampler_stat
 
 int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta)
 {
+	return capture_finish_split(cap, into, NULL, delta);
+}
+
+int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			 struct sampler_stats *delta)
+{
 	sampler_watch_stop(cap->watch);
 	cap->watch = NULL;
 	if (cap->sampler)
 		sampler_poll_processes(cap->sampler, capture_track, cap, 0);
-	return capture_drain(cap, into, delta);
+	return capture_drain_split(cap, into, offcpu_into, delta);
 }
 
 /* The unwinder queued a table build: the worker runs it (unwinder_set_builder). */

@@ -72,6 +72,15 @@ struct capture_config {
 	int interrupt_signal;
 	/* The unwinder's, used when the sampler walks user stacks by tables. */
 	struct unwinder_config unwind;
+	/*
+	 * What one sample weighs in the profile: an on-CPU sample
+	 * (cpu_weight) and an off-CPU one (offcpu_weight), so that a profile
+	 * can count time (record --mode offcpu|wall: microseconds) rather
+	 * than samples. 0: 1. An off-CPU sample also gets a leaf frame of
+	 * kind FRAME_OFFCPU naming the state it waited in.
+	 */
+	uint64_t cpu_weight;
+	uint64_t offcpu_weight;
 };
 
 void capture_config_init(struct capture_config *config);
@@ -105,11 +114,21 @@ int capture_attach(struct capture *cap, struct sampler *sampler);
 int capture_drain(struct capture *cap, struct profile *into, struct sampler_stats *delta);
 
 /*
+ * As capture_drain(), with the off-CPU samples (struct sampler_sample's
+ * offcpu) added to offcpu_into instead (NULL: into, as capture_drain()),
+ * so that a caller can keep on-CPU samples and off-CPU time apart.
+ */
+int capture_drain_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			struct sampler_stats *delta);
+
+/*
  * The last drain: stops the watch thread, reads what it had not read yet
  * (new processes, samples copied before their tables), then drains as
  * capture_drain(), so that no copied sample is left behind.
  */
 int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta);
+int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
+			 struct sampler_stats *delta);
 
 /* Stops the watch thread and the worker (abandoning a stalled one); NULL is fine. */
 void capture_free(struct capture *cap);

@@ -36,8 +36,9 @@ const char *format_ext(enum format f)
 int format_write(enum format f, const struct profile *p, FILE *out,
 		 const struct format_options *opts)
 {
-	struct speedscope_options sso = { .name = opts->title };
-	struct pprof_options po = { .frequency = opts->frequency, .comment = opts->subtitle };
+	struct speedscope_options sso = { .name = opts->title, .unit_ns = opts->unit_ns };
+	struct pprof_options po = { .frequency = opts->frequency, .comment = opts->subtitle,
+				    .unit_ns = opts->unit_ns };
 	struct svg_options so;
 
 	switch (f) {
@@ -51,6 +52,7 @@ int format_write(enum format f, const struct profile *p, FILE *out,
 		svg_options_init(&so);
 		so.title = opts->title;
 		so.subtitle = opts->subtitle;
+		so.unit_ns = opts->unit_ns;
 		if (opts->min_width >= 0)
 			so.min_width = opts->min_width;
 		return svg_write(p, out, &so);

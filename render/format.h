@@ -34,6 +34,7 @@ struct format_options {
 	const char *subtitle;	/* svg subtitle, pprof comment; NULL: none */
 	double min_width;	/* svg frames narrower are pruned; < 0: the svg default */
 	unsigned int frequency; /* Hz, pprof's period and CPU time; 0: unknown */
+	uint64_t unit_ns;	/* ns of time per count (offcpu, wall); 0: counts are samples */
 };
 
 /* Writes p as f onto out. Returns 0 or the writer's negative errno. */

@@ -84,6 +84,7 @@ struct pprof_state {
 	size_t ids_cap;
 	char *hex;		  /* build-ids as text, while the strings borrow them */
 	uint64_t period; /* ns per sample; 0: no cpu value */
+	uint64_t unit_ns; /* counts are time, this many ns each; 0: samples */
 	int err;
 };
 
@@ -149,7 +150,11 @@ static int pprof_sample(const struct frame *frames, size_t n, uint64_t count, vo
 			return -ENOMEM;
 		st->ids[n - 1 - i] = (uint64_t)loc + 1;
 	}
-	if (st->period) {
+	if (st->unit_ns) {
+		if (count > (uint64_t)INT64_MAX / st->unit_ns)
+			return -EOVERFLOW;
+		values[0] = count * st->unit_ns;
+	} else if (st->period) {
 		if (count > (uint64_t)INT64_MAX / st->period)
 			return -EOVERFLOW;
 		values[1] = count * st->period;
@@ -299,7 +304,8 @@ int pprof_encode(const struct profile *p, const struct pprof_options *opts, uint
 	pb_buf_init(&st.profile);
 	pb_buf_init(&st.sub);
 	pb_buf_init(&st.line);
-	st.period = opts->frequency ? 1000000000ull / opts->frequency : 0;
+	st.unit_ns = opts->unit_ns;
+	st.period = opts->frequency && !st.unit_ns ? 1000000000ull / opts->frequency : 0;
 	st.strings = intern_new();
 	st.functions = intern_new();
 	st.mappings = intern_new();
@@ -309,7 +315,10 @@ int pprof_encode(const struct profile *p, const struct pprof_options *opts, uint
 	    pprof_string(&st, "", &index))
 		goto out_free;
 
-	pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "samples", "count");
+	if (st.unit_ns)
+		pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "time", "nanoseconds");
+	else
+		pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "samples", "count");
 	if (st.period)
 		pprof_value_type(&st, PROFILE_SAMPLE_TYPE, "cpu", "nanoseconds");
 	err = stacks_for_each(p, 0, pprof_sample, &st);
@@ -323,7 +332,12 @@ int pprof_encode(const struct profile *p, const struct pprof_options *opts, uint
 	pprof_functions(&st);
 	pprof_locations(&st, spans);
 	pprof_mappings(&st, spans);
-	if (st.period) {
+	if (st.unit_ns) {
+		pprof_value_type(&st, PROFILE_PERIOD_TYPE, "time", "nanoseconds");
+		pb_put_varint(&st.profile, PROFILE_PERIOD, st.unit_ns);
+		if (pprof_string(&st, "time", &index))
+			st.err = -ENOMEM;
+	} else if (st.period) {
 		pprof_value_type(&st, PROFILE_PERIOD_TYPE, "cpu", "nanoseconds");
 		pb_put_varint(&st.profile, PROFILE_PERIOD, st.period);
 		if (pprof_string(&st, "cpu", &index))

@@ -19,6 +19,10 @@ struct pprof_options {
 	int64_t time_nanos;	/* start of the recording, ns since the epoch; 0: unset */
 	int64_t duration_nanos; /* 0: unset */
 	const char *comment;	/* NULL: none */
+	/* Counts are time, unit_ns ns each (ebprof record --mode offcpu|wall):
+	 * the one sample type is then time/nanoseconds, and frequency is not
+	 * used. 0: counts are samples. */
+	uint64_t unit_ns;
 };
 
 /*

@@ -837,6 +837,34 @@ out_free:
 	return err;
 }
 
+static size_t table_bytes(const struct table *t)
+{
+	return t->cap * sizeof(*t->rows) +
+	       t->index.nslots * (sizeof(*t->index.ids) + sizeof(*t->index.hashes));
+}
+
+size_t profile_bytes(const struct profile *p)
+{
+	size_t bytes = sizeof(*p) + p->chunks_cap * sizeof(*p->chunks) +
+		       p->nchunks * NODES_PER_CHUNK * sizeof(struct profile_node) +
+		       p->last_cap * sizeof(*p->last) + table_bytes(&p->syms) +
+		       table_bytes(&p->maps) + table_bytes(&p->locs);
+
+	for (size_t i = 0; i < p->nodes_used; i++) {
+		const struct profile_node *n = &p->chunks[i / NODES_PER_CHUNK][i % NODES_PER_CHUNK];
+
+		if (n->many)
+			bytes += kids_cap(n) * sizeof(*n->kids.many);
+	}
+	if (p->root.many)
+		bytes += kids_cap(&p->root) * sizeof(*p->root.kids.many);
+	for (const struct arena_block *b = p->blocks; b; b = b->next)
+		bytes += sizeof(*b) + b->size;
+	for (const struct arena_block *b = p->big; b; b = b->next)
+		bytes += sizeof(*b) + b->size;
+	return bytes;
+}
+
 uint64_t profile_total(const struct profile *p)
 {
 	return p->root.total[0];

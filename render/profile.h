@@ -46,6 +46,11 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 int profile_merge(struct profile *dst, const struct profile *src);
 
 uint64_t profile_total(const struct profile *p); /* samples in slot 0 */
+
+/* The heap memory p holds, in bytes, as allocated: nodes, child arrays,
+ * interned names and mappings, indexes, and what a clear kept for reuse.
+ * Walks the nodes: O(nodes), for a caller that bounds a profile. */
+size_t profile_bytes(const struct profile *p);
 size_t profile_stack_count(const struct profile *p); /* nodes with self > 0 */
 size_t profile_max_depth(const struct profile *p);
 

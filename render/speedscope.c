@@ -56,6 +56,7 @@ struct speedscope_walk {
 	FILE *out;
 	uint64_t samples; /* stacks written so far, for commas */
 	int pass;	  /* 0: frames, 1: samples, 2: weights */
+	uint64_t unit;	  /* a weight is count * unit */
 };
 
 static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count, void *ctx)
@@ -65,7 +66,8 @@ static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count
 	int added;
 
 	if (w->pass == 2) {
-		fprintf(w->out, "%s%llu", w->samples++ ? "," : "", (unsigned long long)count);
+		fprintf(w->out, "%s%llu", w->samples++ ? "," : "",
+			(unsigned long long)(count * w->unit));
 		return 0;
 	}
 	if (w->pass == 1)
@@ -95,7 +97,8 @@ static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count
 int speedscope_write(const struct profile *p, FILE *out, const struct speedscope_options *opts)
 {
 	const char *name = opts && opts->name ? opts->name : "ebprof";
-	struct speedscope_walk w = { .out = out };
+	uint64_t unit_ns = opts ? opts->unit_ns : 0;
+	struct speedscope_walk w = { .out = out, .unit = unit_ns ? unit_ns : 1 };
 	int err;
 
 	w.frames = intern_new();
@@ -114,8 +117,9 @@ int speedscope_write(const struct profile *p, FILE *out, const struct speedscope
 		if (w.pass == 0) {
 			fputs_unlocked("]},\n\"profiles\":[{\"type\":\"sampled\",\"name\":", out);
 			speedscope_put_string(name, out);
-			fprintf(out, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%llu,\n"
-				     "\"samples\":[\n", (unsigned long long)profile_total(p));
+			fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\n"
+				     "\"samples\":[\n", unit_ns ? "nanoseconds" : "none",
+				(unsigned long long)(profile_total(p) * w.unit));
 		} else if (w.pass == 1) {
 			fputs_unlocked("],\n\"weights\":[", out);
 		}

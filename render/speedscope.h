@@ -12,6 +12,9 @@
 
 struct speedscope_options {
 	const char *name; /* the profile's and the file's name; NULL: "ebprof" */
+	/* Counts are time, unit_ns ns each: weights are written in
+	 * nanoseconds, unit "nanoseconds". 0: counts are samples, unit "none". */
+	uint64_t unit_ns;
 };
 
 /*

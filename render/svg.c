@@ -164,7 +164,8 @@ struct svg_range {
 
 /* Warm for user code as flamegraph.pl's users expect, red-orange for the
  * kernel, aqua for JIT code, light blue for inlined frames, greys for the
- * process root and unresolved frames. */
+ * process root and unresolved frames, deep blue for the state an off-CPU
+ * stack waited in (flamegraph.pl's off-CPU graphs are blue). */
 static const struct svg_range svg_palette[FRAME_KIND_NR] = {
 	[FRAME_PROCESS] = { { 180, 180, 180 }, { 30, 30, 30 } },
 	[FRAME_USER] = { { 225, 110, 30 }, { 30, 110, 40 } },
@@ -172,6 +173,7 @@ static const struct svg_range svg_palette[FRAME_KIND_NR] = {
 	[FRAME_JIT] = { { 40, 180, 150 }, { 60, 50, 60 } },
 	[FRAME_INLINED] = { { 140, 185, 230 }, { 40, 35, 25 } },
 	[FRAME_UNKNOWN] = { { 150, 150, 160 }, { 20, 20, 20 } },
+	[FRAME_OFFCPU] = { { 40, 70, 190 }, { 30, 40, 50 } },
 };
 
 /* The same name gets the same colour in every graph: FNV-1a, no random. */
@@ -330,6 +332,17 @@ static void svg_put_percent(uint64_t part, uint64_t whole, FILE *out)
 	putc_unlocked('%', out);
 }
 
+/* A time for a tooltip, in the unit that keeps it short: "2.01 s", "37.5 ms", "120 us". */
+static void svg_put_time(uint64_t ns, FILE *out)
+{
+	if (ns >= 1000000000ull)
+		fprintf(out, "%.2f s", ns / 1e9);
+	else if (ns >= 1000000ull)
+		fprintf(out, "%.1f ms", ns / 1e6);
+	else
+		fprintf(out, "%.0f us", ns / 1e3);
+}
+
 static void svg_put_frame(const struct svg_layout *l, const struct profile_node *node,
 			  const char *name, enum frame_kind kind, size_t depth, uint64_t offset,
 			  uint64_t samples, uint64_t gap, FILE *out)
@@ -350,9 +363,13 @@ static void svg_put_frame(const struct svg_layout *l, const struct profile_node 
 	fputs_unlocked("\"><title>", out);
 	svg_put_text(name, SIZE_MAX, out);
 	fputs_unlocked(" (", out);
-	svg_put_u64(samples, out);
-	putc_unlocked(' ', out);
-	svg_put_text(l->count_name, SIZE_MAX, out);
+	if (o->unit_ns) {
+		svg_put_time(samples * o->unit_ns, out);
+	} else {
+		svg_put_u64(samples, out);
+		putc_unlocked(' ', out);
+		svg_put_text(l->count_name, SIZE_MAX, out);
+	}
 	fputs_unlocked(", ", out);
 	svg_put_percent(samples, l->total, out);
 	if (note && *note) {

@@ -24,6 +24,9 @@ struct svg_options {
 	unsigned int frame_height; /* pixels; 0: 16 */
 	double min_width;     /* pixels; < 0: 0.1, as flamegraph.pl */
 	const char *count_name; /* "samples" when NULL */
+	/* Counts are time, unit_ns ns each (record --mode offcpu|wall):
+	 * tooltips say the time ("2.01 s") instead of a count. 0: counts. */
+	unsigned long long unit_ns;
 	int inverted;	      /* icicle: root at the top */
 
 	/* A writer's own frame style, for graphs coloured by something else

@@ -51,6 +51,7 @@ struct demangle_entry {
 struct demangle_cache {
 	struct demangle_entry *slots;
 	size_t nr, max, nr_slots;
+	size_t names_bytes, max_bytes; /* of the strings kept (both forms), and their bound */
 };
 
 static uint64_t hash_name(const char *s)
@@ -69,6 +70,7 @@ struct demangle_cache *demangle_cache_new(size_t max)
 	if (!cache)
 		return NULL;
 	cache->max = max ? max : DEFAULT_CACHE_MAX;
+	cache->max_bytes = DEMANGLE_DEFAULT_MAX_BYTES;
 	cache->nr_slots = 16;
 	while (cache->nr_slots < cache->max * 2)
 		cache->nr_slots *= 2;
@@ -88,6 +90,17 @@ static void cache_clear(struct demangle_cache *cache)
 	}
 	memset(cache->slots, 0, cache->nr_slots * sizeof(*cache->slots));
 	cache->nr = 0;
+	cache->names_bytes = 0;
+}
+
+void demangle_cache_set_max_bytes(struct demangle_cache *cache, size_t max_bytes)
+{
+	cache->max_bytes = max_bytes ? max_bytes : DEMANGLE_DEFAULT_MAX_BYTES;
+}
+
+size_t demangle_cache_bytes(const struct demangle_cache *cache)
+{
+	return sizeof(*cache) + cache->nr_slots * sizeof(*cache->slots) + cache->names_bytes;
 }
 
 void demangle_cache_free(struct demangle_cache *cache)
@@ -102,8 +115,9 @@ void demangle_cache_free(struct demangle_cache *cache)
 const char *demangle_cache_get(struct demangle_cache *cache, const char *name)
 {
 	uint64_t hash;
-	size_t i;
+	size_t i, bytes;
 	struct demangle_entry *e;
+	char *demangled;
 
 	/* Most names (C) are not mangled at all: no need to remember them. */
 	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
@@ -115,17 +129,22 @@ const char *demangle_cache_get(struct demangle_cache *cache, const char *name)
 		if (e->hash == hash && !strcmp(e->name, name))
 			return e->demangled ? e->demangled : name;
 	}
-	if (cache->nr == cache->max) {
+	demangled = demangle_name(name);
+	bytes = strlen(name) + 1 + (demangled ? strlen(demangled) + 1 : 0);
+	if (cache->nr == cache->max || demangle_cache_bytes(cache) + bytes > cache->max_bytes) {
 		/* Full: start over rather than track recency; the hot names come back first. */
 		cache_clear(cache);
 		i = hash & (cache->nr_slots - 1);
 	}
 	e = &cache->slots[i];
 	e->name = strdup(name);
-	if (!e->name)
+	if (!e->name) {
+		free(demangled);
 		return name;
-	e->demangled = demangle_name(name);
+	}
+	e->demangled = demangled;
 	e->hash = hash;
 	cache->nr++;
+	cache->names_bytes += bytes;
 	return e->demangled ? e->demangled : name;
 }

@@ -27,8 +27,21 @@ char *demangle_name(const char *name);
 
 struct demangle_cache;
 
-/* Keeps at most max names (0: 16384), then starts over. NULL without memory. */
+/* Bytes of names (mangled and demangled) a cache keeps by default: C++
+ * names of a big program average ~150 bytes in both forms. */
+#define DEMANGLE_DEFAULT_MAX_BYTES (8ULL << 20)
+
+/* Keeps at most max names (0: 16384), and at most DEMANGLE_DEFAULT_MAX_BYTES
+ * in all (demangle_cache_bytes(): its slots, 24 bytes per name it may keep,
+ * and the names), then starts over. NULL without memory. */
 struct demangle_cache *demangle_cache_new(size_t max);
+
+/* Sets the byte bound (0: the default); the next name past it starts the
+ * cache over. A bound below the slots alone keeps one name at a time. */
+void demangle_cache_set_max_bytes(struct demangle_cache *cache, size_t max_bytes);
+
+/* The heap memory the cache holds now: its slots and the names in them. */
+size_t demangle_cache_bytes(const struct demangle_cache *cache);
 
 void demangle_cache_free(struct demangle_cache *cache);
 

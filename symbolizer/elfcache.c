@@ -1,11 +1,12 @@
 /*
  * elfcache: a small LRU of ELF symbol tables.
  *
- * The cache is a flat array searched linearly: at the default of 64
+ * The cache is a flat array searched linearly: at the default of 256
  * entries a search compares a few hundred bytes, far less than the work
  * of one cache miss, and it needs no hash table to keep in step. Recency
  * is a counter stamped on each use; eviction picks the oldest stamp among
- * the entries nobody holds. When every entry is held the array grows: the
+ * the entries nobody holds, until both the entry bound and the byte bound
+ * (elfsym_bytes() of each table, summed) are met. When every entry is held the array grows: the
  * holders (process records) are bounded, so the growth is too.
  */
 #include "bpf/grow.h"
@@ -17,7 +18,7 @@
 
 #include "symbolizer/elfsym.h"
 
-#define ELFCACHE_DEFAULT_MAX 64
+#define ELFCACHE_DEFAULT_MAX 256
 
 struct elfcache_entry {
 	uint32_t dev_major, dev_minor;
@@ -25,6 +26,7 @@ struct elfcache_entry {
 	bool deleted;
 	char *path; /* NULL unless the path is part of the key */
 	struct elfsym *elf;
+	size_t bytes;  /* elfsym_bytes(elf) plus the key's path */
 	uint64_t used; /* stamp of the last use */
 	uint32_t holds;
 };
@@ -32,6 +34,7 @@ struct elfcache_entry {
 struct elfcache {
 	struct elfcache_entry *entries;
 	size_t nr, cap, max;
+	uint64_t bytes, max_bytes; /* of the tables kept, and their bound */
 	uint64_t clock;
 	uint64_t hits, misses;
 };
@@ -41,13 +44,14 @@ static bool key_uses_path(const struct elfcache_key *key)
 	return !key->inode || key->deleted;
 }
 
-struct elfcache *elfcache_new(size_t max)
+struct elfcache *elfcache_new(size_t max, uint64_t max_bytes)
 {
 	struct elfcache *cache = calloc(1, sizeof(*cache));
 
 	if (!cache)
 		return NULL;
 	cache->max = max ? max : ELFCACHE_DEFAULT_MAX;
+	cache->max_bytes = max_bytes ? max_bytes : ELFCACHE_DEFAULT_MAX_BYTES;
 	cache->cap = cache->max;
 	cache->entries = calloc(cache->cap, sizeof(*cache->entries));
 	if (!cache->entries) {
@@ -57,8 +61,9 @@ struct elfcache *elfcache_new(size_t max)
 	return cache;
 }
 
-static void entry_clear(struct elfcache_entry *e)
+static void entry_clear(struct elfcache *cache, struct elfcache_entry *e)
 {
+	cache->bytes -= e->bytes;
 	elfsym_free(e->elf);
 	free(e->path);
 	memset(e, 0, sizeof(*e));
@@ -69,7 +74,7 @@ void elfcache_free(struct elfcache *cache)
 	if (!cache)
 		return;
 	for (size_t i = 0; i < cache->nr; i++)
-		entry_clear(&cache->entries[i]);
+		entry_clear(cache, &cache->entries[i]);
 	free(cache->entries);
 	free(cache);
 }
@@ -101,9 +106,33 @@ bool elfcache_get(struct elfcache *cache, const struct elfcache_key *key, const 
 	return false;
 }
 
+/* The least recently used entry nobody holds, or NULL. */
+static struct elfcache_entry *entry_oldest(struct elfcache *cache)
+{
+	struct elfcache_entry *oldest = NULL;
+
+	for (size_t i = 0; i < cache->nr; i++) {
+		struct elfcache_entry *e = &cache->entries[i];
+
+		if (!e->holds && (!oldest || e->used < oldest->used))
+			oldest = e;
+	}
+	return oldest;
+}
+
+/* Drops entry e, moving the last entry into its place. */
+static void entry_drop(struct elfcache *cache, struct elfcache_entry *e)
+{
+	entry_clear(cache, e);
+	/* Tables live on the heap: moving the last entry moves no table. */
+	*e = cache->entries[--cache->nr];
+	memset(&cache->entries[cache->nr], 0, sizeof(*e));
+}
+
 int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct elfsym *elf)
 {
-	struct elfcache_entry *slot;
+	struct elfcache_entry *slot, *old;
+	size_t bytes = elfsym_bytes(elf);
 	char *path = NULL;
 
 	if (key_uses_path(key) && key->path) {
@@ -113,16 +142,16 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 			return -ENOMEM;
 		}
 	}
+	bytes += path ? strlen(path) + 1 : 0;
+	/* Make room in bytes first, then in entries: the new table may push
+	 * out several small ones, never one somebody holds. */
+	while (cache->nr && cache->bytes + bytes > cache->max_bytes && (old = entry_oldest(cache)))
+		entry_drop(cache, old);
 	slot = NULL;
 	if (cache->nr >= cache->max) {
-		for (size_t i = 0; i < cache->nr; i++) {
-			struct elfcache_entry *e = &cache->entries[i];
-
-			if (!e->holds && (!slot || e->used < slot->used))
-				slot = e;
-		}
+		slot = entry_oldest(cache);
 		if (slot)
-			entry_clear(slot);
+			entry_clear(cache, slot);
 	}
 	if (!slot && GROW_ARRAY(&cache->entries, &cache->cap, cache->nr + 1, 1)) {
 		free(path);
@@ -138,8 +167,10 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 	    .deleted = key->deleted,
 	    .path = path,
 	    .elf = elf,
+	    .bytes = bytes,
 	    .used = ++cache->clock,
 	};
+	cache->bytes += bytes;
 	return 0;
 }
 
@@ -177,21 +208,12 @@ void elfcache_release(struct elfcache *cache, const struct elfsym *elf)
 
 void elfcache_trim(struct elfcache *cache)
 {
-	while (cache->nr > cache->max) {
-		struct elfcache_entry *oldest = NULL;
+	while (cache->nr > cache->max || cache->bytes > cache->max_bytes) {
+		struct elfcache_entry *oldest = entry_oldest(cache);
 
-		for (size_t i = 0; i < cache->nr; i++) {
-			struct elfcache_entry *e = &cache->entries[i];
-
-			if (!e->holds && (!oldest || e->used < oldest->used))
-				oldest = e;
-		}
 		if (!oldest)
 			return;
-		entry_clear(oldest);
-		/* Tables live on the heap: moving the last entry moves no table. */
-		*oldest = cache->entries[--cache->nr];
-		memset(&cache->entries[cache->nr], 0, sizeof(*oldest));
+		entry_drop(cache, oldest);
 	}
 }
 
@@ -200,7 +222,11 @@ void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats)
 	stats->hits = cache->hits;
 	stats->misses = cache->misses;
 	stats->cached = cache->nr;
+	stats->bytes = cache->bytes;
 	stats->held = 0;
-	for (size_t i = 0; i < cache->nr; i++)
+	stats->held_bytes = 0;
+	for (size_t i = 0; i < cache->nr; i++) {
 		stats->held += cache->entries[i].holds != 0;
+		stats->held_bytes += cache->entries[i].holds ? cache->entries[i].bytes : 0;
+	}
 }

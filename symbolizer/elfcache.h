@@ -6,11 +6,13 @@
  * inode its maps line gives, not by path: one path may name different
  * files in different mount namespaces, or before and after an upgrade.
  * For a deleted file or one without an inode the path joins the key.
- * The cache holds at most max tables it may drop, and drops the least
- * recently used. A table a process record holds (elfcache_hold) is never
- * dropped: a process that has exited can no longer be read again, so its
- * tables stay until its record lets them go, and the cache grows past max
- * for them. Files that could not be read are remembered too, so a bad
+ * The cache holds at most max tables it may drop, and at most max_bytes
+ * of them (elfsym_bytes(), summed), and drops the least recently used. A
+ * table a process record holds (elfcache_hold) is never dropped: a process
+ * that has exited can no longer be read again, so its tables stay until
+ * its record lets them go, and the cache grows past its bounds for them
+ * (the process records are bounded in their turn); elfcache_trim() at the
+ * end of a drain brings it back. Files that could not be read are remembered too, so a bad
  * file is not opened again for every sample.
  */
 #ifndef EBPROF_SYMBOLIZER_ELFCACHE_H
@@ -30,8 +32,13 @@ struct elfcache_key {
 	bool deleted;
 };
 
-/* Returns NULL when out of memory; max 0 means 64. Free with elfcache_free(). */
-struct elfcache *elfcache_new(size_t max);
+/* Bytes of symbol tables kept by default: node's table is ~17 MB, libLLVM's
+ * ~5 MB, most libraries' a few kB. */
+#define ELFCACHE_DEFAULT_MAX_BYTES (64ULL << 20)
+
+/* Returns NULL when out of memory; max 0 means 256 tables, max_bytes 0
+ * ELFCACHE_DEFAULT_MAX_BYTES. Free with elfcache_free(). */
+struct elfcache *elfcache_new(size_t max, uint64_t max_bytes);
 
 /* Frees the cache and every table in it. */
 void elfcache_free(struct elfcache *cache);
@@ -66,6 +73,8 @@ struct elfcache_stats {
 	uint64_t hits, misses;
 	uint64_t cached; /* entries kept now, unreadable files included */
 	uint64_t held;	 /* of those, entries some process record holds */
+	uint64_t bytes;	 /* of every table kept (elfsym_bytes() and key) */
+	uint64_t held_bytes; /* of those held */
 };
 
 void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats);

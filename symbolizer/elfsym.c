@@ -42,6 +42,7 @@ struct elfsym {
 	struct elfsym_segment *segments;
 	size_t nr_segments;
 	char *pool;
+	size_t bytes; /* heap memory held, as elfsym_bytes() gives it */
 	unsigned char build_id[ELFSYM_BUILD_ID_MAX];
 	size_t build_id_len; /* 0: none */
 };
@@ -462,6 +463,8 @@ static int open_elf(Elf *e, uint64_t file_size, const struct elfsym_options *o,
 	if (err)
 		goto err_end;
 	elf->pool = r.pool;
+	elf->bytes = sizeof(*elf) + (r.nr ? r.nr : 1) * (sizeof(*elf->syms) + sizeof(*elf->ends)) +
+		     elf->nr_segments * sizeof(*elf->segments) + r.pool_cap;
 	free(r.syms);
 	elf_end(e);
 	*out = elf;
@@ -590,6 +593,11 @@ const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len)
 size_t elfsym_count(const struct elfsym *elf)
 {
 	return elf->nr;
+}
+
+size_t elfsym_bytes(const struct elfsym *elf)
+{
+	return elf ? elf->bytes : 0;
 }
 
 size_t elfsym_segment_count(const struct elfsym *elf)

@@ -114,6 +114,10 @@ const unsigned char *elfsym_build_id(const struct elfsym *elf, size_t *len);
 /* Function symbols kept, one per address, sorted by address. */
 size_t elfsym_count(const struct elfsym *elf);
 
+/* The heap memory elf holds, in bytes (its symbols, ends, segments and
+ * name pool as allocated); 0 for NULL. What the ELF cache's bound counts. */
+size_t elfsym_bytes(const struct elfsym *elf);
+
 size_t elfsym_segment_count(const struct elfsym *elf);
 
 /*

@@ -19,6 +19,7 @@ enum frame_kind {
 	FRAME_JIT,     /* named by a JIT perf map */
 	FRAME_INLINED, /* inlined into its caller */
 	FRAME_UNKNOWN, /* not resolved: "[unknown]" or "[module+0xoff]" */
+	FRAME_OFFCPU,  /* the leaf of an off-CPU stack: "[off-cpu: sleep]" (frame_offcpu_name) */
 	FRAME_KIND_NR,
 };
 
@@ -45,6 +46,16 @@ struct frame {
 
 /* The folded-text suffix of a kind ("_[k]", "_[j]", "_[i]"), or "". */
 const char *frame_kind_suffix(enum frame_kind kind);
+
+/*
+ * The leaf frame's name for an off-CPU state (EBPROF_OFFCPU_RUNNABLE,
+ * _SLEEP, _IO of bpf/ebprof.h: 1, 2, 3), a static string; NULL for 0
+ * (on-CPU) or anything else.
+ */
+const char *frame_offcpu_name(unsigned int state);
+
+/* Whether a name read from text is an off-CPU leaf ("[off-cpu: ...]"). */
+int frame_is_offcpu_name(const char *name);
 
 /* A short lower-case name of a kind, for tooltips and logs. */
 const char *frame_kind_name(enum frame_kind kind);

@@ -432,6 +432,14 @@ const struct perfmap_symbol *perfmap_lookup(const struct perfmap *map, uint64_t 
 	return sym;
 }
 
+size_t perfmap_bytes(const struct perfmap *map)
+{
+	if (!map)
+		return 0;
+	return sizeof(*map) + map->cap * sizeof(*map->entries) + map->pool_cap +
+	       (map->root ? strlen(map->root) + 1 : 0) + (map->path ? strlen(map->path) + 1 : 0);
+}
+
 size_t perfmap_count(const struct perfmap *map)
 {
 	return map->nr;

@@ -85,6 +85,8 @@ const struct perfmap_symbol *perfmap_lookup(const struct perfmap *map, uint64_t 
 
 /* Entries held. */
 size_t perfmap_count(const struct perfmap *map);
+/* The heap memory map holds, in bytes (entries and names as allocated); 0 for NULL. */
+size_t perfmap_bytes(const struct perfmap *map);
 
 /* Lines skipped because they did not parse, since the map was created. */
 size_t perfmap_malformed(const struct perfmap *map);

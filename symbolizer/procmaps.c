@@ -36,6 +36,7 @@ struct procmaps {
 	size_t malformed;
 	bool anon; /* a kept mapping is anonymous (see procmaps_is_anon) */
 	char *pool; /* every kept path, NUL-terminated */
+	size_t bytes; /* heap memory held: procmaps_bytes() */
 };
 
 /* Reads a hex number ending at the character stop; advances *s past stop. */
@@ -372,6 +373,7 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
 	free(b.path_offs);
 	close(fd);
+	maps->bytes = sizeof(*maps) + b.cap * sizeof(*maps->mappings) + b.pool_cap;
 	*out = maps;
 	return 0;
 
@@ -390,6 +392,11 @@ void procmaps_free(struct procmaps *maps)
 	free(maps->mappings);
 	free(maps->pool);
 	free(maps);
+}
+
+size_t procmaps_bytes(const struct procmaps *maps)
+{
+	return maps ? maps->bytes : 0;
 }
 
 size_t procmaps_count(const struct procmaps *maps)

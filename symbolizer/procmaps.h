@@ -53,6 +53,8 @@ void procmaps_free(struct procmaps *maps);
 
 /* Mappings kept, sorted by start. */
 size_t procmaps_count(const struct procmaps *maps);
+/* The heap memory maps holds, in bytes; 0 for NULL. */
+size_t procmaps_bytes(const struct procmaps *maps);
 
 /* The i-th kept mapping; owned by maps (paths NUL-terminated here). */
 const struct procmaps_mapping *procmaps_at(const struct procmaps *maps, size_t i);

@@ -43,7 +43,9 @@ struct proctab {
 	bool maps_text_only;
 	struct proc *procs[PROC_BUCKETS];
 	size_t nr_procs, max_procs;
-	uint64_t evicted;
+	uint64_t max_bytes;
+	uint64_t proc_bytes, perfmap_bytes; /* as of the last end of a drain */
+	uint64_t evicted, evicted_over_bytes;
 	uint64_t drain;
 	uint64_t perfmaps_refused;
 	uint64_t perfmaps_opened;
@@ -158,6 +160,7 @@ struct proctab *proctab_new(const struct proctab_config *config)
 	t->perfmap_max_bytes = config->perfmap_max_bytes;
 	t->maps_text_only = config->maps_text_only;
 	t->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
+	t->max_bytes = config->max_bytes ? config->max_bytes : UINT64_MAX;
 	t->ns_per_tick = ns_per_tick();
 	t->boottime_offset = boottime_offset(t->proc_root);
 	return t;
@@ -421,15 +424,13 @@ static uint64_t proc_last_use(const struct proc *proc)
 }
 
 /*
- * At the bound, drops the record of least use, a live process first (it
- * can be read again) and an exited one only when all are exited.
+ * The record to drop at a bound: the one of least use, a live process
+ * first (it can be read again) and an exited one only when all are exited.
  */
-static void proc_make_room(struct proctab *t)
+static struct proc *proc_victim(struct proctab *t)
 {
 	struct proc *victim = NULL;
 
-	if (t->nr_procs < t->max_procs)
-		return;
 	for (size_t i = 0; i < PROC_BUCKETS; i++)
 		for (struct proc *proc = t->procs[i]; proc; proc = proc->next) {
 			if (!victim || (victim->gone && !proc->gone) ||
@@ -437,10 +438,57 @@ static void proc_make_room(struct proctab *t)
 			     proc_last_use(proc) < proc_last_use(victim)))
 				victim = proc;
 		}
+	return victim;
+}
+
+static void proc_make_room(struct proctab *t)
+{
+	struct proc *victim;
+
+	if (t->nr_procs < t->max_procs)
+		return;
+	victim = proc_victim(t);
 	if (victim) {
 		proc_unlink(t, victim);
 		t->evicted++;
 	}
+}
+
+/* The heap memory a record holds: itself, its maps, their table slots and its perf map. */
+static size_t proc_bytes(const struct proc *proc)
+{
+	return sizeof(*proc) + procmaps_bytes(proc->maps) +
+	       (proc->elfs ? procmaps_count(proc->maps) * sizeof(*proc->elfs) : 0) +
+	       perfmap_bytes(proc->perfmap);
+}
+
+/*
+ * Sums the records' memory, and drops records of least use while it is
+ * over the byte bound. Once per drain: maps and perf maps grow between
+ * drains, and a walk of every record per new process would cost more
+ * than the bound saves.
+ */
+static void proc_trim_bytes(struct proctab *t)
+{
+	uint64_t total = 0, perfmaps = 0;
+
+	for (size_t i = 0; i < PROC_BUCKETS; i++)
+		for (const struct proc *proc = t->procs[i]; proc; proc = proc->next) {
+			total += proc_bytes(proc);
+			perfmaps += perfmap_bytes(proc->perfmap);
+		}
+	while (total > t->max_bytes && t->nr_procs > 1) {
+		struct proc *victim = proc_victim(t);
+
+		if (!victim)
+			break;
+		total -= proc_bytes(victim);
+		perfmaps -= perfmap_bytes(victim->perfmap);
+		proc_unlink(t, victim);
+		t->evicted_over_bytes++;
+	}
+	t->proc_bytes = total;
+	t->perfmap_bytes = perfmaps;
 }
 
 /* A new record; *err gets what reading its maps returned. NULL without memory. */
@@ -619,6 +667,7 @@ void proctab_end_drain(struct proctab *t)
 				proc_unlink(t, proc);
 		}
 	}
+	proc_trim_bytes(t);
 	t->drain++;
 }
 
@@ -633,6 +682,9 @@ void proctab_stats(const struct proctab *t, struct proctab_stats *stats)
 		.processes = t->nr_procs,
 		.exited = exited,
 		.evicted = t->evicted,
+		.process_bytes = t->proc_bytes,
+		.perfmap_bytes = t->perfmap_bytes,
+		.evicted_over_bytes = t->evicted_over_bytes,
 		.perfmaps_refused = t->perfmaps_refused,
 		.perfmaps_opened = t->perfmaps_opened,
 		.perfmap_lines_too_long = t->perfmap_lines_too_long,

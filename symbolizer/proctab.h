@@ -58,6 +58,8 @@ struct proctab_config {
 	struct elfcache *elfs;	 /* borrowed: records hold their tables there */
 	uint64_t perfmap_max_bytes;
 	size_t max_processes; /* 0: 4096 */
+	uint64_t max_bytes;   /* the records with their maps and perf maps, enforced
+			       * at the end of each drain; 0: no bound */
 	bool maps_text_only;
 };
 
@@ -94,11 +96,14 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
  */
 int proctab_reread(struct proctab *t, struct proc *proc);
 
-/* The records' end of a drain: see symbolizer_end_drain(). */
+/* The records' end of a drain: see symbolizer_end_drain(). It also
+ * drops records of least use while they hold more than max_bytes. */
 void proctab_end_drain(struct proctab *t);
 
 struct proctab_stats {
 	uint64_t processes, exited, evicted;
+	uint64_t process_bytes, perfmap_bytes; /* as of the last end of a drain */
+	uint64_t evicted_over_bytes;	       /* records dropped at max_bytes, ever */
 	uint64_t perfmaps_refused, perfmaps_opened, perfmap_lines_too_long, perfmaps_truncated;
 };
 

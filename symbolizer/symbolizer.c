@@ -95,6 +95,9 @@ void symbolizer_config_init(struct symbolizer_config *config)
 	    .raw_names = false,
 	    .debug_root = "/usr/lib/debug",
 	    .max_processes = 0,
+	    .elf_cache_bytes = 0,
+	    .process_bytes = 0,
+	    .names_bytes = 0,
 	    .max_file_size = 0,
 	    .elf_bounds = {0},
 	    .perfmap_max_bytes = 0,
@@ -116,7 +119,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		return NULL;
 	sym->addresses = config->addresses;
 	sym->proc_root = strdup(config->proc_root ? config->proc_root : defaults.proc_root);
-	sym->elfs = elfcache_new(config->elf_cache_max);
+	sym->elfs = elfcache_new(config->elf_cache_max, config->elf_cache_bytes);
 	sym->debug_root = strdup(config->debug_root ? config->debug_root : "");
 	sym->gate = target_new(&(struct target_config){ .proc_root = sym->proc_root,
 							.max_file_size = config->max_file_size });
@@ -130,6 +133,8 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		.elfs = sym->elfs,
 		.perfmap_max_bytes = config->perfmap_max_bytes,
 		.max_processes = config->max_processes,
+		.max_bytes = config->process_bytes ? config->process_bytes
+						   : SYMBOLIZER_DEFAULT_PROCESS_BYTES,
 		.maps_text_only = config->maps_text_only,
 	});
 	if (!sym->procs)
@@ -138,6 +143,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		sym->demangled = demangle_cache_new(0);
 		if (!sym->demangled)
 			goto err_free;
+		demangle_cache_set_max_bytes(sym->demangled, config->names_bytes);
 	}
 	/* Without kallsyms kernel frames come out "[unknown]"; user frames still work. */
 	err = ksyms_load(config->kallsyms ? config->kallsyms : defaults.kallsyms, &sym->ksyms);
@@ -642,6 +648,15 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .elf_breaches = sym->elf_breaches,
 	    .perfmap_lines_too_long = procs.perfmap_lines_too_long,
 	    .perfmaps_truncated = procs.perfmaps_truncated,
+	    .elf_bytes = cache.bytes,
+	    .elf_held_bytes = cache.held_bytes,
+	    .process_bytes = procs.process_bytes,
+	    .perfmap_bytes = procs.perfmap_bytes,
+	    .names_bytes = (sym->demangled ? demangle_cache_bytes(sym->demangled) : 0) +
+			   sym->names_cap +
+			   sym->name_offs_cap * (sizeof(*sym->name_offs) + sizeof(*sym->mappings) +
+						 sizeof(*sym->map_offs)),
+	    .evicted_over_bytes = procs.evicted_over_bytes,
 	};
 	target_stats(sym->gate, stats->refused);
 }

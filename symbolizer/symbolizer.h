@@ -21,15 +21,27 @@
 
 struct symbolizer;
 
+/* Process records (maps, perf maps) kept by default: a record is ~5 kB
+ * without a perf map, so 4096 of them fit; a JIT's perf map can be MBs. */
+#define SYMBOLIZER_DEFAULT_PROCESS_BYTES (32ULL << 20)
+
 struct symbolizer_config {
 	bool addresses;		 /* append "+0xoff" to resolved names */
-	size_t elf_cache_max;	 /* ELF tables kept; 0: default (64) */
+	size_t elf_cache_max;	 /* ELF tables kept; 0: default (256) */
 	const char *proc_root;	 /* "/proc" unless a test points elsewhere */
 	const char *kallsyms;	 /* "/proc/kallsyms" unless a test points elsewhere */
 	const char *perfmap_dir; /* "/tmp" unless a test points elsewhere */
 	bool raw_names;		 /* keep mangled C++ and Rust names as the files give them */
 	const char *debug_root;	 /* separate debug files: "/usr/lib/debug"; "" for none */
 	size_t max_processes;	 /* process records kept; 0: default (4096) */
+	/* Memory bounds in bytes (0: defaults). elf_cache_bytes: the ELF tables
+	 * kept (ELFCACHE_DEFAULT_MAX_BYTES); process_bytes: the process records
+	 * with their maps and perf maps (SYMBOLIZER_DEFAULT_PROCESS_BYTES),
+	 * enforced at the end of each drain; names_bytes: the demangled names
+	 * (DEMANGLE_DEFAULT_MAX_BYTES). */
+	uint64_t elf_cache_bytes;
+	uint64_t process_bytes;
+	uint64_t names_bytes;
 	/* Bounds on what a profiled process's files make us read (0: defaults). */
 	uint64_t max_file_size;		 /* an ELF or debug file: TARGET_DEFAULT_MAX_FILE_SIZE */
 	struct elfsym_bounds elf_bounds; /* one symbol table: elfsym.h */
@@ -109,8 +121,9 @@ size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *
  * When the caller knows it, the snapshot is one read of the maps, and a
  * report older than the record held for tgid gives -ESRCH.
  *
- * Memory is bounded by max_processes records; beyond it the record used
- * least recently is dropped (a live process is simply read again when
+ * Memory is bounded by max_processes records, and by process_bytes at
+ * the end of each drain; beyond them the record used least recently is
+ * dropped (a live process is simply read again when
  * next sampled). Returns 0, -ESRCH when the process is already gone, or
  * -ENOMEM.
  */
@@ -146,6 +159,13 @@ struct symbolizer_stats {
 	struct elfsym_breaches elf_breaches; /* ELF bounds hit, ever: tables skipped */
 	uint64_t perfmap_lines_too_long;     /* perf-map lines over PERFMAP_MAX_LINE, skipped */
 	uint64_t perfmaps_truncated;	     /* perf maps read up to their byte bound only */
+	/* Memory held now, in bytes, by cache (the bounds in the config). */
+	uint64_t elf_bytes;	/* ELF tables kept, held ones included */
+	uint64_t elf_held_bytes; /* of those, held by process records */
+	uint64_t process_bytes; /* process records, their maps and perf maps */
+	uint64_t perfmap_bytes; /* of those, perf maps */
+	uint64_t names_bytes;	/* demangled names, and the names of the last stack */
+	uint64_t evicted_over_bytes; /* records dropped at the process_bytes bound, ever */
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

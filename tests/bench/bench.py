@@ -21,6 +21,10 @@ row for a second or two, to prove the rows still work). It measures:
   7 top       the CPU and memory of a live view refreshed every second at
               99 Hz system-wide on the busy system: `ebprof top` against
               `perf top -g` (both in their text modes, output discarded)
+  9 offcpu    off-CPU profiling per context switch: a pipe ping-pong's
+              throughput alone, under ebprof --mode offcpu and under perf
+              sched record, and the switch program's BPF ns per switch
+              (offcpu_bench.py)
   8 unwind    unwinding by .eh_frame tables: BPF ns/sample against the
               frame-pointer walk at 5 to 120 frames, table build time per MB,
               the tables of every process on the machine, the plugin's RSS and
@@ -48,6 +52,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import offcpu_bench  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
@@ -1168,12 +1175,16 @@ class Bench:
             f.write("unset multiplot\n")
         subprocess.run(["gnuplot", gp], check=True, cwd=self.out)
 
+    def section_offcpu(self):
+        log("9 off-CPU cost per context switch")
+        offcpu_bench.section_offcpu(self, EBPROF, TOOLS, median)
+
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("user", self.section_user), ("symbols", self.section_symbols),
                  ("render", self.section_render), ("top", self.section_top),
-                 ("unwind", self.section_unwind)]
+                 ("unwind", self.section_unwind), ("offcpu", self.section_offcpu)]
         t0 = time.time()
         for name, fn in steps:
             if "all" in sections or name in sections:
@@ -1215,7 +1226,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind "
+                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind,offcpu "
                          "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:

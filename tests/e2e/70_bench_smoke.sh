@@ -62,6 +62,9 @@ check "6 scaling" "ns/sample by depth" ebprof anchor
 check "6 scaling" "user CPU by unique stacks" "ebprof record"
 check "7 top" "CPU share of one core" "ebprof top" anchor
 check "7 top" "peak RSS" "ebprof top" anchor
+check "9 offcpu" "switches/s alone" none
+check "9 offcpu" "throughput lost" "ebprof --mode offcpu" anchor
+check "9 offcpu" "BPF ns/switch" "ebprof --mode offcpu"
 
 # Symbolization must really have named the sampled addresses.
 named=$(grep '^4 symbols,cold: name N' "$CSV" | grep -o 'both named [0-9]*' | grep -o '[0-9]*$')

@@ -73,6 +73,7 @@ static int setup(void **state)
 		uint64_t sink = 0;
 
 		prctl(PR_SET_NAME, "capture_child");
+		prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a failed test */
 		for (;;)
 			sink += capture_burn(100000);
 	}

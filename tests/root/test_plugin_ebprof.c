@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,8 +37,12 @@ static pid_t start_spinner(void)
 	pid_t pid = fork();
 
 	assert_true(pid >= 0);
-	if (pid == 0)
+	if (pid == 0) {
+		/* A failed assertion ends the test before stop(): the spinner
+		 * must not outlive it, burning a CPU the next runs need. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		spin_child();
+	}
 	return pid;
 }
 
@@ -232,6 +237,56 @@ static void test_reads_dispatch_metrics_and_spool(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * SpoolWindowMemory: once the window's tree holds that many bytes, the
+ * next reads' samples stay out of it and are counted (lost-window, and in
+ * lost-memory); the heap and every cache's size are health metrics.
+ */
+static void test_window_bound_and_memory_metrics(void **state)
+{
+	char dir[] = "/tmp/ebprof-plugin.XXXXXX", cmd[64];
+	oconfig_item_t *root = stub_ci_block("Plugin");
+	const value_list_t *vl;
+	pid_t child;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	child = start_spinner();
+	stub_ci_number(stub_ci_child(root, "Frequency"), 999);
+	stub_ci_number(stub_ci_child(root, "PID"), child);
+	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
+	stub_ci_number(stub_ci_child(root, "SpoolInterval"), 2);
+	stub_ci_string(stub_ci_child(root, "SpoolWindowMemory"), "64KiB");
+	assert_int_equal(configure(root), 0);
+	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
+	assert_int_equal(stub.init(), 0);
+	for (int i = 0; i < 3; i++) {
+		sleep_ms(500);
+		assert_int_equal(stub.read(NULL), 0);
+	}
+	/* The first read's tree (a node chunk and an arena block: ~0.5 MB)
+	 * took the window past 64 KiB: the next two reads' samples are out. */
+	vl = stub_dispatched("health", "cache_window");
+	assert_non_null(vl);
+	assert_true(vl->values[0].gauge > 64 * 1024);
+	vl = stub_dispatched("health", "lost-window");
+	assert_non_null(vl);
+	assert_true(vl->values[0].derive > 0); /* a busy host may give the spinner little CPU */
+	assert_true(stub_dispatched("health", "lost-memory")->values[0].derive >=
+		    vl->values[0].derive);
+	/* Under ASan glibc's heap is not the one in use: only the series. */
+	vl = stub_dispatched("health", "heap_in_use");
+	assert_non_null(vl);
+	assert_true(stub_dispatched("health", "heap_mapped")->values[0].gauge >=
+		    vl->values[0].gauge);
+	assert_true(stub_dispatched("health", "cache_symbols")->values[0].gauge > 0);
+	assert_true(stub_dispatched("health", "cache_processes")->values[0].gauge > 0);
+	stop(child);
+	assert_int_equal(stub.shutdown(), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* collectd reads right after init; that read waits for a real window. */
 static void test_read_right_after_init_is_skipped(void **state)
 {
@@ -302,6 +357,7 @@ int main(void)
 		cmocka_unit_test_setup(test_init_without_capabilities_says_what_to_fix, setup),
 		cmocka_unit_test_setup(test_reads_dispatch_metrics_and_spool, setup),
 		cmocka_unit_test_setup(test_read_right_after_init_is_skipped, setup),
+		cmocka_unit_test_setup(test_window_bound_and_memory_metrics, setup),
 		cmocka_unit_test_setup(test_spool_failure_logged_once_metrics_flow, setup),
 	};
 

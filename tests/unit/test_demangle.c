@@ -180,6 +180,34 @@ static void test_cache_returns_the_same_answers(void **state)
 	demangle_cache_free(cache);
 }
 
+/* The byte bound counts the slots and both forms of each name kept: past
+ * it the cache starts over, and never holds more. */
+static void test_cache_is_bounded_in_bytes(void **state)
+{
+	struct demangle_cache *cache = demangle_cache_new(1024);
+	size_t empty, bound;
+	char name[64];
+
+	(void)state;
+	assert_non_null(cache);
+	empty = demangle_cache_bytes(cache);
+	assert_true(empty >= 2048 * sizeof(void *)); /* the slots: twice max, at least */
+	assert_string_equal(demangle_cache_get(cache, "_ZN3foo3barE"), "foo::bar");
+	/* "_ZN3foo3barE" and "foo::bar", with their NULs */
+	assert_int_equal(demangle_cache_bytes(cache), empty + 13 + 9);
+	bound = empty + 10 * 22;
+	demangle_cache_set_max_bytes(cache, bound);
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "_ZN3foo3b%02dE", i);
+		assert_non_null(demangle_cache_get(cache, name));
+		assert_true(demangle_cache_bytes(cache) <= bound);
+	}
+	/* It still answers right after starting over. */
+	assert_string_equal(demangle_cache_get(cache, "_ZN3foo3b99E"), "foo::b99");
+	assert_true(demangle_cache_bytes(cache) > empty);
+	demangle_cache_free(cache);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +216,7 @@ int main(void)
 	    cmocka_unit_test(test_rust_v0),
 	    cmocka_unit_test(test_plain_and_malformed_names_are_left_alone),
 	    cmocka_unit_test(test_cache_returns_the_same_answers),
+	    cmocka_unit_test(test_cache_is_bounded_in_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

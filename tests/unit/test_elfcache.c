@@ -45,7 +45,7 @@ static bool cached(struct elfcache *c, uint64_t inode, const char *path,
 
 static void test_a_file_is_its_device_and_inode_not_its_path(void **state)
 {
-	struct elfcache *c = elfcache_new(8);
+	struct elfcache *c = elfcache_new(8, 0);
 	struct elfcache_key k = key_of(42, "/usr/lib/libc.so.6");
 	struct elfsym *elf = own_table();
 	const struct elfsym *got = NULL;
@@ -74,7 +74,7 @@ static void test_a_file_is_its_device_and_inode_not_its_path(void **state)
 
 static void test_the_least_recently_used_table_goes_first(void **state)
 {
-	struct elfcache *c = elfcache_new(2);
+	struct elfcache *c = elfcache_new(2, 0);
 	struct elfcache_key a = key_of(1, "a"), b = key_of(2, "b"), k3 = key_of(3, "c");
 	const struct elfsym *got;
 
@@ -91,7 +91,7 @@ static void test_the_least_recently_used_table_goes_first(void **state)
 
 static void test_a_held_table_is_never_dropped(void **state)
 {
-	struct elfcache *c = elfcache_new(1);
+	struct elfcache *c = elfcache_new(1, 0);
 	struct elfcache_key a = key_of(1, "a"), b = key_of(2, "b");
 	struct elfsym *elf = own_table();
 	const struct elfsym *got = NULL;

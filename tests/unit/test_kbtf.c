@@ -61,6 +61,29 @@ static void test_running_kernel_matches_libbpf(void **state)
 	btf__free(btf);
 }
 
+/* The id of a tracepoint's typedef, as a tp_btf load names it: libbpf's, and -ENOENT for none. */
+static void test_typedef_id_matches_libbpf(void **state)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char err[ERRLEN];
+	uint32_t id;
+	int want;
+
+	(void)state;
+	assert_non_null(btf);
+	want = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	assert_true(want > 0);
+	assert_int_equal(kbtf_typedef_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err,
+					 sizeof(err)),
+			 0);
+	assert_int_equal(id, (uint32_t)want);
+	/* task_struct is a struct, not a typedef. */
+	assert_int_equal(kbtf_typedef_id(KBTF_VMLINUX, "task_struct", &id, err, sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no typedef task_struct"));
+	btf__free(btf);
+}
+
 /* Writes btf to a temporary file; returns its path (static buffer). */
 static const char *write_btf(const struct btf *btf, size_t truncate_to)
 {
@@ -184,6 +207,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_kernel_matches_libbpf),
+		cmocka_unit_test(test_typedef_id_matches_libbpf),
 		cmocka_unit_test(test_members_inside_anonymous_types),
 		cmocka_unit_test(test_refusals_name_the_problem),
 	};

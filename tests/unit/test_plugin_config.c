@@ -55,6 +55,20 @@ static int parse(struct pconf *c, const struct option *opts, size_t n)
 	return rc;
 }
 
+/* Each one-option block of bad is refused, with a log line naming its key. */
+static void expect_each_refused(const struct option (*bad)[1], size_t n)
+{
+	struct pconf c;
+
+	for (size_t i = 0; i < n; i++) {
+		stub_reset();
+		pconf_init(&c);
+		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
+		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
+		pconf_free(&c);
+	}
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -167,13 +181,45 @@ static void test_bounds_and_stall_timeout(void **state)
 	assert_int_equal(c.max_symbol_table, 512ULL << 20);
 	assert_int_equal(c.max_perf_map, 1ULL << 30);
 	pconf_free(&c);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		stub_reset();
-		pconf_init(&c);
-		assert_int_equal(parse(&c, bad[i], 1), -EINVAL);
-		assert_true(stub_log_has("ebprof plugin: ", bad[i][0].key, "bad value", NULL));
-		pconf_free(&c);
-	}
+	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
+}
+
+/* The caches' byte bounds and MallocTrim: defaults, sizes, and refusals. */
+static void test_cache_memory_and_malloc_trim(void **state)
+{
+	const struct option opts[] = {
+		{ "SymbolCacheMemory", V_STR, 0, "128MiB" },
+		{ "ProcessMemory", V_STR, 0, "8MiB" },
+		{ "NameCacheMemory", V_STR, 0, "2MiB" },
+		{ "SpoolWindowMemory", V_STR, 0, "1GiB" },
+		{ "MallocTrim", V_BOOL, 0, NULL },
+	};
+	const struct option bad[][1] = {
+		{ { "SymbolCacheMemory", V_NUM, 67108864, NULL } }, /* a size needs its unit */
+		{ { "ProcessMemory", V_STR, 0, "32KiB" } },	     /* below 64KiB */
+		{ { "NameCacheMemory", V_STR, 0, "2TiB" } },
+		{ { "SpoolWindowMemory", V_STR, 0, "lots" } },
+		{ { "MallocTrim", V_STR, 0, "sometimes" } },
+	};
+	struct pconf c;
+
+	(void)state;
+	pconf_init(&c);
+	assert_int_equal(parse(&c, NULL, 0), 0);
+	assert_int_equal(c.symbol_cache_bytes, 0);
+	assert_int_equal(c.process_bytes, 0);
+	assert_int_equal(c.name_cache_bytes, 0);
+	assert_int_equal(c.window_bytes, 64ULL << 20);
+	assert_true(c.malloc_trim);
+	assert_int_equal(parse(&c, opts, sizeof(opts) / sizeof(opts[0])), 0);
+	assert_int_equal(c.symbol_cache_bytes, 128ULL << 20);
+	assert_int_equal(c.process_bytes, 8ULL << 20);
+	assert_int_equal(c.name_cache_bytes, 2ULL << 20);
+	assert_int_equal(c.window_bytes, 1ULL << 30);
+	assert_false(c.malloc_trim);
+	assert_int_equal(stub_log_count(LOG_ERR), 0);
+	pconf_free(&c);
+	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
 static void test_keys_are_case_insensitive(void **state)
@@ -189,6 +235,30 @@ static void test_keys_are_case_insensitive(void **state)
 	assert_int_equal(parse(&c, opts, 2), 0);
 	assert_int_equal(c.frequency, 49);
 	assert_int_equal(c.top_functions, 5);
+	pconf_free(&c);
+}
+
+/* Mode and the off-CPU keys: parsed, case-insensitive values, bad ones named. */
+static void test_mode_and_offcpu_keys(void **state)
+{
+	const struct option good[] = { { "Mode", V_STR, 0, "Wall" },
+				       { "OffCPUPeriod", V_NUM, 250, NULL },
+				       { "OffCPUMinimum", V_NUM, 40, NULL } };
+	const struct option bad_mode[] = { { "Mode", V_STR, 0, "offcpus" } };
+	const struct option bad_period[] = { { "OffCPUPeriod", V_NUM, 0, NULL } };
+	struct pconf c;
+
+	(void)state;
+	pconf_init(&c);
+	assert_int_equal(c.mode, PCONF_MODE_CPU);
+	assert_int_equal(parse(&c, good, 3), 0);
+	assert_int_equal(c.mode, PCONF_MODE_WALL);
+	assert_int_equal(c.offcpu_period_us, 250);
+	assert_int_equal(c.offcpu_min_us, 40);
+	assert_int_equal(parse(&c, bad_mode, 1), -EINVAL);
+	assert_true(stub_log_has("Mode", "offcpus", "cpu, offcpu or wall", NULL));
+	assert_int_equal(parse(&c, bad_period, 1), -EINVAL);
+	assert_true(stub_log_has("OffCPUPeriod", "a whole number from 1 to 10000000", NULL));
 	pconf_free(&c);
 }
 
@@ -488,6 +558,7 @@ int main(void)
 		cmocka_unit_test_setup(test_defaults, setup),
 cmocka_unit_test_setup(test_bounds_and_stall_timeout, setup),
 		cmocka_unit_test_setup(test_every_key, setup),
+		cmocka_unit_test_setup(test_cache_memory_and_malloc_trim, setup),
 		cmocka_unit_test_setup(test_keys_are_case_insensitive, setup),
 		cmocka_unit_test_setup(test_unknown_key_is_named, setup),
 		cmocka_unit_test_setup(test_bad_values_name_key_and_value, setup),
@@ -502,6 +573,7 @@ cmocka_unit_test_setup(test_bounds_and_stall_timeout, setup),
 		cmocka_unit_test_setup(test_default_spool_interval_follows_read_interval, setup),
 		cmocka_unit_test_setup(test_frequency_above_kernel_limit, setup),
 		cmocka_unit_test_setup(test_kernel_max_rate_file, setup),
+		cmocka_unit_test_setup(test_mode_and_offcpu_keys, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -450,6 +450,45 @@ static void test_refusals_bounds_and_stalls(void **state)
 	metrics_batch_free(&b);
 }
 
+/* Memory: glibc's heap and every cache's size, in bytes, as "bytes" gauges. */
+static void test_heap_and_cache_sizes(void **state)
+{
+	struct symbolizer_stats files = {
+		.elf_bytes = 1000, .process_bytes = 2000, .perfmap_bytes = 300, .names_bytes = 4000,
+	};
+	struct metrics_health h = {
+		.seconds = 1, .files = &files, .window_bytes = 5000, .interval_bytes = 6000,
+		.unwind_user_bytes = 7000, .lost_window_bytes = 12,
+		.heap = { .arena = 800000, .uordblks = 500000, .fordblks = 300000, .hblkhd = 90000 },
+	};
+	const struct {
+		const char *name;
+		double value;
+	} want[] = {
+		{ "heap_in_use", 590000 }, { "heap_free", 300000 },    { "heap_mapped", 890000 },
+		{ "cache_symbols", 1000 }, { "cache_processes", 2000 }, { "cache_perfmaps", 300 },
+		{ "cache_names", 4000 },   { "cache_window", 5000 },	{ "cache_interval", 6000 },
+		{ "cache_unwind", 7000 },
+	};
+	struct metrics_batch b;
+	const value_list_t *vl;
+
+	(void)state;
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_health(&b, &h), 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		vl = metrics_find(&b, "health", want[i].name);
+		if (!vl)
+			fail_msg("no health metric %s", want[i].name);
+		assert_string_equal(vl->type, "bytes");
+		assert_float_equal(vl->values[0].gauge, want[i].value, 0);
+	}
+	vl = metrics_find(&b, "health", "lost-window");
+	assert_non_null(vl);
+	assert_int_equal(vl->values[0].derive, 12);
+	metrics_batch_free(&b);
+}
+
 /*
  * Every type we use is in the stock types.db with as many data sources
  * as we send, so a central collectd needs no types file; and "gauge" has
@@ -494,6 +533,42 @@ static void test_types_are_stock(void **state)
 	}
 }
 
+/*
+ * Off-CPU time in microseconds over 2 s: a wait's self time is the frame
+ * it blocked in (the state leaf is left out), its state's time is the
+ * leaf's, and values are percent of one thread: 1e6 us a second is 100.
+ */
+static void test_offcpu_time_per_function_and_state(void **state)
+{
+	struct profile *p = profile_new();
+	struct metrics_batch b;
+
+	(void)state;
+	ADD(p, 1500000, FRAME_OFFCPU, "app", "main", "sleeper", "hrtimer_nanosleep",
+	    "[off-cpu: sleep]");
+	ADD(p, 500000, FRAME_OFFCPU, "app", "main", "reader", "iomap_dio_rw",
+	    "[off-cpu: io]");
+	ADD(p, 100000, FRAME_OFFCPU, "app", "main", "reader", "[off-cpu: runnable]");
+	metrics_batch_init(&b);
+	assert_int_equal(metrics_offcpu(&b, p, 20, 2.0), 0);
+	/* hrtimer_nanosleep is a user frame here (ADD makes only the leaf's kind). */
+	assert_float_equal(gauge_of(&b, "offcpu_self", "hrtimer_nanosleep"), 75.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", "iomap_dio_rw"), 25.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", "reader"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_total", "reader"), 30.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_total", "main"), 105.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_self", METRICS_OTHER), 0.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "sleep"), 75.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "io"), 25.0, 1e-9);
+	assert_float_equal(gauge_of(&b, "offcpu_state", "runnable"), 5.0, 1e-9);
+	/* The state leaves are not functions. */
+	assert_null(metrics_find(&b, "offcpu_self", "[off-cpu: sleep]"));
+	assert_null(metrics_find(&b, "self", "main"));
+	assert_int_equal(metrics_offcpu(&b, p, 20, 0), -EINVAL);
+	metrics_batch_free(&b);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -517,6 +592,8 @@ int main(void)
 					    metrics_teardown),
 	    cmocka_unit_test(test_health_values),
 	    cmocka_unit_test_setup_teardown(test_types_are_stock, metrics_setup, metrics_teardown),
+		cmocka_unit_test(test_heap_and_cache_sizes),
+		cmocka_unit_test(test_offcpu_time_per_function_and_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

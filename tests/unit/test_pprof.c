@@ -345,6 +345,36 @@ static void test_profile_follows_the_format_rules_and_keeps_the_counts(void **st
 	assert_int_equal(cpu, 1005ull * (1000000000 / 99));
 }
 
+/* A profile of time (us): one sample type, time/nanoseconds, whatever the frequency. */
+static void test_time_profiles_carry_nanoseconds(void **state)
+{
+	struct profile *p = split_profile();
+	struct pprof_options o = { .frequency = 99, .unit_ns = 1000 };
+	struct decoded d;
+	uint8_t *bytes;
+	size_t len;
+	uint64_t total = 0;
+
+	(void)state;
+	assert_int_equal(pprof_encode(p, &o, &bytes, &len), 0);
+	decode(bytes, len, &d);
+	check_rules(&d);
+	assert_int_equal(d.ntypes, 1);
+	assert_string_equal(str(&d, d.type_name[0]), "time");
+	assert_string_equal(str(&d, d.type_unit[0]), "nanoseconds");
+	assert_string_equal(str(&d, d.period_type), "time");
+	assert_int_equal(d.period, 1000);
+	assert_string_equal(str(&d, d.default_type), "time");
+	for (size_t i = 0; i < d.nsamples; i++) {
+		assert_int_equal(d.sample_nvalues[i], 1);
+		total += d.sample_values[i][0];
+	}
+	assert_int_equal(total, profile_total(p) * 1000);
+	free(bytes);
+	decoded_free(&d);
+	profile_free(p);
+}
+
 static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void **state)
 {
 	struct profile *p = split_profile();
@@ -655,6 +685,7 @@ int main(void)
 	    cmocka_unit_test(test_file_is_gzip_and_protoc_decodes_it),
 	    cmocka_unit_test(test_protoc_decodes_mappings_and_addresses),
 	    cmocka_unit_test(test_a_full_disk_is_reported),
+		cmocka_unit_test(test_time_profiles_carry_nanoseconds),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -164,6 +164,40 @@ static void test_wide_fanout_stays_sorted_and_found(void **state)
 	profile_free(p);
 }
 
+/* profile_bytes() counts what the tree holds: it grows with new nodes and
+ * names (at least a node and a name's bytes each), not with repeated
+ * stacks, and a clear keeps the memory for reuse. */
+static void test_bytes_follow_the_tree(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame stack[2] = { { "proc", FRAME_PROCESS }, { NULL, FRAME_UNKNOWN } };
+	char name[32];
+	size_t empty, full;
+
+	(void)state;
+	empty = profile_bytes(p);
+	assert_true(empty >= sizeof(void *));
+	for (unsigned int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "function_%08u", i);
+		stack[1].name = name;
+		assert_int_equal(profile_add(p, stack, 2, 1), 0);
+	}
+	full = profile_bytes(p);
+	/* 20000 nodes of 56 bytes, names of 18 bytes, their child pointers */
+	assert_true(full - empty >= 20000 * (56 + 18 + 8));
+	assert_true(full - empty <= 20000 * 400);
+	for (unsigned int i = 0; i < 20000; i++) {
+		snprintf(name, sizeof(name), "function_%08u", i);
+		stack[1].name = name;
+		assert_int_equal(profile_add(p, stack, 2, 1), 0);
+	}
+	assert_int_equal(profile_bytes(p), full);
+	profile_clear(p);
+	assert_true(profile_bytes(p) < full);	 /* the child arrays and big names go */
+	assert_true(profile_bytes(p) > empty); /* node chunks and arena blocks stay */
+	profile_free(p);
+}
+
 /* Deeper than any path buffer: every level still gets its weight. */
 static void test_very_deep_stack_counts_at_every_level(void **state)
 {
@@ -674,6 +708,7 @@ int main(void)
 		cmocka_unit_test(test_cpu_percent_is_of_one_cpu),
 		cmocka_unit_test(test_add_without_kernel_frames),
 		cmocka_unit_test(test_clear_forgets_stacks_and_profile_is_reusable),
+		cmocka_unit_test(test_bytes_follow_the_tree),
 		cmocka_unit_test(test_nodes_keep_where_their_code_is),
 		cmocka_unit_test(test_locations_survive_merge_growth_and_clear),
 		cmocka_unit_test(test_walk_visits_depth_first_in_order_and_obeys_its_visitor),

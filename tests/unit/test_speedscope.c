@@ -117,6 +117,30 @@ static void test_stacks_are_root_first_with_integer_weights(void **state)
 	profile_free(p);
 }
 
+/* A profile of time in microseconds: weights in nanoseconds, and the unit says so. */
+static void test_time_profiles_are_in_nanoseconds(void **state)
+{
+	static const char *const waits[] = { "app", "main", "[off-cpu: sleep]" };
+	struct speedscope_options o = { .unit_ns = 1000 };
+	struct profile *p = profile_new();
+	char *out, *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	(void)state;
+	add(p, waits, 3, 2040000);
+	out = check(p, &o);
+	assert_non_null(strstr(out, "3 1 2040000000\n"));
+	assert_non_null(strstr(out, "\n2040000000 app;main;[off-cpu: sleep]\n"));
+	assert_non_null(f);
+	assert_int_equal(speedscope_write(p, f, &o), 0);
+	assert_int_equal(fclose(f), 0);
+	assert_non_null(strstr(text, "\"unit\":\"nanoseconds\""));
+	free(text);
+	free(out);
+	profile_free(p);
+}
+
 static void test_hostile_names_stay_valid_json(void **state)
 {
 	static const char *const quote[] = { "app", "a\"b\\c", "tab\there" };
@@ -194,6 +218,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stacks_are_root_first_with_integer_weights),
+		cmocka_unit_test(test_time_profiles_are_in_nanoseconds),
 		cmocka_unit_test(test_hostile_names_stay_valid_json),
 		cmocka_unit_test(test_a_kernel_and_a_user_function_of_one_name_are_two_frames),
 		cmocka_unit_test(test_an_empty_profile_is_a_valid_file),

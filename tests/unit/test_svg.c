@@ -112,6 +112,38 @@ static void test_options_change_title_units_and_size(void **state)
 	profile_free(p);
 }
 
+/*
+ * A profile of time (record --mode offcpu|wall): tooltips say the time in
+ * a short unit, and an off-CPU state frame has a colour of its own.
+ */
+static void test_time_profiles_show_times_and_offcpu_frames_apart(void **state)
+{
+	struct profile *p = profile_new();
+	struct svg_options opts;
+	char *svg, *at;
+
+	(void)state;
+	add(p, 2040000, "[off-cpu: sleep]", FRAME_OFFCPU);
+	add(p, 37500, "work", FRAME_USER);
+	add(p, 900, "tiny", FRAME_USER);
+	svg_options_init(&opts);
+	opts.unit_ns = 1000; /* counts are microseconds */
+	svg = render(p, &opts);
+	assert_true(well_formed(svg));
+	assert_non_null(strstr(svg, "<title>[off-cpu: sleep] (2.04 s, 98.15%)</title>"));
+	assert_non_null(strstr(svg, "<title>work (37.5 ms, 1.80%)</title>"));
+	assert_non_null(strstr(svg, "<title>tiny (900 us, 0.04%)</title>"));
+	assert_null(strstr(svg, "samples,"));
+	/* Deep blue: a low red and green and a high blue component. */
+	at = strstr(svg, "<title>[off-cpu: sleep]");
+	at = strstr(at, "fill=\"#");
+	assert_non_null(at);
+	assert_true(strtol((char[]){ at[7], at[8], 0 }, NULL, 16) < 0x50);
+	assert_true(strtol((char[]){ at[11], at[12], 0 }, NULL, 16) >= 190);
+	free(svg);
+	profile_free(p);
+}
+
 /* Sample counts are in attributes, so "Matched: x%" never sums pixels. */
 static void test_frames_carry_sample_counts_for_search(void **state)
 {
@@ -524,6 +556,7 @@ int main(void)
 		cmocka_unit_test(test_xmllint_rejects_broken_xml),
 		cmocka_unit_test(test_titles_show_samples_and_percent),
 		cmocka_unit_test(test_options_change_title_units_and_size),
+		cmocka_unit_test(test_time_profiles_show_times_and_offcpu_frames_apart),
 		cmocka_unit_test(test_frames_carry_sample_counts_for_search),
 		cmocka_unit_test(test_frames_narrower_than_min_width_are_pruned),
 		cmocka_unit_test(test_gap_left_by_pruned_sibling_is_recorded),

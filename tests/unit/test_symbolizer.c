@@ -783,6 +783,56 @@ static void test_elf_cache_bound_and_counters(void **state)
 	symbolizer_free(sym);
 }
 
+/* The ELF cache's byte bound: the tables' bytes are counted, and once no
+ * record holds them the least recently used go until the rest fit. */
+static void test_elf_cache_byte_bound(void **state)
+{
+	static const char *const files[] = {"symfix-nopie", "symfix-pie", "libsymfix.so"};
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char maps[16384], line[4096], path[4096];
+	uint64_t addrs[3], bytes[3], sum = 0;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	maps[0] = '\0';
+	for (int i = 0; i < 3; i++) {
+		uint64_t start = 0x10000000ull * (uint64_t)(i + 1);
+		struct elfsym *elf = NULL;
+
+		fixture_path(files[i], path, sizeof(path));
+		maps_line(line, sizeof(line), path, start);
+		strcat(maps, line);
+		addrs[i] = mapped_addr(path, start, "fixture_beta");
+		assert_int_equal(elfsym_open(path, &elf), 0);
+		bytes[i] = elfsym_bytes(elf);
+		assert_true(bytes[i] > elfsym_count(elf) * sizeof(struct elfsym_symbol));
+		sum += bytes[i];
+		elfsym_free(elf);
+	}
+	fake_process(&w, 100, maps);
+	/* Room for the last two tables used, not for all three. */
+	w.config.elf_cache_bytes = bytes[1] + bytes[2];
+	sym = symbolizer_new(&w.config);
+	for (int i = 0; i < 3; i++)
+		assert_string_equal(leaf_name(sym, addrs[i], NULL), "fixture_beta");
+	/* Held by the process, all three stay, and are counted. */
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.elf_cached, 3);
+	assert_int_equal(stats.elf_bytes, sum);
+	assert_int_equal(stats.elf_held_bytes, sum);
+	fake_process_exit(&w);
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.elf_held_bytes, 0);
+	assert_int_equal(stats.elf_cached, 2);
+	assert_int_equal(stats.elf_bytes, bytes[1] + bytes[2]);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 {
 	struct world *w = *state;
@@ -1199,6 +1249,62 @@ static void test_process_records_are_bounded(void **state)
 	symbolizer_free(sym);
 }
 
+/* Process records bounded in bytes: counted at the end of a drain, and the
+ * least used dropped until the rest fit. */
+static void test_process_records_are_bounded_in_bytes(void **state)
+{
+	struct world w;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192];
+	uint64_t one, alpha;
+
+	(void)state;
+	world_new(&w, KALLSYMS);
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	/* What one record costs. */
+	sym = symbolizer_new(&w.config);
+	fake_pid(&w, 100, 1100, maps);
+	assert_int_equal(symbolizer_track(sym, 100, 0), 0);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	one = stats.process_bytes;
+	assert_true(one > 100 && one < 64 * 1024);
+	symbolizer_free(sym);
+
+	w.config.process_bytes = 4 * one;
+	sym = symbolizer_new(&w.config);
+	for (int pid = 100; pid < 120; pid++) {
+		fake_pid(&w, pid, 1000 + (unsigned long long)pid, maps);
+		assert_int_equal(symbolizer_track(sym, (uint32_t)pid, 0), 0);
+	}
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 20); /* the byte bound waits for the drain's end */
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 4);
+	assert_int_equal(stats.evicted_over_bytes, 16);
+	assert_int_equal(stats.process_bytes, 4 * one);
+	{
+		struct frame out[MAX_FRAMES];
+
+		assert_int_equal(symbolizer_stack(sym, &(struct symbolizer_sample){ 119, 0, "p", &alpha, 1, NULL, 0 }, out, 8), 2);
+		assert_string_equal(out[1].name, "fixture_alpha");
+	}
+	for (int pid = 100; pid < 120; pid++)
+		fake_pid_exit(&w, pid);
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	assert_int_equal(stats.process_bytes, 0);
+	symbolizer_free(sym);
+	world_free(&w);
+}
+
 static void test_special_mappings_are_named(void **state)
 {
 	struct world *w = *state;
@@ -1446,6 +1552,8 @@ int main(void)
 					    world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_elf_bounds_are_applied_and_counted, world_setup,
 					    world_teardown),
+	    cmocka_unit_test(test_elf_cache_byte_bound),
+	    cmocka_unit_test(test_process_records_are_bounded_in_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

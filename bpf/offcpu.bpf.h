@@ -1,0 +1,324 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * The off-CPU half of the kernel program: where tasks wait, weighted by
+ * how long. Included at the end of ebprof.bpf.c, whose maps (counts,
+ * stacks, filters, reports, scratch) and helpers it shares, so that an
+ * off-CPU sample is drained, named and folded like an on-CPU one; only
+ * its key's state (EBPROF_OFFCPU_*) tells them apart.
+ *
+ * One program on the scheduler's switch (tp_btf/sched_switch) sees both
+ * ends of every wait:
+ *   - the task leaving the CPU (prev, the current task there): the time,
+ *     the state it leaves in (preempted and runnable, asleep, or
+ *     uninterruptible), and its user stack, walked as the on-CPU sample
+ *     walks it (frame pointers, or the table unwinder of unwind.h), which
+ *     only the current task's memory allows;
+ *   - the task coming back (next): how long it was away.
+ * Per-task state lives in task-local storage, so a task that migrates
+ * finds its own stamp on any CPU, and a PID reused by a new task starts
+ * with none (unlike a per-CPU or PID-keyed table: OpenTelemetry's
+ * issue 1348, rezolus's 1192).
+ *
+ * Cost is bounded without bias. A task's off-CPU time is sampled as a
+ * Poisson process over its accumulated off-CPU time: the gaps between
+ * samples are drawn from an exponential distribution of mean P
+ * (offcpu_period_ns), each sample stands for P of off-CPU time, and the
+ * wait a sample falls in is the one it is charged to. The expected time
+ * counted is the true time for any mix of long and short waits, and work
+ * beyond the stamp and the walk is spent only on the waits that carry a
+ * sample: their kernel stack is read then, from the waiting task
+ * (bpf_get_task_stack of next, still stopped where it blocked). The
+ * samples of one wait are counted with one map update. A token bucket
+ * per CPU caps those updates at offcpu_max_rate a second; what it stops
+ * is counted (OFFCPU_THROTTLED), never dropped silently.
+ */
+#include <bpf/bpf_tracing.h>
+
+/* Set by user space before load (sampler.c): see struct sampler_config. */
+const volatile __u64 offcpu_period_ns = 1000000;
+const volatile __u64 offcpu_min_ns = 0;
+const volatile __u64 offcpu_max_rate = 5000; /* sample updates per second per CPU */
+/* -ln(u) for u uniform in (0, 1), as 1 << EBPROF_OFFCPU_EXP_SHIFT fixed point, mean 1. */
+const volatile __u32 offcpu_exp[EBPROF_OFFCPU_EXP] = { 0 };
+/* Byte offset of task_struct's state word (__state since 5.14, state before). */
+const volatile __u32 off_state = 0;
+
+/* The kernel's task states (include/linux/sched.h), stable since 2.6. */
+#define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
+#define OFFCPU_TASK_DEAD 0x0080 /* with EXIT_DEAD 0x0010 and EXIT_ZOMBIE 0x0020 */
+#define OFFCPU_EXIT_MASK 0x00b0
+#define OFFCPU_TASK_NOLOAD 0x0400 /* TASK_IDLE: an idle kernel thread's wait */
+#define OFFCPU_NS_PER_S 1000000000ULL
+/* Waits past this many samples are counted in one step (see offcpu_samples()). */
+#define OFFCPU_DRAWS 16
+
+/*
+ * One task's off-CPU state. key holds the process as described under
+ * generation gen (as the per-CPU cache of ebprof.bpf.c does), with its
+ * verdicts; t_out is 0 while the task is not being timed.
+ */
+struct offcpu_task {
+	struct ebprof_key key;
+	__u64 gen;
+	__u64 t_out;   /* bpf_ktime_get_ns() when it left the CPU */
+	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
+	__u8 described, user, wanted, reported;
+	__u32 n_uips;
+	__u64 uips[EBPROF_MAX_DEPTH + 1]; /* its user stack when it left, leaf first */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct offcpu_task);
+} offcpu_tasks SEC(".maps");
+
+/* The cap's token bucket, per CPU: budget in ns of a second's allowance. */
+struct offcpu_bucket {
+	__u64 budget;
+	__u64 last; /* bpf_ktime_get_ns() of the last refill; 0: never */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct offcpu_bucket);
+} offcpu_buckets SEC(".maps");
+
+/* A gap to the next sample: P times an exponential draw of mean 1. */
+static __always_inline __u64 offcpu_draw(void)
+{
+	__u32 i = bpf_get_prandom_u32() & (EBPROF_OFFCPU_EXP - 1);
+	__u64 gap = (offcpu_period_ns * offcpu_exp[i]) >> EBPROF_OFFCPU_EXP_SHIFT;
+
+	return gap ? gap : 1;
+}
+
+/*
+ * The samples a wait of d ns holds, moving the task's gap on. The first
+ * OFFCPU_DRAWS gaps are drawn one by one; the rest of a longer wait
+ * counts its expected number of samples, r / P, with the fraction left
+ * rounded up with probability fraction / P: still unbiased, and a wait
+ * of an hour costs what one of a second does.
+ */
+static __always_inline __u64 offcpu_samples(struct offcpu_task *t, __u64 d)
+{
+	__u64 n = 0, r;
+
+	if (!t->to_next)
+		t->to_next = offcpu_draw();
+	for (int i = 0; i < OFFCPU_DRAWS; i++) {
+		if (d < t->to_next) {
+			t->to_next -= d;
+			return n;
+		}
+		d -= t->to_next;
+		n++;
+		t->to_next = offcpu_draw();
+	}
+	if (d < t->to_next) {
+		t->to_next -= d;
+		return n;
+	}
+	r = d - t->to_next;
+	n += 1 + r / offcpu_period_ns;
+	if (bpf_get_prandom_u32() % offcpu_period_ns < r % offcpu_period_ns)
+		n++;
+	t->to_next = offcpu_draw();
+	return n;
+}
+
+/* Whether the CPU's bucket allows one more sample update now. */
+static __always_inline bool offcpu_allowed(__u64 now)
+{
+	__u64 cost = OFFCPU_NS_PER_S / (offcpu_max_rate ? offcpu_max_rate : 1);
+	struct offcpu_bucket *b;
+	__u32 zero = 0;
+
+	b = bpf_map_lookup_elem(&offcpu_buckets, &zero);
+	if (!b)
+		return false;
+	if (b->last)
+		b->budget += now - b->last;
+	else
+		b->budget = OFFCPU_NS_PER_S;
+	b->last = now;
+	/* A second's worth at most: bursts of up to offcpu_max_rate updates. */
+	if (b->budget > OFFCPU_NS_PER_S)
+		b->budget = OFFCPU_NS_PER_S;
+	if (b->budget < cost)
+		return false;
+	b->budget -= cost;
+	return true;
+}
+
+/* The state prev leaves the CPU in; 0 when it leaves for good (exit). */
+static __always_inline __u32 offcpu_state(bool preempt, __u64 prev)
+{
+	__u32 st = 0;
+
+	bpf_probe_read_kernel(&st, sizeof(st), (const void *)(prev + off_state));
+	if (st & OFFCPU_EXIT_MASK)
+		return 0;
+	if (preempt || st == 0)
+		return EBPROF_OFFCPU_RUNNABLE;
+	if ((st & OFFCPU_TASK_UNINTERRUPTIBLE) && !(st & OFFCPU_TASK_NOLOAD))
+		return EBPROF_OFFCPU_IO;
+	return EBPROF_OFFCPU_SLEEP;
+}
+
+/*
+ * The user stack of the task leaving (the current task) into t->uips:
+ * the walk the on-CPU sample would take, from the registers the kernel
+ * saved when the task entered it. Deeper stacks keep their innermost
+ * EBPROF_MAX_DEPTH + 1 frames.
+ */
+static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
+					      struct offcpu_task *t)
+{
+	struct ebprof_scratch *sc;
+	__u32 cpu = bpf_get_smp_processor_id();
+	long bytes;
+	__u64 id, n;
+
+	t->n_uips = 0;
+	if (!user_stacks || !t->user)
+		return;
+	if (unwind_mode != EBPROF_UNWIND_TABLES) {
+		bytes = bpf_get_stack(ctx, t->uips, EBPROF_MAX_DEPTH * sizeof(__u64),
+				      BPF_F_USER_STACK);
+		if (bytes < 0)
+			stat_add(c, EBPROF_STAT_USTACK_ERR);
+		else
+			t->n_uips = (__u32)((__u64)bytes / sizeof(__u64));
+		return;
+	}
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return;
+	walk_user(NULL, c, &t->key, sc, &id);
+	n = sc->ustack.nr;
+	if (n > EBPROF_MAX_DEPTH + 1)
+		n = EBPROF_MAX_DEPTH + 1;
+	if (n && !bpf_probe_read_kernel(t->uips, n * sizeof(__u64), sc->ustack.ips))
+		t->n_uips = (__u32)n;
+}
+
+/* prev leaves the CPU: stamp it, unless it is idle, unwanted or exiting. */
+static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool preempt,
+					 struct task_struct *prev, __u64 now)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen = cache_gen;
+	struct offcpu_task *t;
+	__u32 state;
+
+	if ((__u32)pid_tgid == 0)
+		return; /* the idle task is never timed */
+	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		return;
+	}
+	t->t_out = 0;
+	if (!t->described || t->gen != gen) {
+		struct task_view v = { &t->key, &t->user, &t->wanted, &t->reported };
+
+		task_read(v, (__u64)prev, pid_tgid >> 32);
+		t->gen = gen;
+		t->described = 1;
+	}
+	if (!t->wanted)
+		return;
+	state = offcpu_state(preempt, (__u64)prev);
+	if (!state)
+		return;
+	if (!t->reported)
+		t->reported = report_process(c, &t->key);
+	offcpu_user_stack(ctx, c, t);
+	t->key.state = state;
+	t->t_out = now;
+}
+
+/* Counts n samples of t's wait: its kernel stack is next's, read now. */
+static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_struct *next,
+					  struct offcpu_task *t, __u64 n)
+{
+	struct ebprof_scratch *sc;
+	__u32 cpu = bpf_get_smp_processor_id(), loss;
+	long bytes;
+
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return; /* cannot happen: one slot per possible CPU */
+	sc->kstack.nr = 0;
+	if (kernel_stacks) {
+		bytes = bpf_get_task_stack(next, sc->kstack.ips, EBPROF_MAX_DEPTH * sizeof(__u64),
+					   0);
+		if (bytes < 0) {
+			stat_addn(c, EBPROF_STAT_KSTACK_ERR, n);
+			return;
+		}
+		sc->kstack.nr = (__u64)bytes / sizeof(__u64);
+	}
+	sc->ustack.nr = t->n_uips <= EBPROF_MAX_DEPTH + 1 ? t->n_uips : EBPROF_MAX_DEPTH + 1;
+	if (sc->ustack.nr)
+		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), t->uips);
+	t->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
+	t->key.ustack = stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
+	loss = count_sample(&t->key, sc, n);
+	stat_addn(c, loss ? loss : EBPROF_STAT_OFFCPU_RECORDED, n);
+}
+
+/* next comes back: the time it was away, and its samples if any are due. */
+static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struct *next,
+					 __u64 now)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+	__u64 away, n;
+
+	if (!t || !t->t_out)
+		return;
+	away = now > t->t_out ? now - t->t_out : 0;
+	t->t_out = 0;
+	if (away < offcpu_min_ns) {
+		stat_add(c, EBPROF_STAT_OFFCPU_SHORT);
+		return;
+	}
+	n = offcpu_samples(t, away);
+	if (!n)
+		return;
+	stat_addn(c, EBPROF_STAT_OFFCPU_SAMPLES, n);
+	if (!offcpu_allowed(now)) {
+		stat_addn(c, EBPROF_STAT_OFFCPU_THROTTLED, n);
+		return;
+	}
+	offcpu_record(c, next, t, n);
+}
+
+/*
+ * The switch itself. The arguments are those of the tracepoint since
+ * Linux 4.x (preempt, prev, next); the state is read from prev, not from
+ * the fourth argument, which kernels before 5.18 do not pass.
+ *
+ * A tp_btf program, under a section name of ours: libbpf would load and
+ * index the whole kernel BTF to find the tracepoint's BTF id (several MiB
+ * of peak RSS); sampler.c finds it with kbtf instead and hands it to the
+ * load (see sampler_switch_prepare).
+ */
+SEC("ebprof_tp_btf")
+int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct ebprof_cpu *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (!c)
+		return 0; /* cannot happen: a one-slot per-CPU array */
+	stat_add(c, EBPROF_STAT_OFFCPU_SWITCHES);
+	offcpu_leave(ctx, c, preempt, prev, now);
+	offcpu_enter(c, next, now);
+	return 0;
+}

@@ -1,0 +1,270 @@
+/*
+ * offcpu: workloads that wait in known ways, for the off-CPU and wall
+ * tests, each printing what the kernel or the clock says it waited.
+ *
+ *   offcpu sleep N MS        one thread sleeps MS ms N times in
+ *                            offcpu_sleep_known(); prints the wall time
+ *   offcpu spin THREADS S    THREADS threads pinned to CPU 0 spin S
+ *                            seconds of wall time each; prints the sum of
+ *                            their run_delay (/proc/thread-self/schedstat,
+ *                            runnable but waiting, ns), read as each ends
+ *   offcpu dio FILE N        N O_DIRECT reads of 4 KiB at spread offsets
+ *                            of FILE (made by the caller, 64 MiB or more)
+ *   offcpu migrate N MS      sleeps MS ms N times, pinned alternately to
+ *                            CPU 0 and CPU 1 before each; prints wall ns
+ *   offcpu mixed S           three threads for S seconds of wall time
+ *                            each, running and sleeping in different
+ *                            shares, each in a function of its own
+ *                            (offcpu_mixed_a, _b, _c); prints each one's
+ *                            lifetime in ns, from its own clock
+ *
+ * Each first sleeps 1 s in offcpu_settle(): the profiler sees the
+ * process at its first wait and loads its unwind tables meanwhile, so
+ * that the measured part is walked by them from its first wait on.
+ * Times are printed as "name value" lines on stdout.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef __clang__
+#define NOCLEVER __attribute__((noinline, used))
+#else
+#define NOCLEVER __attribute__((noinline, noclone, used))
+#endif
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts))
+		;
+}
+
+NOCLEVER void offcpu_sleep_known(unsigned int ms)
+{
+	sleep_ms(ms);
+}
+
+static int do_sleep(int n, unsigned int ms)
+{
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < n; i++)
+		offcpu_sleep_known(ms);
+	printf("wall_ns %llu\n", (unsigned long long)(now_ns() - t0));
+	return 0;
+}
+
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static volatile uint64_t sink;
+
+NOCLEVER void offcpu_burn_until(uint64_t end)
+{
+	uint64_t x = 13;
+
+	while (now_ns() < end) {
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + (uint64_t)i;
+	}
+	sink = x;
+}
+
+static uint64_t run_delay_ns(void)
+{
+	unsigned long long run = 0, wait = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &run, &wait) != 2)
+		wait = 0;
+	fclose(f);
+	return wait;
+}
+
+struct spinner {
+	pthread_t thread;
+	uint64_t seconds;
+	uint64_t run_delay;
+};
+
+NOCLEVER void *offcpu_spinner(void *arg)
+{
+	struct spinner *s = arg;
+
+	pin(0);
+	offcpu_burn_until(now_ns() + s->seconds * 1000000000ull);
+	s->run_delay = run_delay_ns();
+	return NULL;
+}
+
+static int do_spin(int threads, unsigned int seconds)
+{
+	struct spinner *s = calloc((size_t)threads, sizeof(*s));
+	uint64_t sum = 0;
+
+	if (!s)
+		return 1;
+	for (int i = 0; i < threads; i++) {
+		s[i].seconds = seconds;
+		pthread_create(&s[i].thread, NULL, offcpu_spinner, &s[i]);
+	}
+	for (int i = 0; i < threads; i++) {
+		pthread_join(s[i].thread, NULL);
+		sum += s[i].run_delay;
+	}
+	printf("run_delay_ns %llu\n", (unsigned long long)sum);
+	free(s);
+	return 0;
+}
+
+NOCLEVER int offcpu_direct_read(int fd, void *buf, off_t at)
+{
+	return pread(fd, buf, 4096, at) == 4096 ? 0 : -1;
+}
+
+static int do_dio(const char *path, int n)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT);
+	off_t size;
+	void *buf;
+
+	if (fd < 0 || posix_memalign(&buf, 4096, 4096)) {
+		perror(path);
+		return 1;
+	}
+	size = lseek(fd, 0, SEEK_END) / 4096;
+	for (int i = 0; i < n; i++) {
+		/* A stride prime to the size: every read a new block. */
+		if (offcpu_direct_read(fd, buf, (off_t)((i * 7919ull) % (uint64_t)size) * 4096)) {
+			perror("pread");
+			return 1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+NOCLEVER void offcpu_sleep_migrating(int i, unsigned int ms)
+{
+	pin(i & 1);
+	sleep_ms(ms);
+}
+
+static int do_migrate(int n, unsigned int ms)
+{
+	uint64_t t0 = now_ns();
+
+	for (int i = 0; i < n; i++)
+		offcpu_sleep_migrating(i, ms);
+	printf("wall_ns %llu\n", (unsigned long long)(now_ns() - t0));
+	return 0;
+}
+
+/* A thread of the mixed workload: run_ms on the CPU, then sleep_ms, until its lifetime is up. */
+struct mixed {
+	pthread_t thread;
+	uint64_t seconds;
+	unsigned int run_ms, sleep_ms;
+	uint64_t lifetime;
+};
+
+static void mixed_body(struct mixed *m)
+{
+	uint64_t t0 = now_ns(), end = t0 + m->seconds * 1000000000ull;
+
+	while (now_ns() < end) {
+		offcpu_burn_until(now_ns() + m->run_ms * 1000000ull);
+		sleep_ms(m->sleep_ms);
+	}
+	m->lifetime = now_ns() - t0;
+}
+
+NOCLEVER void *offcpu_mixed_a(void *arg)
+{
+	mixed_body(arg);
+	return NULL;
+}
+
+NOCLEVER void *offcpu_mixed_b(void *arg)
+{
+	mixed_body(arg);
+	return NULL;
+}
+
+NOCLEVER void *offcpu_mixed_c(void *arg)
+{
+	mixed_body(arg);
+	return NULL;
+}
+
+static int do_mixed(unsigned int seconds)
+{
+	void *(*fn[3])(void *) = { offcpu_mixed_a, offcpu_mixed_b, offcpu_mixed_c };
+	struct mixed m[3] = {
+		{ .run_ms = 30, .sleep_ms = 70 },
+		{ .run_ms = 60, .sleep_ms = 40 },
+		{ .run_ms = 5, .sleep_ms = 45 },
+	};
+
+	for (int i = 0; i < 3; i++) {
+		m[i].seconds = seconds;
+		pthread_create(&m[i].thread, NULL, fn[i], &m[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		pthread_join(m[i].thread, NULL);
+		printf("lifetime_%c_ns %llu\n", 'a' + i, (unsigned long long)m[i].lifetime);
+	}
+	return 0;
+}
+
+NOCLEVER void offcpu_settle(void)
+{
+	sleep_ms(1000);
+}
+
+int main(int argc, char **argv)
+{
+	const char *what = argc > 1 ? argv[1] : "";
+	int a = argc > 2 ? atoi(argv[2]) : 0, b = argc > 3 ? atoi(argv[3]) : 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	offcpu_settle();
+	if (!strcmp(what, "sleep") && argc == 4)
+		return do_sleep(a, (unsigned int)b);
+	if (!strcmp(what, "spin") && argc == 4)
+		return do_spin(a, (unsigned int)b);
+	if (!strcmp(what, "dio") && argc == 4)
+		return do_dio(argv[2], b);
+	if (!strcmp(what, "migrate") && argc == 4)
+		return do_migrate(a, (unsigned int)b);
+	if (!strcmp(what, "mixed") && argc == 3)
+		return do_mixed((unsigned int)a);
+	fprintf(stderr, "usage: offcpu sleep N MS | spin THREADS S | dio FILE N | "
+			"migrate N MS | mixed S\n");
+	return 2;
+}
