@@ -1,7 +1,8 @@
 # ebprof: one non-recursive Makefile. Build output goes under build/.
 #
 #   make            the CLI (build/ebprof) and the collectd plugin (build/ebprof.so)
-#   make check      every test: unit tests under ASan+UBSan, then end to end
+#   make check      every test: unit tests under ASan+UBSan (tests/unit, then
+#                   tests/root on real BPF), then end to end
 #   make check-kernels  the end-to-end tests inside Debian 12's 6.1 (qemu)
 #   make deps       install the Debian packages (safe to run again), then
 #                   check that every collectd plugin the tests load can load
@@ -34,7 +35,11 @@ CORE_SRCS := $(filter-out %.bpf.c,$(wildcard bpf/*.c)) $(wildcard symbolizer/*.c
 	     $(wildcard render/*.c)
 PLUGIN_SRCS := $(wildcard plugin/*.c)
 CLI_SRCS := $(wildcard cli/*.c)
+# tests/unit: pure unit tests, any user, no BPF. tests/root: unit tests on
+# real BPF (the sampler, capture, the unwinder's maps, the plugin's init,
+# the kernel probes), which need root (or CAP_BPF and CAP_PERFMON).
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+ROOT_UNIT_SRCS := $(wildcard tests/root/test_*.c)
 STUB_SRCS := $(wildcard tests/unit/stub_*.c)
 
 CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
@@ -43,10 +48,11 @@ CLI_OBJS := $(CLI_SRCS:%.c=$(B)/obj/%.o)
 SAN_OBJS := $(CORE_SRCS:%.c=$(B)/san/%.o) $(PLUGIN_SRCS:%.c=$(B)/san/%.o) \
 	    $(STUB_SRCS:%.c=$(B)/san/%.o)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(B)/tests/%)
+ROOT_UNIT_BINS := $(ROOT_UNIT_SRCS:tests/root/%.c=$(B)/tests/root/%)
 
 SKEL := $(B)/bpf/ebprof.skel.h
 
-.PHONY: all examples check preflight unit e2e deps install uninstall deb demo lint clean bench
+.PHONY: all examples check preflight unit unit-root e2e deps install uninstall deb demo lint clean bench
 .DEFAULT_GOAL := all
 
 all: $(B)/ebprof $(B)/ebprof.so examples
@@ -97,11 +103,19 @@ $(B)/san/tests/unit/%.o: tests/unit/%.c | $(SKEL)
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(SANFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
 
+$(B)/san/tests/root/%.o: tests/root/%.c | $(SKEL)
+	@mkdir -p $(@D)
+	$(CC) $(BASEFLAGS) $(SANFLAGS) $(COLLECTD_CFLAGS) -MMD -MP -c $< -o $@
+
 $(B)/libebprof-san.a: $(SAN_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/tests/%: $(B)/san/tests/unit/%.o $(B)/libebprof-san.a
+	@mkdir -p $(@D)
+	$(CC) $(SANFLAGS) -o $@ $< $(B)/libebprof-san.a -lcmocka $(LIBS)
+
+$(B)/tests/root/%: $(B)/san/tests/root/%.o $(B)/libebprof-san.a
 	@mkdir -p $(@D)
 	$(CC) $(SANFLAGS) -o $@ $< $(B)/libebprof-san.a -lcmocka $(LIBS)
 
@@ -129,7 +143,7 @@ $(B)/fixtures/cfifix-debugframe: tests/fixtures/cfifix.c
 	@mkdir -p $(@D)
 	$(CC) $(FIXTURE_FLAGS) -fno-asynchronous-unwind-tables -DCFIX_DEBUG_FRAME -o $@ $<
 
-$(UNIT_BINS): | $(FIXTURES)
+$(UNIT_BINS) $(ROOT_UNIT_BINS): | $(FIXTURES)
 
 # Workloads with known answers (examples/*.c), four builds each:
 #   NAME         GCC -fno-omit-frame-pointer, as distributions build; GCC 12
@@ -179,6 +193,9 @@ oracles: $(ORACLES)
 unit: $(UNIT_BINS)
 	@tests/run.sh unit $(UNIT_BINS)
 
+unit-root: $(ROOT_UNIT_BINS)
+	@tests/run.sh unit-root $(ROOT_UNIT_BINS)
+
 e2e: preflight
 	@$(MAKE) --no-print-directory all $(ORACLES)
 	@tests/run.sh e2e $(sort $(wildcard tests/e2e/*.sh))
@@ -190,8 +207,8 @@ preflight:
 	@tests/preflight.sh
 
 check: preflight
-	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(ORACLES)
-	@tests/run.sh all $(UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
+	@$(MAKE) --no-print-directory all $(UNIT_BINS) $(ROOT_UNIT_BINS) $(ORACLES)
+	@tests/run.sh all $(UNIT_BINS) $(ROOT_UNIT_BINS) $(sort $(wildcard tests/e2e/*.sh))
 
 # --- other kernels (tests/kernel/) ------------------------------------------
 # `make check` runs tests/e2e/90_kernel_61_smoke.sh: a smoke suite inside
@@ -221,7 +238,7 @@ FUZZ_SECONDS ?= 600
 DURATION ?= 1h
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(filter-out $(B)/fuzz/fuzz_file,$(FUZZ_SRCS:tests/fuzz/%.c=$(B)/fuzz/%))
-FUZZ_LIB_SRCS := $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
+FUZZ_LIB_SRCS := bpf/grow.c $(wildcard symbolizer/*.c) $(wildcard render/*.c) \
 	plugin/config.c tests/unit/stub_collectd.c tests/fuzz/fuzz_file.c
 FUZZ_FLAGS := -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 

@@ -54,6 +54,7 @@
 
 #include "bpf/ebprof.h"
 #include "bpf/ebprof.skel.h"
+#include "bpf/grow.h"
 #include "bpf/kbtf.h"
 #include "bpf/stacktab.h"
 #include "bpf/sampler.h"
@@ -629,19 +630,9 @@ static void sampler_queue_late(struct sampler *s, const struct ebprof_copy_event
 	memcpy(ls.comm, e->comm, sizeof(ls.comm));
 	ls.comm[sizeof(ls.comm) - 1] = '\0';
 	pthread_mutex_lock(&s->late_lock);
-	if (q->n + need > q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 4096;
-		uint64_t *words;
-
-		while (cap < q->n + need)
-			cap *= 2;
-		words = realloc(q->words, cap * sizeof(*words));
-		if (!words) {
-			q->lost++;
-			goto unlock;
-		}
-		q->words = words;
-		q->cap = cap;
+	if (GROW_ARRAY(&q->words, &q->cap, q->n + need, 4096)) {
+		q->lost++;
+		goto unlock;
 	}
 	memcpy(&q->words[q->n], &ls, sizeof(ls));
 	memcpy(&q->words[q->n + head], e->kips, n_kips * sizeof(uint64_t));

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "bpf/stacktab.h"
 
 #define STACKTAB_MIN_SLOTS 256
@@ -66,19 +67,7 @@ static int stacktab_grow_slots(struct stacktab *t)
 
 static int stacktab_reserve_frames(struct stacktab *t, size_t more)
 {
-	size_t cap = t->cap_frames ? t->cap_frames : 4096;
-	uint64_t *frames;
-
-	if (t->n_frames + more <= t->cap_frames)
-		return 0;
-	while (cap < t->n_frames + more)
-		cap *= 2;
-	frames = realloc(t->frames, cap * sizeof(*frames));
-	if (!frames)
-		return -ENOMEM;
-	t->frames = frames;
-	t->cap_frames = cap;
-	return 0;
+	return GROW_ARRAY(&t->frames, &t->cap_frames, t->n_frames + more, 4096);
 }
 
 int stacktab_add_chunk(struct stacktab *t, uint64_t id, uint32_t index, uint32_t nr,

@@ -10,6 +10,7 @@
  * first-fit allocator over a sorted free list; processes are kept in an
  * array sorted by tgid.
  */
+#include "bpf/grow.h"
 #include "bpf/unwmaps.h"
 
 #include <errno.h>
@@ -228,15 +229,8 @@ unlock:
 
 static int extents_insert(struct extents *e, size_t at, struct extent x)
 {
-	if (e->n == e->cap) {
-		size_t cap = e->cap ? e->cap * 2 : 16;
-		struct extent *v = realloc(e->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		e->v = v;
-		e->cap = cap;
-	}
+	if (GROW_ARRAY(&e->v, &e->cap, e->n + 1, 16))
+		return -ENOMEM;
 	memmove(&e->v[at + 1], &e->v[at], (e->n - at) * sizeof(*e->v));
 	e->v[at] = x;
 	e->n++;
@@ -359,18 +353,11 @@ int unwmaps_process_set(struct unwmaps *m, uint32_t tgid, uint64_t start_time,
 		range = (struct extent){ 0, 0 };
 	}
 	if (!found) {
-		if (m->n_procs == m->cap_procs) {
-			size_t cap = m->cap_procs ? m->cap_procs * 2 : 64;
-			struct unw_process *p = realloc(m->procs, cap * sizeof(*p));
-
-			if (!p) {
-				retire_range(m, range);
-				bpf_map_delete_elem(m->maps.procs, &tgid);
-				err = -ENOMEM;
-				goto unlock;
-			}
-			m->procs = p;
-			m->cap_procs = cap;
+		if (GROW_ARRAY(&m->procs, &m->cap_procs, m->n_procs + 1, 64)) {
+			retire_range(m, range);
+			bpf_map_delete_elem(m->maps.procs, &tgid);
+			err = -ENOMEM;
+			goto unlock;
 		}
 		memmove(&m->procs[at + 1], &m->procs[at], (m->n_procs - at) * sizeof(*m->procs));
 		m->n_procs++;

@@ -12,13 +12,9 @@
 #include "bpf/kfeat.h"
 #include "bpf/sampler.h"
 #include "render/capture.h"
+#include "render/format.h"
 #include "render/lines.h"
 #include "render/profile.h"
-
-enum cli_format { CLI_FORMAT_SVG, CLI_FORMAT_FOLDED, CLI_FORMAT_SPEEDSCOPE, CLI_FORMAT_PPROF };
-
-/* "svg|folded|speedscope|pprof", for help and error texts. */
-#define CLI_FORMATS "svg, folded, speedscope or pprof"
 
 int cli_record(int argc, char **argv);
 int cli_render(int argc, char **argv);
@@ -26,14 +22,11 @@ int cli_diff(int argc, char **argv);
 int cli_features(int argc, char **argv);
 int cli_top(int argc, char **argv);
 
-/* Parses "svg", "folded", "speedscope" or "pprof"; -1 otherwise. */
-int cli_parse_format(const char *s);
-
-/* The usual file name ending of a format: ".svg", ".folded", ".speedscope.json", ".pb.gz". */
-const char *cli_format_ext(enum cli_format fmt);
-
 /* Parses a whole decimal number in [min, max]; -1 on anything else. */
 int cli_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out);
+
+/* Parses -d SECONDS of record and top (1 s to 31 days); -1 after saying why. */
+int cli_parse_duration(const char *cmd, const char *s, unsigned long *out);
 
 /*
  * Parses a size in bytes, "4096" or with a unit ("64M", "64MiB", "64MB";
@@ -194,22 +187,12 @@ void cli_bounds_note(char *buf, size_t len, uint64_t too_long, uint64_t too_deep
 		     const struct lines_bounds *bounds);
 
 /*
- * Writes p as fmt to path ("-" or NULL: stdout). frequency (Hz, 0:
- * unknown) sets pprof's period and CPU time. A file is written to a
- * temporary name beside it and renamed, so a reader never sees half of it.
- * Returns 0, or prints why on stderr and returns -1.
+ * Writes p as fmt to path ("-" or NULL: stdout), with opts (see
+ * render/format.h). A file is written to a temporary name beside it and
+ * renamed, so a reader never sees half of it. Returns 0, or prints why on
+ * stderr and returns -1.
  */
-int cli_write_profile(const struct profile *p, enum cli_format fmt, const char *path,
-		      const char *title, const char *subtitle, double min_width,
-		      unsigned int frequency);
-
-/*
- * As cli_write_profile(), for a profile whose counts are time: unit_ns
- * ns each (0: samples, as cli_write_profile()). SVG tooltips, speedscope
- * and pprof then carry time units.
- */
-int cli_write_timed_profile(const struct profile *p, enum cli_format fmt, const char *path,
-			    const char *title, const char *subtitle, double min_width,
-			    unsigned int frequency, uint64_t unit_ns);
+int cli_write_profile(const struct profile *p, enum format fmt, const char *path,
+		      const struct format_options *opts);
 
 #endif

@@ -19,7 +19,6 @@
 
 #include "bpf/sampler.h"
 
-#define PCONF_LOG_PREFIX "ebprof plugin: "
 #define PCONF_STR_(x) #x
 #define PCONF_STR(x) PCONF_STR_(x)
 
@@ -86,7 +85,7 @@ static int pconf_bad(const oconfig_item_t *ci, const char *expected)
 	char value[256];
 
 	pconf_describe(ci, value, sizeof(value));
-	ERROR(PCONF_LOG_PREFIX "%s %s: bad value; expected %s", ci->key, value, expected);
+	ERROR(PLUGIN_LOG "%s %s: bad value; expected %s", ci->key, value, expected);
 	return -EINVAL;
 }
 
@@ -205,6 +204,7 @@ static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 	for (int i = 0; i < ci->values_num; i++) {
 		char word[32];
 		const char *s, *end;
+		int format;
 
 		if (ci->values[i].type != OCONFIG_TYPE_STRING)
 			return pconf_bad(ci, expected);
@@ -218,18 +218,14 @@ static int pconf_spool_format(struct pconf *c, const oconfig_item_t *ci)
 				continue;
 			if ((size_t)(end - s) >= sizeof(word))
 				return pconf_bad(ci, expected);
-			memcpy(word, s, (size_t)(end - s));
+			/* Keys and words of collectd.conf are case-insensitive. */
+			for (size_t k = 0; k < (size_t)(end - s); k++)
+				word[k] = (char)tolower((unsigned char)s[k]);
 			word[end - s] = '\0';
-			if (strcasecmp(word, "svg") == 0)
-				formats |= PCONF_FORMAT_SVG;
-			else if (strcasecmp(word, "folded") == 0)
-				formats |= PCONF_FORMAT_FOLDED;
-			else if (strcasecmp(word, "speedscope") == 0)
-				formats |= PCONF_FORMAT_SPEEDSCOPE;
-			else if (strcasecmp(word, "pprof") == 0)
-				formats |= PCONF_FORMAT_PPROF;
-			else
+			format = format_parse(word);
+			if (format < 0)
 				return pconf_bad(ci, expected);
+			formats |= FORMAT_BIT(format);
 		}
 	}
 	if (!formats)
@@ -468,7 +464,7 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 	} else if (strcasecmp(key, "MallocTrim") == 0) {
 		err = pconf_bool(ci, &c->malloc_trim);
 	} else {
-		ERROR(PCONF_LOG_PREFIX "unknown option \"%s\" in <Plugin ebprof>; the options "
+		ERROR(PLUGIN_LOG "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
 				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
@@ -490,19 +486,19 @@ int pconf_parse(struct pconf *c, const oconfig_item_t *ci)
 		int err;
 
 		if (child->children_num > 0) {
-			ERROR(PCONF_LOG_PREFIX "\"%s\" is a block; <Plugin ebprof> takes "
+			ERROR(PLUGIN_LOG "\"%s\" is a block; <Plugin ebprof> takes "
 					       "only simple options",
 			      child->key);
 			return -EINVAL;
 		}
 		err = pconf_option(c, child);
 		if (err == -ENOMEM)
-			ERROR(PCONF_LOG_PREFIX "out of memory reading option \"%s\"", child->key);
+			ERROR(PLUGIN_LOG "out of memory reading option \"%s\"", child->key);
 		if (err)
 			return err;
 	}
 	if (!c->user_stacks && !c->kernel_stacks) {
-		ERROR(PCONF_LOG_PREFIX "KernelStacks false and UserStacks false: nothing would "
+		ERROR(PLUGIN_LOG "KernelStacks false and UserStacks false: nothing would "
 				       "be sampled; enable at least one");
 		return -EINVAL;
 	}
@@ -527,14 +523,14 @@ int pconf_finish(struct pconf *c, double read_interval, unsigned int kernel_max_
 	double windows, off;
 
 	if (kernel_max_rate && c->frequency > kernel_max_rate) {
-		ERROR(PCONF_LOG_PREFIX "Frequency %u is above the kernel's limit of %u Hz "
+		ERROR(PLUGIN_LOG "Frequency %u is above the kernel's limit of %u Hz "
 				       "(/proc/sys/kernel/perf_event_max_sample_rate); lower "
 				       "Frequency, or raise the sysctl kernel.perf_event_max_sample_rate",
 		      c->frequency, kernel_max_rate);
 		return -EINVAL;
 	}
 	if (!c->spool_formats)
-		c->spool_formats = PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED;
+		c->spool_formats = FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED);
 	if (!(read_interval > 0))
 		return -EINVAL;
 	if (c->spool_interval == 0) {
@@ -550,7 +546,7 @@ int pconf_finish(struct pconf *c, double read_interval, unsigned int kernel_max_
 	windows = c->spool_interval / read_interval;
 	off = windows - (double)(uint64_t)(windows + 0.5);
 	if (windows < 1 - 1e-9 || off > 1e-6 || off < -1e-6) {
-		ERROR(PCONF_LOG_PREFIX "SpoolInterval %g is not a multiple of the read interval "
+		ERROR(PLUGIN_LOG "SpoolInterval %g is not a multiple of the read interval "
 				       "%g s; set SpoolInterval to a multiple of %g",
 		      c->spool_interval, read_interval, read_interval);
 		return -EINVAL;

@@ -18,6 +18,10 @@
 
 #include "collectd/core/daemon/collectd.h"
 #include "collectd/core/daemon/plugin.h"
+#include "render/format.h"
+
+/* The start of every line the plugin logs, in every file of plugin/. */
+#define PLUGIN_LOG "ebprof plugin: "
 
 #define PCONF_DEFAULT_FREQUENCY 99
 #define PCONF_DEFAULT_TOP 20
@@ -45,12 +49,6 @@ enum pconf_mode { PCONF_MODE_CPU, PCONF_MODE_OFFCPU, PCONF_MODE_WALL };
 /* Unwind: how user stacks are walked (sampler_config.unwind). */
 enum pconf_unwind { PCONF_UNWIND_AUTO, PCONF_UNWIND_FP, PCONF_UNWIND_DWARF };
 
-enum pconf_format {
-	PCONF_FORMAT_SVG = 1u << 0,
-	PCONF_FORMAT_FOLDED = 1u << 1,
-	PCONF_FORMAT_SPEEDSCOPE = 1u << 2,
-	PCONF_FORMAT_PPROF = 1u << 3,
-};
 
 struct pconf {
 	unsigned int frequency;	     /* Hz */
@@ -67,7 +65,7 @@ struct pconf {
 	unsigned int max_stacks;     /* 0: the sampler's default */
 	char *spool_dir;	     /* owned; NULL: no spool */
 	double spool_interval;	     /* seconds; 0 until set (see pconf_finish) */
-	unsigned int spool_formats;  /* enum pconf_format bits; 0 until set */
+	unsigned int spool_formats;  /* FORMAT_BIT()s (render/format.h); 0 until set */
 	uint64_t keep_files;	     /* per format; 0 when keep_bytes rules */
 	uint64_t keep_bytes;	     /* across formats; 0 when keep_files rules */
 	enum pconf_unwind unwind;

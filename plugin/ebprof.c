@@ -41,7 +41,6 @@
 #include "render/capture.h"
 #include "render/profile.h"
 
-#define EBPROF_LOG "ebprof plugin: "
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 #define EBPROF_MMAP_THRESHOLD (256 * 1024)   /* bytes: see ebprof_malloc_thresholds() */
 #define EBPROF_TRIM_THRESHOLD (1024 * 1024)
@@ -127,13 +126,13 @@ static int ebprof_config(oconfig_item_t *ci)
 static void ebprof_spool_status(int rc, const char *err)
 {
 	if (rc && (!ebprof.spool_failing || strcmp(err, ebprof.spool_error) != 0)) {
-		ERROR(EBPROF_LOG "spool: %s; metrics continue, flame graphs are not written "
+		ERROR(PLUGIN_LOG "spool: %s; metrics continue, flame graphs are not written "
 				 "until this is fixed (logged once)",
 		      err);
 		snprintf(ebprof.spool_error, sizeof(ebprof.spool_error), "%s", err);
 		ebprof.spool_failing = true;
 	} else if (!rc && ebprof.spool_failing) {
-		NOTICE(EBPROF_LOG "spool: writing to %s again", ebprof.conf.spool_dir);
+		NOTICE(PLUGIN_LOG "spool: writing to %s again", ebprof.conf.spool_dir);
 		ebprof.spool_failing = false;
 		ebprof.spool_error[0] = '\0';
 	}
@@ -222,27 +221,27 @@ static void ebprof_warn_once(const struct capture_stats *cs)
 	if (sym->kernel_hidden && !ebprof.warned_kernel_hidden) {
 		/* kallsyms shows addresses to CAP_SYSLOG when kptr_restrict is 0 or 1,
 		 * and to anyone when it is 0 and perf_event_paranoid <= 1. */
-		WARNING(EBPROF_LOG "kernel addresses are hidden in /proc/kallsyms (kernel."
+		WARNING(PLUGIN_LOG "kernel addresses are hidden in /proc/kallsyms (kernel."
 				   "kptr_restrict, or collectd lacks CAP_SYSLOG): kernel time "
 				   "shows as one [kernel] frame; to name kernel functions give "
 				   "collectd CAP_SYSLOG and keep kernel.kptr_restrict at 0 or 1");
 		ebprof.warned_kernel_hidden = true;
 	}
 	if (sym->perfmaps_refused && !ebprof.warned_perfmaps) {
-		WARNING(EBPROF_LOG "ignored a JIT perf map (/tmp/perf-PID.map) owned by neither "
+		WARNING(PLUGIN_LOG "ignored a JIT perf map (/tmp/perf-PID.map) owned by neither "
 				   "its process's user nor root, or writable by others; that "
 				   "process's JIT frames show as [anon]");
 		ebprof.warned_perfmaps = true;
 	}
 	if (sym->refused[TARGET_NO_FDS] && !ebprof.warned_fds) {
-		WARNING(EBPROF_LOG "Too many open files: raise `ulimit -n` (LimitNOFILE= in "
+		WARNING(PLUGIN_LOG "Too many open files: raise `ulimit -n` (LimitNOFILE= in "
 				   "collectd's unit): files of profiled processes could not be "
 				   "opened, and their frames are unnamed (refused-no_fds counts them)");
 		ebprof.warned_fds = true;
 	}
 	if (cs->stalls > ebprof.last_stalls) {
 		/* Rare, and each one costs samples: said every time. */
-		WARNING(EBPROF_LOG "naming samples stalled (no progress for %g s, in a read of a "
+		WARNING(PLUGIN_LOG "naming samples stalled (no progress for %g s, in a read of a "
 				   "profiled process's files): gave up on it, %llu samples lost so "
 				   "far; that process is named [stalled] from now on%s",
 			ebprof.conf.stall_ms ? ebprof.conf.stall_ms / 1000.0
@@ -334,7 +333,7 @@ static int ebprof_read(user_data_t *ud)
 	ebprof_cpu_mark(&cpu);
 	rc = ebprof_drain(&window, &seconds, &drain_seconds, false);
 	if (rc) {
-		ERROR(EBPROF_LOG "draining the sampler failed: %s",
+		ERROR(PLUGIN_LOG "draining the sampler failed: %s",
 		      strerror_r(rc < 0 ? -rc : rc, why, sizeof(why)));
 		ebprof_cpu_add(&cpu);
 		return -1;
@@ -344,7 +343,7 @@ static int ebprof_read(user_data_t *ud)
 
 	rc = ebprof_build_metrics(&window, seconds, drain_seconds);
 	if (rc)
-		ERROR(EBPROF_LOG "building metrics failed: %s", strerror_r(-rc, why, sizeof(why)));
+		ERROR(PLUGIN_LOG "building metrics failed: %s", strerror_r(-rc, why, sizeof(why)));
 	for (size_t i = 0; i < ebprof.batch.n; i++)
 		plugin_dispatch_values(&ebprof.batch.lists[i]);
 
@@ -416,7 +415,7 @@ static int ebprof_open_sampler(void)
 	sc.offcpu_min_ns = ebprof.conf.offcpu_min_us * 1000;
 	rc = sampler_open(&sc, &ebprof.sampler, err, sizeof(err));
 	if (rc) {
-		ERROR(EBPROF_LOG "cannot start sampling: %s",
+		ERROR(PLUGIN_LOG "cannot start sampling: %s",
 		      err[0] ? err : strerror_r(-rc, why, sizeof(why)));
 		ebprof.sampler = NULL;
 	}
@@ -433,7 +432,7 @@ static void ebprof_probe_kernel(void)
 		if (kfeat_state(&ebprof.features, id) != KFEAT_ABSENT)
 			continue;
 		kfeat_missing_message(id, line, sizeof(line));
-		NOTICE(EBPROF_LOG "%s", line);
+		NOTICE(PLUGIN_LOG "%s", line);
 	}
 }
 
@@ -446,14 +445,7 @@ static int ebprof_open_spool(void)
 	};
 	char err[512];
 
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_SVG)
-		sc.formats |= SPOOL_SVG;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_FOLDED)
-		sc.formats |= SPOOL_FOLDED;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_SPEEDSCOPE)
-		sc.formats |= SPOOL_SPEEDSCOPE;
-	if (ebprof.conf.spool_formats & PCONF_FORMAT_PPROF)
-		sc.formats |= SPOOL_PPROF;
+	sc.formats = ebprof.conf.spool_formats;
 	sc.frequency = ebprof.conf.frequency;
 	ebprof.spool = spool_new(&sc);
 	if (!ebprof.spool)
@@ -505,7 +497,7 @@ static void ebprof_malloc_thresholds(void)
 {
 	if (!mallopt(M_MMAP_THRESHOLD, EBPROF_MMAP_THRESHOLD) ||
 	    !mallopt(M_TRIM_THRESHOLD, EBPROF_TRIM_THRESHOLD))
-		WARNING(EBPROF_LOG "mallopt refused the mmap and trim thresholds; freed "
+		WARNING(PLUGIN_LOG "mallopt refused the mmap and trim thresholds; freed "
 				   "memory may stay in collectd's RSS (MallocTrim false silences this)");
 }
 
@@ -528,20 +520,20 @@ static int ebprof_init(void)
 	ebprof.offcpu = profile_new();
 	ebprof.window = profile_new();
 	if (rc || !ebprof.interval || !ebprof.offcpu || !ebprof.window) {
-		ERROR(EBPROF_LOG "out of memory at start-up");
+		ERROR(PLUGIN_LOG "out of memory at start-up");
 		goto free_all;
 	}
 	if (ebprof_open_sampler())
 		goto free_all;
 	rc = capture_attach(ebprof.capture, ebprof.sampler);
 	if (rc) {
-		ERROR(EBPROF_LOG "cannot start the thread that snapshots new processes: %s%s",
+		ERROR(PLUGIN_LOG "cannot start the thread that snapshots new processes: %s%s",
 		      strerror_r(-rc, why, sizeof(why)),
 		      rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
 		goto free_all;
 	}
 	if (ebprof.conf.spool_dir && ebprof_open_spool()) {
-		ERROR(EBPROF_LOG "out of memory at start-up");
+		ERROR(PLUGIN_LOG "out of memory at start-up");
 		goto free_all;
 	}
 	ebprof.reads_per_window = (unsigned int)(ebprof.conf.spool_interval /
@@ -558,10 +550,10 @@ static int ebprof_init(void)
 
 	rc = plugin_register_complex_read(NULL, "ebprof", ebprof_read, 0, NULL);
 	if (rc) {
-		ERROR(EBPROF_LOG "cannot register the read callback (%d)", rc);
+		ERROR(PLUGIN_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(EBPROF_LOG "sampling %sat %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
+	INFO(PLUGIN_LOG "sampling %sat %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
 			"every %g s%s%s",
 	     ebprof.conf.mode == PCONF_MODE_OFFCPU ? "off-CPU time, "
 	     : ebprof.conf.mode == PCONF_MODE_WALL ? "on- and off-CPU time, " : "",

@@ -10,6 +10,7 @@
  * a final pass that makes the batch's identifiers unique even when two
  * different names sanitize to one ("a/b" and "a_b").
  */
+#include "bpf/grow.h"
 #include "plugin/metrics.h"
 
 #include <errno.h>
@@ -40,18 +41,12 @@ void metrics_batch_free(struct metrics_batch *b)
 
 static int metrics_grow(struct metrics_batch *b)
 {
-	size_t cap = b->cap ? b->cap * 2 : 64;
-	value_list_t *lists;
-	value_t *values;
+	size_t cap = b->cap, values_cap = 2 * b->cap;
 
-	lists = realloc(b->lists, cap * sizeof(*lists));
-	if (!lists)
+	/* Two values a list; b->cap moves once both arrays hold the new size. */
+	if (GROW_ARRAY(&b->lists, &cap, b->n + 1, 64) ||
+	    GROW_ARRAY(&b->values, &values_cap, 2 * cap, 128))
 		return -ENOMEM;
-	b->lists = lists;
-	values = realloc(b->values, cap * 2 * sizeof(*values));
-	if (!values)
-		return -ENOMEM;
-	b->values = values;
 	b->cap = cap;
 	for (size_t i = 0; i < b->n; i++)
 		b->lists[i].values = &b->values[2 * i];

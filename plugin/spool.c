@@ -26,10 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "render/folded.h"
-#include "render/pprof.h"
-#include "render/speedscope.h"
-#include "render/svg.h"
+#include "bpf/grow.h"
 
 #define SPOOL_PREFIX "ebprof-"
 #define SPOOL_STAMP_LEN 16  /* "YYYYmmddTHHMMSSZ" */
@@ -44,7 +41,7 @@ struct spool {
 	int dirfd; /* -1 until opened, and again after an error */
 	unsigned int tmp_seq;
 	unsigned int frequency;
-	char last[SPOOL_FORMATS][NAME_MAX + 1]; /* newest name per format */
+	char last[FORMAT_NR][NAME_MAX + 1]; /* newest name per format */
 };
 
 /* One of our timestamped files, found while enforcing retention. */
@@ -52,13 +49,9 @@ struct spool_entry {
 	char name[NAME_MAX + 1];
 	char stamp[SPOOL_STAMP_LEN + 1];
 	unsigned int seq;
-	int format_index;
+	enum format format;
 	uint64_t bytes;
 };
-
-/* By format bit index. Retention tells formats apart by these endings. */
-static const char *const spool_ext[SPOOL_FORMATS] = { "svg", "folded", "speedscope.json",
-						      "pb.gz" };
 
 static int spool_fail(char *err, size_t errlen, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -104,12 +97,9 @@ void spool_free(struct spool *s)
 	free(s);
 }
 
-const char *spool_last_name(const struct spool *s, enum spool_format format)
+const char *spool_last_name(const struct spool *s, enum format format)
 {
-	for (unsigned int i = 0; i < SPOOL_FORMATS; i++)
-		if (format == 1u << i)
-			return s->last[i];
-	return "";
+	return (unsigned int)format < FORMAT_NR ? s->last[format] : "";
 }
 
 /* ".ebprof-PID-SEQ.tmp": hidden from directory listings and globs. */
@@ -232,12 +222,9 @@ static int spool_create_tmp(struct spool *s, char *tmp, size_t len)
 	return -EEXIST;
 }
 
-static int spool_render(int fd, const struct profile *p, unsigned int format_index,
-			const char *title, const char *subtitle, unsigned int frequency)
+static int spool_render(int fd, const struct profile *p, enum format format,
+			const struct format_options *opts)
 {
-	struct speedscope_options sso = { .name = title };
-	struct pprof_options po = { .frequency = frequency, .comment = subtitle };
-	struct svg_options opts;
 	FILE *f;
 	int rc, close_rc;
 
@@ -247,18 +234,7 @@ static int spool_render(int fd, const struct profile *p, unsigned int format_ind
 		close(fd);
 		return rc;
 	}
-	if (format_index == 0) {
-		svg_options_init(&opts);
-		opts.title = title;
-		opts.subtitle = subtitle;
-		rc = svg_write(p, f, &opts);
-	} else if (format_index == 1) {
-		rc = folded_write(p, f);
-	} else if (format_index == 2) {
-		rc = speedscope_write(p, f, &sso);
-	} else {
-		rc = pprof_write(p, f, &po);
-	}
+	rc = format_write(format, p, f, opts);
 	if (!rc && fflush(f) != 0)
 		rc = -errno;
 	if (!rc && ferror(f))
@@ -320,11 +296,11 @@ static int spool_latest(struct spool *s, const char *name, const char *ext, char
 	return 0;
 }
 
-static int spool_write_one(struct spool *s, const struct profile *p, unsigned int format_index,
+static int spool_write_one(struct spool *s, const struct profile *p, enum format format,
 			   const char *stamp, const char *title, const char *subtitle, char *err,
 			   size_t errlen)
 {
-	const char *ext = spool_ext[format_index];
+	const char *ext = format_ext(format);
 	char tmp[NAME_MAX + 1], name[NAME_MAX + 1], why[128];
 	int fd, rc;
 
@@ -332,7 +308,8 @@ static int spool_write_one(struct spool *s, const struct profile *p, unsigned in
 	if (fd < 0)
 		return spool_fail(err, errlen, fd, "cannot create a file in %s: %s", s->dir,
 				  strerror_r(-fd, why, sizeof(why)));
-	rc = spool_render(fd, p, format_index, title, subtitle, s->frequency);
+	rc = spool_render(fd, p, format,
+			  &(struct format_options){ title, subtitle, -1, s->frequency });
 	if (rc) {
 		unlinkat(s->dirfd, tmp, 0);
 		return spool_fail(err, errlen, rc, "cannot write %s file in %s: %s", ext, s->dir,
@@ -351,7 +328,7 @@ static int spool_write_one(struct spool *s, const struct profile *p, unsigned in
 		return spool_fail(err, errlen, rc, "cannot rename into %s/%s: %s", s->dir, name,
 				  strerror_r(-rc, why, sizeof(why)));
 	}
-	snprintf(s->last[format_index], sizeof(s->last[format_index]), "%s", name);
+	snprintf(s->last[format], sizeof(s->last[format]), "%s", name);
 	return spool_latest(s, name, ext, err, errlen);
 }
 
@@ -383,9 +360,9 @@ static bool spool_parse_name(const char *name, struct spool_entry *e)
 	}
 	if (*p++ != '.')
 		return false;
-	for (int i = 0; i < SPOOL_FORMATS; i++) {
-		if (strcmp(p, spool_ext[i]) == 0) {
-			e->format_index = i;
+	for (int f = 0; f < FORMAT_NR; f++) {
+		if (strcmp(p, format_ext(f)) == 0) {
+			e->format = f;
 			snprintf(e->name, sizeof(e->name), "%s", name);
 			return true;
 		}
@@ -408,16 +385,9 @@ static bool spool_collect(int dirfd, const char *name, void *ctx)
 	if (!spool_parse_name(name, &e) || !spool_ours(dirfd, name, &st))
 		return true;
 	e.bytes = (uint64_t)st.st_size;
-	if (list->n == list->cap) {
-		size_t cap = list->cap ? list->cap * 2 : 64;
-		struct spool_entry *grown = realloc(list->entries, cap * sizeof(*grown));
-
-		if (!grown) {
-			list->err = -ENOMEM;
-			return false;
-		}
-		list->entries = grown;
-		list->cap = cap;
+	if (GROW_ARRAY(&list->entries, &list->cap, list->n + 1, 64)) {
+		list->err = -ENOMEM;
+		return false;
 	}
 	list->entries[list->n++] = e;
 	return true;
@@ -437,11 +407,11 @@ static int spool_cmp_age(const void *a, const void *b)
 static int spool_retain(struct spool *s)
 {
 	struct spool_list list = { 0 };
-	size_t count[SPOOL_FORMATS] = { 0 }, newest[SPOOL_FORMATS];
+	size_t count[FORMAT_NR] = { 0 }, newest[FORMAT_NR];
 	uint64_t bytes = 0;
 	int rc;
 
-	for (int f = 0; f < SPOOL_FORMATS; f++)
+	for (int f = 0; f < FORMAT_NR; f++)
 		newest[f] = SIZE_MAX;
 	rc = spool_scan(s->dirfd, spool_collect, &list);
 	if (!rc)
@@ -450,13 +420,13 @@ static int spool_retain(struct spool *s)
 		goto out;
 	qsort(list.entries, list.n, sizeof(*list.entries), spool_cmp_age);
 	for (size_t i = 0; i < list.n; i++) {
-		count[list.entries[i].format_index]++;
-		newest[list.entries[i].format_index] = i;
+		count[list.entries[i].format]++;
+		newest[list.entries[i].format] = i;
 		bytes += list.entries[i].bytes;
 	}
 	for (size_t i = 0; i < list.n; i++) {
 		const struct spool_entry *e = &list.entries[i];
-		int f = e->format_index;
+		int f = e->format;
 
 		if (i == newest[f] || strcmp(e->name, s->last[f]) == 0)
 			continue;
@@ -486,14 +456,14 @@ int spool_write(struct spool *s, const struct profile *p, time_t when, const cha
 		return rc;
 	if (!gmtime_r(&when, &tm) || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
 		return spool_fail(err, errlen, -EINVAL, "cannot format time %lld", (long long)when);
-	for (unsigned int i = 0; i < SPOOL_FORMATS; i++) {
+	for (int f = 0; f < FORMAT_NR; f++) {
 		int one;
 
-		if (!(s->formats & (1u << i)))
+		if (!(s->formats & FORMAT_BIT(f)))
 			continue;
 		/* Keep going after a failure: the other format may still fit,
 		 * but report the first error. */
-		one = spool_write_one(s, p, i, stamp, title, subtitle, rc ? NULL : err,
+		one = spool_write_one(s, p, f, stamp, title, subtitle, rc ? NULL : err,
 				      rc ? 0 : errlen);
 		if (!rc)
 			rc = one;

@@ -24,20 +24,13 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "render/format.h"
 #include "render/profile.h"
-
-enum spool_format {
-	SPOOL_SVG = 1u << 0,	    /* .svg */
-	SPOOL_FOLDED = 1u << 1,	    /* .folded */
-	SPOOL_SPEEDSCOPE = 1u << 2, /* .speedscope.json */
-	SPOOL_PPROF = 1u << 3,	    /* .pb.gz, gzip'ed profile.proto */
-};
-#define SPOOL_FORMATS 4 /* formats above */
 
 struct spool_config {
 	const char *dir;	/* absolute path; copied. The last component is
 				 * created (0755) if missing, never followed. */
-	unsigned int formats;	/* enum spool_format bits */
+	unsigned int formats;	/* FORMAT_BIT()s of render/format.h */
 	uint64_t keep_files;	/* timestamped files kept per format; 0: by bytes */
 	uint64_t keep_bytes;	/* bytes of timestamped files kept, all formats;
 				 * the newest file of each format is always kept */
@@ -67,7 +60,7 @@ int spool_write(struct spool *s, const struct profile *p, time_t when, const cha
 		const char *subtitle, char *err, size_t errlen);
 
 /* The name (not the path) of the newest file of one format, or "". */
-const char *spool_last_name(const struct spool *s, enum spool_format format);
+const char *spool_last_name(const struct spool *s, enum format format);
 
 /* Closes the directory and frees s; NULL is fine. */
 void spool_free(struct spool *s);

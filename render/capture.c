@@ -251,16 +251,15 @@ static bool worker_quarantined(const struct capture_worker *w, uint32_t tgid, ui
 static size_t worker_name(struct capture_worker *w, const struct capture_sample *s,
 			  bool *stalled)
 {
-	const uint64_t *kips = s->ips + s->n_uips;
+	struct symbolizer_sample ss = { s->tgid, s->start_time, s->comm, s->ips, s->n_uips,
+					s->ips + s->n_uips, s->n_kips };
 	size_t n;
 
 	*stalled = s->n_uips && worker_quarantined(w, s->tgid, s->start_time);
 	if (!*stalled)
-		return symbolizer_stack_started(w->sym, s->tgid, s->start_time, s->comm, s->ips,
-						s->n_uips, kips, s->n_kips, w->frames,
-						CAPTURE_MAX_FRAMES);
-	n = symbolizer_stack_started(w->sym, s->tgid, s->start_time, s->comm, NULL, 0, kips,
-				     s->n_kips, w->frames, CAPTURE_MAX_FRAMES);
+		return symbolizer_stack(w->sym, &ss, w->frames, CAPTURE_MAX_FRAMES);
+	ss.n_uips = 0;
+	n = symbolizer_stack(w->sym, &ss, w->frames, CAPTURE_MAX_FRAMES);
 	if (!n)
 		return 0;
 	memmove(w->frames + 2, w->frames + 1, (n - 1) * sizeof(w->frames[0]));
@@ -314,7 +313,7 @@ static bool worker_step(struct capture_worker *w)
 			return true;
 		w->busy = p;
 		pthread_mutex_unlock(&core->lock);
-		err = symbolizer_track_started(w->sym, p.tgid, p.start_time);
+		err = symbolizer_track(w->sym, p.tgid, p.start_time);
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;

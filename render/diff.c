@@ -97,37 +97,15 @@ struct diff_ctx {
 };
 
 /* The largest change among frames AFTER has (the ones with a width). */
-static int diff_measure(const struct profile *p, struct diff_ctx *d)
+static int diff_measure(const struct profile_node *kid, size_t depth, void *ctx)
 {
-	struct walk {
-		const struct profile_node *node;
-		size_t next;
-	} *stack = malloc((profile_max_depth(p) + 1) * sizeof(*stack));
-	size_t top = 0;
+	struct diff_ctx *d = ctx;
+	struct diff_change c;
 
-	if (!stack)
-		return -ENOMEM;
-	stack[0] = (struct walk){ profile_root(p), 0 };
-	while (true) {
-		struct walk *w = &stack[top];
-		const struct profile_node *kid;
-		struct diff_change c;
-
-		if (w->next == profile_node_child_count(w->node)) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = profile_node_child(w->node, w->next++);
-		if (!profile_node_total(kid, 0))
-			continue;
-		diff_change_scaled(kid, d->scale, d->opts->by, &c);
-		if (fabs(c.delta) > d->max_delta)
-			d->max_delta = fabs(c.delta);
-		stack[++top] = (struct walk){ kid, 0 };
-	}
-	free(stack);
+	(void)depth;
+	diff_change_scaled(kid, d->scale, d->opts->by, &c);
+	if (fabs(c.delta) > d->max_delta)
+		d->max_delta = fabs(c.delta);
 	return 0;
 }
 
@@ -193,7 +171,7 @@ int diff_write_svg(const struct profile *p, FILE *out, const struct diff_options
 	}
 	d.opts = opts;
 	d.scale = diff_scale_of(p, opts);
-	err = diff_measure(p, &d);
+	err = profile_walk(p, 0, diff_measure, NULL, &d);
 	if (err)
 		return err;
 	snprintf(subtitle, sizeof(subtitle),

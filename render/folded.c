@@ -29,22 +29,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/folded.h"
+#include "render/format.h"
 #include "render/stacks.h"
-
-/* The stream's error as a negative errno: what the failing call left in
- * errno when it says something, -EIO otherwise. */
-static int stream_error(FILE *f)
-{
-	int earlier = errno; /* the writer zeroed errno before writing */
-
-	errno = 0;
-	if (fflush(f) && errno)
-		return -errno;
-	if (!ferror(f))
-		return 0;
-	return earlier ? -earlier : -EIO;
-}
 
 static bool folded_bad_byte(unsigned char c)
 {
@@ -87,7 +75,7 @@ int folded_write(const struct profile *p, FILE *out)
 
 	errno = 0;
 	err = stacks_for_each(p, 0, folded_put_stack, out);
-	return err ? err : stream_error(out);
+	return err ? err : format_stream_error(out);
 }
 
 /* --- reader ------------------------------------------------------------------ */
@@ -145,15 +133,8 @@ static int folded_push(struct folded_frames *f, char *name, size_t len)
 {
 	if (f->n == f->max_depth)
 		return -E2BIG;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 128;
-		struct frame *frames = realloc(f->frames, cap * sizeof(*frames));
-
-		if (!frames)
-			return -ENOMEM;
-		f->frames = frames;
-		f->cap = cap;
-	}
+	if (GROW_ARRAY(&f->frames, &f->cap, f->n + 1, 128))
+		return -ENOMEM;
 	f->frames[f->n] = (struct frame){ .name = name, .kind = folded_frame_kind(name, len) };
 	f->n++;
 	return 0;

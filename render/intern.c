@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/intern.h"
 
 struct intern_key {
@@ -98,15 +99,8 @@ int intern_add_pair(struct intern *t, const char *s, unsigned int tag, uint64_t 
 	}
 	if (t->n == UINT32_MAX - 1)
 		return -ENOMEM;
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct intern_key *keys = realloc(t->keys, cap * sizeof(*keys));
-
-		if (!keys)
-			return -ENOMEM;
-		t->keys = keys;
-		t->cap = cap;
-	}
+	if (GROW_ARRAY(&t->keys, &t->cap, t->n + 1, 256))
+		return -ENOMEM;
 	t->keys[t->n] = (struct intern_key){ s, tag, h, a, b };
 	t->slots[j] = (uint32_t)t->n + 1;
 	*index = (uint32_t)t->n++;

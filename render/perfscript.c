@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/folded.h"
 #include "render/perfscript.h"
 
@@ -38,32 +39,13 @@ static int perfscript_push(struct perfscript_sample *s, const char *name, size_t
 		s->too_deep = true;
 		return 0;
 	}
-	if (s->len + len + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		char *names;
+	size_t ncap = s->ncap;
 
-		while (cap < s->len + len + 1)
-			cap *= 2;
-		names = realloc(s->names, cap);
-		if (!names)
-			return -ENOMEM;
-		s->names = names;
-		s->cap = cap;
-	}
-	if (s->n == s->ncap) {
-		size_t cap = s->ncap ? s->ncap * 2 : 128;
-		size_t *offsets = realloc(s->offsets, cap * sizeof(*offsets));
-		enum frame_kind *kinds;
-
-		if (!offsets)
-			return -ENOMEM;
-		s->offsets = offsets;
-		kinds = realloc(s->kinds, cap * sizeof(*kinds));
-		if (!kinds)
-			return -ENOMEM;
-		s->kinds = kinds;
-		s->ncap = cap;
-	}
+	/* offsets[] and kinds[] share one capacity: ncap moves once both hold it. */
+	if (GROW_ARRAY(&s->names, &s->cap, s->len + len + 1, 4096) ||
+	    GROW_ARRAY(&s->offsets, &ncap, s->n + 1, 128) ||
+	    GROW_ARRAY(&s->kinds, &s->ncap, s->n + 1, 128))
+		return -ENOMEM;
 	memcpy(s->names + s->len, name, len);
 	s->names[s->len + len] = '\0';
 	s->offsets[s->n] = s->len;
@@ -87,14 +69,8 @@ static int perfscript_flush(struct profile *p, struct perfscript_sample *s,
 	}
 	if (profile_total(p) >= FOLDED_MAX_COUNT)
 		return -EOVERFLOW;
-	if (s->n > s->fcap) {
-		struct frame *frames = realloc(s->frames, s->n * sizeof(*frames));
-
-		if (!frames)
-			return -ENOMEM;
-		s->frames = frames;
-		s->fcap = s->n;
-	}
+	if (GROW_ARRAY(&s->frames, &s->fcap, s->n, 64))
+		return -ENOMEM;
 	/* The comm is FRAME_USER, as the folded reader makes every first
 	 * frame: the same process read from either format is one node. */
 	s->frames[0] = (struct frame){ s->names, FRAME_USER };

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "bpf/grow.h"
 #include "render/intern.h"
 #include "render/pprof.h"
 #include "render/protobuf.h"
@@ -137,14 +138,8 @@ static int pprof_sample(const struct frame *frames, size_t n, uint64_t count, vo
 	struct pprof_state *st = ctx;
 	uint64_t values[2] = { count, 0 };
 
-	if (n > st->ids_cap) {
-		uint64_t *ids = realloc(st->ids, n * sizeof(*ids));
-
-		if (!ids)
-			return -ENOMEM;
-		st->ids = ids;
-		st->ids_cap = n;
-	}
+	if (GROW_ARRAY(&st->ids, &st->ids_cap, n, 64))
+		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fn, map = 0, loc;
 

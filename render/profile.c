@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/profile.h"
 
 struct symbol {
@@ -251,16 +252,7 @@ static int table_find(struct table *t, uint32_t h, index_match match, const void
 			return -ENOMEM;
 		index_find(t, h, match, key, id, slot);
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		void **rows = realloc(t->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		t->cap = cap;
-	}
-	return 0;
+	return GROW_ARRAY(&t->rows, &t->cap, t->n + 1, 1024);
 }
 
 /* Adds row as the next id at slot (from a table_find() that found none). */
@@ -537,15 +529,8 @@ static int nodes_reserve(struct profile *p, size_t count)
 	while (p->nchunks < need) {
 		struct profile_node *chunk;
 
-		if (p->nchunks == p->chunks_cap) {
-			size_t cap = p->chunks_cap ? p->chunks_cap * 2 : 16;
-			struct profile_node **chunks = realloc(p->chunks, cap * sizeof(*chunks));
-
-			if (!chunks)
-				return -ENOMEM;
-			p->chunks = chunks;
-			p->chunks_cap = cap;
-		}
+		if (GROW_ARRAY(&p->chunks, &p->chunks_cap, p->nchunks + 1, 16))
+			return -ENOMEM;
 		chunk = malloc(NODES_PER_CHUNK * sizeof(*chunk));
 		if (!chunk)
 			return -ENOMEM;
@@ -665,14 +650,8 @@ int profile_add_weight(struct profile *p, unsigned int slot, const struct frame 
 			return -EINVAL;
 	if (!count)
 		return 0;
-	if (n > p->last_cap) {
-		struct profile_node **last = realloc(p->last, n * sizeof(*last));
-
-		if (!last)
-			return -ENOMEM;
-		p->last = last;
-		p->last_cap = n;
-	}
+	if (GROW_ARRAY(&p->last, &p->last_cap, n, 64))
+		return -ENOMEM;
 
 	/* Walk down as far as the tree already goes: first along the last
 	 * stack's path, then by searching children. */
@@ -728,107 +707,133 @@ int profile_add(struct profile *p, const struct frame *frames, size_t n, uint64_
 }
 
 /*
- * Merging walks src depth first with an explicit stack (trees from folded
- * files can be deeper than a C stack likes). Pass one creates every
- * missing node with zero weight and records which dst node mirrors each
- * src node; pass two adds the weights from that record. A failure in pass
- * one leaves dst's weights unchanged; it may keep some zero-weight nodes,
- * which every writer skips.
+ * The one walk of the tree (see profile.h): nodes are visited in a stable
+ * order, and walk[d] is the node at depth d whose children are being
+ * visited.
  */
-struct merge_frame {
-	const struct profile_node *src;
-	struct profile_node *dst;
-	size_t next; /* next child of src to visit */
+int profile_walk(const struct profile *p, unsigned int slot, profile_visit_fn visit,
+		 profile_leave_fn leave, void *ctx)
+{
+	struct walk_frame {
+		const struct profile_node *node;
+		size_t next; /* next child to visit */
+	} *walk;
+	size_t top = 0;
+	int err = 0;
+
+	if (slot >= PROFILE_WEIGHTS)
+		return -EINVAL;
+	walk = malloc((p->max_depth + 1) * sizeof(*walk));
+	if (!walk)
+		return -ENOMEM;
+	walk[0] = (struct walk_frame){ &p->root, 0 };
+	while (true) {
+		struct walk_frame *f = &walk[top];
+		const struct profile_node *kid;
+
+		if (f->next == f->node->nkids) {
+			if (!top)
+				break;
+			if (leave)
+				leave(f->node, top, ctx);
+			top--;
+			continue;
+		}
+		kid = kid_at(f->node, f->next++);
+		if (!kid->total[slot])
+			continue;
+		err = visit(kid, top + 1, ctx);
+		if (err < 0)
+			break;
+		if (err == 0)
+			walk[++top] = (struct walk_frame){ kid, 0 };
+		err = 0;
+	}
+	free(walk);
+	return err;
+}
+
+/*
+ * Merging walks src twice. Pass one creates every missing node with zero
+ * weight and records which dst node mirrors each src node; pass two adds
+ * the weights from that record, visiting src in the same order. A failure
+ * in pass one leaves dst's weights unchanged; it may keep some zero-weight
+ * nodes, which every writer skips.
+ */
+struct merge {
+	struct profile *dst;
+	const struct profile *src;
+	struct profile_node **path;   /* path[d]: the dst node at depth d */
+	struct profile_node **mirror; /* the dst node of each src node, in walk order */
+	size_t n_mirror, visited;
 };
+
+static int merge_structure(const struct profile_node *skid, size_t depth, void *ctx)
+{
+	struct merge *m = ctx;
+	struct profile_node *parent = m->path[depth - 1], *dkid;
+	size_t pos;
+
+	if (kid_find(parent, skid->sym->name, skid->sym->kind, &pos)) {
+		dkid = kid_at(parent, pos);
+	} else {
+		const struct symbol *sym = symbol_intern(m->dst, skid->sym->name, skid->sym->kind);
+		const struct location *sloc = location_of(m->src, skid);
+		uint32_t loc = 0;
+
+		if (!sym || (sloc && location_intern(m->dst, &(struct frame){
+				.mapping = sloc->mapping,
+				.address = sloc->address }, &loc)) ||
+		    nodes_reserve(m->dst, 1) || kids_reserve(parent))
+			return -ENOMEM;
+		dkid = node_take(m->dst, sym, loc);
+		kids_insert(parent, pos, dkid);
+	}
+	m->mirror[m->n_mirror++] = dkid;
+	m->path[depth] = dkid;
+	return 0;
+}
+
+static int merge_weights(const struct profile_node *skid, size_t depth, void *ctx)
+{
+	struct merge *m = ctx;
+	struct profile_node *dkid = m->mirror[m->visited++];
+
+	(void)depth;
+	dkid->total[0] += skid->total[0];
+	if (skid->self[0] && !dkid->self[0])
+		m->dst->stacks++;
+	dkid->self[0] += skid->self[0];
+	return 0;
+}
 
 int profile_merge(struct profile *dst, const struct profile *src)
 {
-	struct merge_frame *stack;
-	struct profile_node **mirror;
-	size_t nmirror = 0, top = 0, visit = 0;
-	int err = 0;
+	struct merge m = { .dst = dst, .src = src };
+	int err = -ENOMEM;
 
 	if (dst == src)
 		return -EINVAL;
 	if (!src->root.total[0])
 		return 0;
-	stack = malloc((src->max_depth + 1) * sizeof(*stack));
-	mirror = malloc((src->nodes_used + 1) * sizeof(*mirror));
-	if (!stack || !mirror) {
-		err = -ENOMEM;
+	m.path = malloc((src->max_depth + 1) * sizeof(*m.path));
+	m.mirror = malloc((src->nodes_used + 1) * sizeof(*m.mirror));
+	if (!m.path || !m.mirror)
 		goto out_free;
-	}
-
-	/* Pass one: structure. */
-	stack[0] = (struct merge_frame){ &src->root, &dst->root, 0 };
-	mirror[nmirror++] = &dst->root;
-	while (true) {
-		struct merge_frame *f = &stack[top];
-		const struct profile_node *skid;
-		struct profile_node *dkid;
-		size_t pos;
-
-		if (f->next == f->src->nkids) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		skid = kid_at(f->src, f->next++);
-		if (!skid->total[0])
-			continue;
-		if (kid_find(f->dst, skid->sym->name, skid->sym->kind, &pos)) {
-			dkid = kid_at(f->dst, pos);
-		} else {
-			const struct symbol *sym =
-				symbol_intern(dst, skid->sym->name, skid->sym->kind);
-			const struct location *sloc = location_of(src, skid);
-			uint32_t loc = 0;
-
-			if (!sym || (sloc && location_intern(dst, &(struct frame){
-					.mapping = sloc->mapping,
-					.address = sloc->address }, &loc)) ||
-			    nodes_reserve(dst, 1) || kids_reserve(f->dst)) {
-				err = -ENOMEM;
-				goto out_free;
-			}
-			dkid = node_take(dst, sym, loc);
-			kids_insert(f->dst, pos, dkid);
-		}
-		mirror[nmirror++] = dkid;
-		stack[++top] = (struct merge_frame){ skid, dkid, 0 };
-	}
-
-	/* Pass two: weights, visiting src in the same order. */
-	top = 0;
-	stack[0] = (struct merge_frame){ &src->root, NULL, 0 };
-	node_add_weight(dst, mirror[visit++], 0, src->root.total[0], false);
-	while (true) {
-		struct merge_frame *f = &stack[top];
-		const struct profile_node *skid;
-		struct profile_node *dkid;
-
-		if (f->next == f->src->nkids) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		skid = kid_at(f->src, f->next++);
-		if (!skid->total[0])
-			continue;
-		dkid = mirror[visit++];
-		dkid->total[0] += skid->total[0];
-		if (skid->self[0] && !dkid->self[0])
-			dst->stacks++;
-		dkid->self[0] += skid->self[0];
-		stack[++top] = (struct merge_frame){ skid, NULL, 0 };
-	}
+	m.path[0] = &dst->root;
+	err = profile_walk(src, 0, merge_structure, NULL, &m);
+	if (err)
+		goto out_free;
+	/* The walk allocates before it visits: on -ENOMEM nothing is added. */
+	err = profile_walk(src, 0, merge_weights, NULL, &m);
+	if (err)
+		goto out_free;
+	node_add_weight(dst, &dst->root, 0, src->root.total[0], false);
 	if (src->max_depth > dst->max_depth)
 		dst->max_depth = src->max_depth;
 out_free:
-	free(stack);
-	free(mirror);
+	free(m.path);
+	free(m.mirror);
 	return err;
 }
 
@@ -942,11 +947,6 @@ static int function_cmp(const void *a, const void *b)
 	return (int)x->kind - (int)y->kind;
 }
 
-struct walk_frame {
-	const struct profile_node *node;
-	size_t next;
-};
-
 /*
  * Which process a function was sampled in most: processes are the root's
  * children and a depth-first walk finishes one before it starts the next,
@@ -991,52 +991,56 @@ static void function_process_add(struct function_process *fp, const struct profi
  * on the current path: a node adds its total only when it is the first
  * (outermost) of its symbol, so a recursive function's samples count once.
  */
+struct functions_walk {
+	uint64_t *self, *total;
+	uint32_t *on_path;
+	struct function_process *procs;
+	const struct profile_node *process; /* the root's child above the node */
+};
+
+static int functions_visit(const struct profile_node *kid, size_t depth, void *ctx)
+{
+	struct functions_walk *w = ctx;
+
+	if (depth == 1)
+		w->process = kid;
+	if (!w->on_path[kid->sym->id]++) {
+		w->total[kid->sym->id] += kid->total[0];
+		if (w->process->sym->kind == FRAME_PROCESS)
+			function_process_add(&w->procs[kid->sym->id], w->process, kid->total[0]);
+	}
+	w->self[kid->sym->id] += kid->self[0];
+	return 0;
+}
+
+static void functions_leave(const struct profile_node *n, size_t depth, void *ctx)
+{
+	struct functions_walk *w = ctx;
+
+	(void)depth;
+	w->on_path[n->sym->id]--;
+}
+
 int profile_functions(const struct profile *p, struct profile_function **out, size_t *n)
 {
-	uint64_t *self = NULL, *total = NULL;
-	uint32_t *on_path = NULL;
-	struct function_process *procs = NULL;
-	struct walk_frame *stack = NULL;
+	struct functions_walk w = { 0 };
+	uint64_t *self, *total;
+	struct function_process *procs;
 	struct profile_function *fns = NULL;
-	size_t top = 0, count = 0, nsyms = p->syms.n;
+	size_t count = 0, nsyms = p->syms.n;
 	int err = -ENOMEM;
 
 	*out = NULL;
 	*n = 0;
 	if (!nsyms)
 		return 0;
-	self = calloc(nsyms, sizeof(*self));
-	total = calloc(nsyms, sizeof(*total));
-	on_path = calloc(nsyms, sizeof(*on_path));
-	procs = calloc(nsyms, sizeof(*procs));
-	stack = malloc((p->max_depth + 1) * sizeof(*stack));
-	if (!self || !total || !on_path || !procs || !stack)
+	self = w.self = calloc(nsyms, sizeof(*self));
+	total = w.total = calloc(nsyms, sizeof(*total));
+	w.on_path = calloc(nsyms, sizeof(*w.on_path));
+	procs = w.procs = calloc(nsyms, sizeof(*procs));
+	if (!self || !total || !w.on_path || !procs ||
+	    profile_walk(p, 0, functions_visit, functions_leave, &w))
 		goto out_free;
-
-	stack[0] = (struct walk_frame){ &p->root, 0 };
-	while (true) {
-		struct walk_frame *f = &stack[top];
-		const struct profile_node *kid, *process;
-
-		if (f->next == f->node->nkids) {
-			if (!top)
-				break;
-			on_path[f->node->sym->id]--;
-			top--;
-			continue;
-		}
-		kid = kid_at(f->node, f->next++);
-		if (!kid->total[0])
-			continue;
-		process = top ? stack[1].node : kid;
-		if (!on_path[kid->sym->id]++) {
-			total[kid->sym->id] += kid->total[0];
-			if (process->sym->kind == FRAME_PROCESS)
-				function_process_add(&procs[kid->sym->id], process, kid->total[0]);
-		}
-		self[kid->sym->id] += kid->self[0];
-		stack[++top] = (struct walk_frame){ kid, 0 };
-	}
 
 	for (size_t id = 0; id < nsyms; id++)
 		if (total[id] && symbol_at(p, id)->kind != FRAME_PROCESS)
@@ -1070,9 +1074,8 @@ int profile_functions(const struct profile *p, struct profile_function **out, si
 out_free:
 	free(self);
 	free(total);
-	free(on_path);
+	free(w.on_path);
 	free(procs);
-	free(stack);
 	return err;
 }
 
@@ -1084,56 +1087,43 @@ double profile_cpu_percent(uint64_t samples, double frequency, double seconds)
 }
 
 /*
- * Walks src depth first, keeping the path without the dropped kind in
- * frames[]; every node with self samples is one stack to add.
+ * Walks src keeping the path without the dropped kind in frames[]; every
+ * node with self samples is one stack to add.
  */
+struct without_walk {
+	struct profile *dst;
+	enum frame_kind kind;
+	struct frame *frames;
+	size_t *kept; /* kept[d]: frames kept down to depth d */
+};
+
+static int without_visit(const struct profile_node *kid, size_t depth, void *ctx)
+{
+	struct without_walk *w = ctx;
+	size_t n = w->kept[depth - 1];
+
+	if ((enum frame_kind)kid->sym->kind != w->kind)
+		w->frames[n++] = (struct frame){ kid->sym->name, (enum frame_kind)kid->sym->kind };
+	w->kept[depth] = n;
+	if (kid->self[0] && n)
+		return profile_add(w->dst, w->frames, n, kid->self[0]);
+	return 0;
+}
+
 int profile_add_without(struct profile *dst, const struct profile *src, enum frame_kind kind)
 {
-	struct walk_frame *stack = NULL;
-	struct frame *frames = NULL;
-	size_t *kept = NULL; /* kept[d]: frames kept down to depth d */
-	size_t top = 0;
-	int err = 0;
+	struct without_walk w = { .dst = dst, .kind = kind };
+	int err = -ENOMEM;
 
 	if (dst == src || kind == FRAME_PROCESS || (unsigned int)kind >= FRAME_KIND_NR)
 		return -EINVAL;
-	stack = malloc((src->max_depth + 1) * sizeof(*stack));
-	frames = malloc((src->max_depth + 1) * sizeof(*frames));
-	kept = malloc((src->max_depth + 1) * sizeof(*kept));
-	if (!stack || !frames || !kept) {
-		err = -ENOMEM;
-		goto out_free;
+	w.frames = malloc((src->max_depth + 1) * sizeof(*w.frames));
+	w.kept = malloc((src->max_depth + 1) * sizeof(*w.kept));
+	if (w.frames && w.kept) {
+		w.kept[0] = 0;
+		err = profile_walk(src, 0, without_visit, NULL, &w);
 	}
-	stack[0] = (struct walk_frame){ &src->root, 0 };
-	kept[0] = 0;
-	while (true) {
-		struct walk_frame *f = &stack[top];
-		const struct profile_node *kid;
-		size_t n;
-
-		if (f->next == f->node->nkids) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = kid_at(f->node, f->next++);
-		if (!kid->total[0])
-			continue;
-		n = kept[top];
-		if ((enum frame_kind)kid->sym->kind != kind)
-			frames[n++] = (struct frame){ kid->sym->name, (enum frame_kind)kid->sym->kind };
-		if (kid->self[0] && n) {
-			err = profile_add(dst, frames, n, kid->self[0]);
-			if (err)
-				goto out_free;
-		}
-		stack[++top] = (struct walk_frame){ kid, 0 };
-		kept[top] = n;
-	}
-out_free:
-	free(stack);
-	free(frames);
-	free(kept);
+	free(w.frames);
+	free(w.kept);
 	return err;
 }

@@ -71,6 +71,23 @@ uint64_t profile_node_self(const struct profile_node *n, unsigned int slot);
 size_t profile_node_child_count(const struct profile_node *n);
 const struct profile_node *profile_node_child(const struct profile_node *n, size_t i);
 
+/*
+ * The one walk of the tree, depth first, every child before its next
+ * sibling, in the stable order above; an explicit stack, not recursion, as
+ * folded files can nest deeper than a C stack likes. visit() sees each
+ * node below the root whose total in slot is not zero (zero-weight nodes
+ * are skipped with their subtree), at depth 1 for the root's children; it
+ * returns 0 to go down into the node's children, PROFILE_WALK_SKIP to pass
+ * them over, or a negative errno that stops the walk. leave(), if not
+ * NULL, is called when the walk comes back up from a node visit() went
+ * into. Returns 0, -ENOMEM, or what visit() returned to stop.
+ */
+#define PROFILE_WALK_SKIP 1
+typedef int (*profile_visit_fn)(const struct profile_node *n, size_t depth, void *ctx);
+typedef void (*profile_leave_fn)(const struct profile_node *n, size_t depth, void *ctx);
+int profile_walk(const struct profile *p, unsigned int slot, profile_visit_fn visit,
+		 profile_leave_fn leave, void *ctx);
+
 /* One function's share: self counts samples where it is the leaf; total
  * counts samples where it appears at least once (recursion counted once). */
 struct profile_function {

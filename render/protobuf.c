@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "render/protobuf.h"
 
 void pb_buf_init(struct pb_buf *b)
@@ -37,24 +38,9 @@ int pb_buf_error(const struct pb_buf *b)
 
 static int pb_reserve(struct pb_buf *b, size_t more)
 {
-	size_t cap;
-	uint8_t *bytes;
-
-	if (b->err)
-		return b->err;
-	if (b->len + more <= b->cap)
-		return 0;
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more)
-		cap *= 2;
-	bytes = realloc(b->bytes, cap);
-	if (!bytes) {
+	if (!b->err && GROW_ARRAY(&b->bytes, &b->cap, b->len + more, 256))
 		b->err = -ENOMEM;
-		return b->err;
-	}
-	b->bytes = bytes;
-	b->cap = cap;
-	return 0;
+	return b->err;
 }
 
 static size_t pb_varint_size(uint64_t v)

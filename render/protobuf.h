@@ -1,7 +1,7 @@
 /*
  * protobuf: the few pieces of the protocol buffers wire format that pprof
- * output needs, written by hand (see render/README-formats.md for why not
- * protobuf-c): varints, length-delimited fields and packed repeated
+ * output needs, written by hand (README.md, "Own encoder, not protobuf-c", says why
+ * not protobuf-c): varints, length-delimited fields and packed repeated
  * varints into a growable buffer, and a reader that walks the fields of
  * one message, for our tests and any later importer.
  */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/format.h"
 #include "render/intern.h"
 #include "render/speedscope.h"
 #include "render/stacks.h"
@@ -93,18 +94,6 @@ static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count
 	return 0;
 }
 
-static int speedscope_stream_error(FILE *f)
-{
-	int earlier = errno;
-
-	errno = 0;
-	if (fflush(f) && errno)
-		return -errno;
-	if (!ferror(f))
-		return 0;
-	return earlier ? -earlier : -EIO;
-}
-
 int speedscope_write(const struct profile *p, FILE *out, const struct speedscope_options *opts)
 {
 	const char *name = opts && opts->name ? opts->name : "ebprof";
@@ -136,7 +125,7 @@ int speedscope_write(const struct profile *p, FILE *out, const struct speedscope
 		}
 	}
 	fputs_unlocked("]}]}\n", out);
-	err = speedscope_stream_error(out);
+	err = format_stream_error(out);
 out_free:
 	intern_free(w.frames);
 	return err;

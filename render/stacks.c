@@ -1,10 +1,8 @@
 /*
- * stacks: the depth-first walk every stack-at-a-time writer shares.
- *
- * An explicit stack rather than recursion: folded files can nest deeper
- * than a C stack likes. Nodes whose weight in the slot is zero are skipped
- * with their subtree (a failed merge may leave such nodes, and a second
- * slot often covers only part of the tree).
+ * stacks: the tree walk (profile_walk) turned into whole stacks for every
+ * stack-at-a-time writer. Nodes whose weight in the slot is zero are
+ * skipped with their subtree (a failed merge may leave such nodes, and a
+ * second slot often covers only part of the tree).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -13,51 +11,38 @@
 #include "render/stacks.h"
 
 struct stacks_walk {
-	const struct profile_node *node;
-	size_t next;
+	const struct profile *p;
+	unsigned int slot;
+	struct frame *frames; /* frames[d - 1]: the node at depth d */
+	stacks_fn fn;
+	void *ctx;
+	int stopped; /* what fn returned to stop the walk (it may be positive) */
 };
+
+static int stacks_visit(const struct profile_node *kid, size_t depth, void *ctx)
+{
+	struct stacks_walk *w = ctx;
+	uint64_t self = profile_node_self(kid, w->slot);
+
+	w->frames[depth - 1] = (struct frame){
+		.name = profile_node_name(kid),
+		.kind = profile_node_kind(kid),
+		.mapping = profile_node_mapping(w->p, kid),
+		.address = profile_node_address(w->p, kid),
+	};
+	if (self)
+		w->stopped = w->fn(w->frames, depth, self, w->ctx);
+	return w->stopped ? -ECANCELED : 0;
+}
 
 int stacks_for_each(const struct profile *p, unsigned int slot, stacks_fn fn, void *ctx)
 {
-	size_t cap = profile_max_depth(p) + 1, top = 0;
-	struct stacks_walk *stack = malloc(cap * sizeof(*stack));
-	struct frame *frames = malloc(cap * sizeof(*frames));
+	struct stacks_walk w = { p, slot, NULL, fn, ctx, 0 };
 	int err = -ENOMEM;
 
-	if (!stack || !frames)
-		goto out_free;
-	err = 0;
-	stack[0] = (struct stacks_walk){ profile_root(p), 0 };
-	while (true) {
-		struct stacks_walk *w = &stack[top];
-		const struct profile_node *kid;
-		uint64_t self;
-
-		if (w->next == profile_node_child_count(w->node)) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = profile_node_child(w->node, w->next++);
-		if (!profile_node_total(kid, slot))
-			continue;
-		frames[top] = (struct frame){
-			.name = profile_node_name(kid),
-			.kind = profile_node_kind(kid),
-			.mapping = profile_node_mapping(p, kid),
-			.address = profile_node_address(p, kid),
-		};
-		self = profile_node_self(kid, slot);
-		if (self) {
-			err = fn(frames, top + 1, self, ctx);
-			if (err)
-				break;
-		}
-		stack[++top] = (struct stacks_walk){ kid, 0 };
-	}
-out_free:
-	free(stack);
-	free(frames);
-	return err;
+	w.frames = malloc((profile_max_depth(p) + 1) * sizeof(*w.frames));
+	if (w.frames)
+		err = profile_walk(p, slot, stacks_visit, NULL, &w);
+	free(w.frames);
+	return w.stopped ? w.stopped : err;
 }

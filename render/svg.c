@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/format.h"
 #include "render/svg.h"
 #include "symbolizer/utf8.h"
 
@@ -215,11 +216,16 @@ struct svg_layout {
 	const struct svg_options *opts; /* for the frame_fill/frame_note hooks */
 };
 
-struct svg_walk {
-	const struct profile_node *node;
-	size_t next;
+/* Per depth d of the walk, for the node there whose children are drawn. */
+struct svg_level {
 	uint64_t child_offset; /* where the next child starts, in samples */
 	uint64_t drawn_end;    /* where the last drawn child ended */
+};
+
+struct svg_walk {
+	struct svg_layout *l;
+	struct svg_level *level; /* level[d] */
+	FILE *out;
 };
 
 /* The layout's width, scale and minimum width: what decides which frames
@@ -260,29 +266,15 @@ bool svg_frame_drawn(const struct svg_options *opts, uint64_t samples, uint64_t 
 }
 
 /* Rows the drawn frames need: pruned frames hide their whole subtree. */
-static void svg_measure(const struct profile *p, struct svg_layout *l, struct svg_walk *stack)
+static int svg_measure(const struct profile_node *kid, size_t depth, void *ctx)
 {
-	size_t top = 0;
+	struct svg_layout *l = ctx;
 
-	l->depth = 1;
-	stack[0] = (struct svg_walk){ .node = profile_root(p) };
-	while (true) {
-		struct svg_walk *w = &stack[top];
-		const struct profile_node *kid;
-
-		if (w->next == profile_node_child_count(w->node)) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = profile_node_child(w->node, w->next++);
-		if (!svg_drawn(l, profile_node_total(kid, 0)))
-			continue;
-		stack[++top] = (struct svg_walk){ .node = kid };
-		if (top + 1 > l->depth)
-			l->depth = top + 1;
-	}
+	if (!svg_drawn(l, profile_node_total(kid, 0)))
+		return PROFILE_WALK_SKIP;
+	if (depth + 1 > l->depth)
+		l->depth = depth + 1;
+	return 0;
 }
 
 static double svg_row_y(const struct svg_layout *l, size_t depth)
@@ -424,51 +416,20 @@ static void svg_put_frame(const struct svg_layout *l, const struct profile_node 
 	fputs_unlocked("</g>\n", out);
 }
 
-static void svg_put_frames(const struct profile *p, const struct svg_layout *l,
-			   struct svg_walk *stack, FILE *out)
+static int svg_put_frames(const struct profile_node *kid, size_t depth, void *ctx)
 {
-	size_t top = 0;
+	struct svg_walk *w = ctx;
+	struct svg_level *up = &w->level[depth - 1];
+	uint64_t samples = profile_node_total(kid, 0), offset = up->child_offset;
 
-	svg_put_frame(l, profile_root(p), "all", FRAME_PROCESS, 0, 0, l->total, 0, out);
-	stack[0] = (struct svg_walk){ .node = profile_root(p) };
-	while (true) {
-		struct svg_walk *w = &stack[top];
-		const struct profile_node *kid;
-		uint64_t offset, samples;
-
-		if (w->next == profile_node_child_count(w->node)) {
-			if (!top)
-				break;
-			top--;
-			continue;
-		}
-		kid = profile_node_child(w->node, w->next++);
-		samples = profile_node_total(kid, 0);
-		offset = w->child_offset;
-		w->child_offset += samples;
-		if (!svg_drawn(l, samples))
-			continue;
-		svg_put_frame(l, kid, profile_node_name(kid), profile_node_kind(kid), top + 1,
-			      offset, samples, offset - w->drawn_end, out);
-		w->drawn_end = offset + samples;
-		stack[++top] = (struct svg_walk){
-			.node = kid, .child_offset = offset, .drawn_end = offset
-		};
-	}
-}
-
-/* The stream's error as a negative errno: what the failing call left in
- * errno when it says something, -EIO otherwise. */
-static int svg_stream_error(FILE *f)
-{
-	int earlier = errno; /* svg_write() zeroed errno before writing */
-
-	errno = 0;
-	if (fflush(f) && errno)
-		return -errno;
-	if (!ferror(f))
-		return 0;
-	return earlier ? -earlier : -EIO;
+	up->child_offset += samples;
+	if (!svg_drawn(w->l, samples))
+		return PROFILE_WALK_SKIP;
+	svg_put_frame(w->l, kid, profile_node_name(kid), profile_node_kind(kid), depth, offset,
+		      samples, offset - up->drawn_end, w->out);
+	up->drawn_end = offset + samples;
+	w->level[depth] = (struct svg_level){ offset, offset };
+	return 0;
 }
 
 /* --- document ------------------------------------------------------------------ */
@@ -652,9 +613,10 @@ static void svg_put_header(const struct svg_layout *l, double height,
 int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts)
 {
 	struct svg_options defaults;
-	struct svg_walk *stack;
+	struct svg_walk w = { .out = out };
 	struct svg_layout l;
 	double height, bottom;
+	int err = 0;
 
 	if (!opts) {
 		svg_options_init(&defaults);
@@ -667,12 +629,15 @@ int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts
 	bottom = l.font * 2 + 10;
 	l.depth = 1;
 
-	/* The one allocation, made before anything is written. */
-	stack = malloc((profile_max_depth(p) + 1) * sizeof(*stack));
-	if (!stack)
+	/* Allocations come before anything is written, but for the walk's own. */
+	w.l = &l;
+	w.level = calloc(profile_max_depth(p) + 1, sizeof(*w.level));
+	if (!w.level)
 		return -ENOMEM;
-	if (l.total)
-		svg_measure(p, &l, stack);
+	if (l.total && profile_walk(p, 0, svg_measure, NULL, &l)) {
+		free(w.level);
+		return -ENOMEM;
+	}
 	errno = 0;
 	height = l.top + (double)l.depth * l.frame_height + bottom;
 	svg_put_header(&l, height, opts, out);
@@ -698,12 +663,13 @@ int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts
 	fprintf(out, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"></text>\n",
 		l.width - SVG_PAD, height - bottom / 2 + 4);
 	fputs_unlocked("<g id=\"frames\">\n", out);
-	svg_put_frames(p, &l, stack, out);
+	svg_put_frame(&l, profile_root(p), "all", FRAME_PROCESS, 0, 0, l.total, 0, out);
+	err = profile_walk(p, 0, svg_put_frames, NULL, &w);
 	fputs_unlocked("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", out);
 	fputs_unlocked(svg_script, out);
 	fputs_unlocked("]]></script>\n</svg>\n", out);
 
 out_flush:
-	free(stack);
-	return svg_stream_error(out);
+	free(w.level);
+	return err ? err : format_stream_error(out);
 }

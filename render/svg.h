@@ -47,7 +47,8 @@ void svg_options_init(struct svg_options *opts);
 /*
  * Writes the graph; opts may be NULL for the defaults. A profile without
  * samples still gives a valid SVG that says "no samples". Returns 0,
- * -ENOMEM (before anything is written), or a negative errno from the stream.
+ * -ENOMEM (before anything is written but for the tree walk's own buffer),
+ * or a negative errno from the stream.
  */
 int svg_write(const struct profile *p, FILE *out, const struct svg_options *opts);
 

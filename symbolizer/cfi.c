@@ -19,6 +19,7 @@
  * than CFI_MAX_REMEMBER, or an offset beyond 32 bits gives an unsupported
  * rule.
  */
+#include "bpf/grow.h"
 #include "symbolizer/cfi.h"
 
 #include <errno.h>
@@ -495,17 +496,7 @@ static void restore_reg(struct interp *in, uint64_t reg)
 
 static int rows_grow(struct cfi *cfi)
 {
-	size_t cap = cfi->cap_rows ? cfi->cap_rows * 2 : 256;
-	struct cfi_row *rows;
-
-	if (cfi->n_rows < cfi->cap_rows)
-		return 0;
-	rows = realloc(cfi->rows, cap * sizeof(*rows));
-	if (!rows)
-		return -ENOMEM;
-	cfi->rows = rows;
-	cfi->cap_rows = cap;
-	return 0;
+	return GROW_ARRAY(&cfi->rows, &cfi->cap_rows, cfi->n_rows + 1, 256);
 }
 
 /*
@@ -873,15 +864,8 @@ static int collect_cie(struct collect *col, size_t sec, struct cursor *c, size_t
 		col->stats->bad_entries++;
 		return 0;
 	}
-	if (col->n_cies[sec] == col->cap_cies[sec]) {
-		size_t cap = col->cap_cies[sec] ? col->cap_cies[sec] * 2 : 16;
-		struct cie *cies = realloc(col->cies[sec], cap * sizeof(*cies));
-
-		if (!cies)
-			return -ENOMEM;
-		col->cies[sec] = cies;
-		col->cap_cies[sec] = cap;
-	}
+	if (GROW_ARRAY(&col->cies[sec], &col->cap_cies[sec], col->n_cies[sec] + 1, 16))
+		return -ENOMEM;
 	col->cies[sec][col->n_cies[sec]++] = cie;
 	return 0;
 }
@@ -914,15 +898,8 @@ static int collect_fde(struct collect *col, struct cursor *c, const struct secti
 	col->stats->fdes++;
 	if (range == 0 || start == 0)
 		return 0; /* empty, or discarded by the linker */
-	if (col->n_fdes == col->cap_fdes) {
-		size_t cap = col->cap_fdes ? col->cap_fdes * 2 : 256;
-		struct fde *fdes = realloc(col->fdes, cap * sizeof(*fdes));
-
-		if (!fdes)
-			return -ENOMEM;
-		col->fdes = fdes;
-		col->cap_fdes = cap;
-	}
+	if (GROW_ARRAY(&col->fdes, &col->cap_fdes, col->n_fdes + 1, 256))
+		return -ENOMEM;
 	f = &col->fdes[col->n_fdes];
 	*f = (struct fde){ .start = start, .end = start + range, .cie = NULL, .insns = c->p,
 			   .insns_end = c->end, .sec = s, .order = (uint32_t)col->n_fdes };

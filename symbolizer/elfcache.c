@@ -9,6 +9,7 @@
  * (elfsym_bytes() of each table, summed) are met. When every entry is held the array grows: the
  * holders (process records) are bounded, so the growth is too.
  */
+#include "bpf/grow.h"
 #include "symbolizer/elfcache.h"
 
 #include <errno.h>
@@ -152,17 +153,10 @@ int elfcache_put(struct elfcache *cache, const struct elfcache_key *key, struct 
 		if (slot)
 			entry_clear(cache, slot);
 	}
-	if (!slot && cache->nr == cache->cap) {
-		size_t cap = cache->cap * 2;
-		struct elfcache_entry *entries = realloc(cache->entries, cap * sizeof(*entries));
-
-		if (!entries) {
-			free(path);
-			elfsym_free(elf);
-			return -ENOMEM;
-		}
-		cache->entries = entries;
-		cache->cap = cap;
+	if (!slot && GROW_ARRAY(&cache->entries, &cache->cap, cache->nr + 1, 1)) {
+		free(path);
+		elfsym_free(elf);
+		return -ENOMEM;
 	}
 	if (!slot)
 		slot = &cache->entries[cache->nr++];

@@ -16,6 +16,7 @@
  * defaults in elfsym.h); a table over them is skipped and counted, and
  * the next source of names is tried.
  */
+#include "bpf/grow.h"
 #include "symbolizer/elfsym.h"
 
 #include "symbolizer/debuginfo.h"
@@ -66,18 +67,8 @@ static int pool_add(struct reader *r, const char *s, size_t *off)
 {
 	size_t len = strlen(s);
 
-	if (r->pool_len + len + 1 > r->pool_cap) {
-		size_t cap = r->pool_cap ? r->pool_cap * 2 : 4096;
-		char *pool;
-
-		while (cap < r->pool_len + len + 1)
-			cap *= 2;
-		pool = realloc(r->pool, cap);
-		if (!pool)
-			return -ENOMEM;
-		r->pool = pool;
-		r->pool_cap = cap;
-	}
+	if (GROW_ARRAY(&r->pool, &r->pool_cap, r->pool_len + len + 1, 4096))
+		return -ENOMEM;
 	memcpy(r->pool + r->pool_len, s, len + 1);
 	*off = r->pool_len;
 	r->pool_len += len + 1;
@@ -170,15 +161,8 @@ static int reader_add(struct reader *r, const GElf_Sym *s, const char *name)
 {
 	int err;
 
-	if (r->nr == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct rawsym *syms = realloc(r->syms, cap * sizeof(*syms));
-
-		if (!syms)
-			return -ENOMEM;
-		r->syms = syms;
-		r->cap = cap;
-	}
+	if (GROW_ARRAY(&r->syms, &r->cap, r->nr + 1, 256))
+		return -ENOMEM;
 	err = pool_add(r, name, &r->syms[r->nr].name_off);
 	if (err)
 		return err;

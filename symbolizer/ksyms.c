@@ -14,6 +14,7 @@
  * we keep one per address, preferring a global over a local and a name
  * without a leading underscore, so stacks read with the names people know.
  */
+#include "bpf/grow.h"
 #include "symbolizer/ksyms.h"
 
 #include <errno.h>
@@ -63,18 +64,8 @@ struct kparse {
 
 static int pool_add(struct kparse *p, const char *s, size_t len, size_t *off)
 {
-	if (p->pool_len + len + 1 > p->pool_cap) {
-		size_t cap = p->pool_cap ? p->pool_cap * 2 : 4096;
-		char *pool;
-
-		while (cap < p->pool_len + len + 1)
-			cap *= 2;
-		pool = realloc(p->pool, cap);
-		if (!pool)
-			return -ENOMEM;
-		p->pool = pool;
-		p->pool_cap = cap;
-	}
+	if (GROW_ARRAY(&p->pool, &p->pool_cap, p->pool_len + len + 1, 4096))
+		return -ENOMEM;
 	memcpy(p->pool + p->pool_len, s, len);
 	p->pool[p->pool_len + len] = '\0';
 	*off = p->pool_len;
@@ -84,15 +75,8 @@ static int pool_add(struct kparse *p, const char *s, size_t len, size_t *off)
 
 static int entry_add(struct kparse *p, const struct kentry *e)
 {
-	if (p->nr == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 1024;
-		struct kentry *entries = realloc(p->entries, cap * sizeof(*entries));
-
-		if (!entries)
-			return -ENOMEM;
-		p->entries = entries;
-		p->cap = cap;
-	}
+	if (GROW_ARRAY(&p->entries, &p->cap, p->nr + 1, 1024))
+		return -ENOMEM;
 	p->entries[p->nr++] = *e;
 	return 0;
 }
@@ -182,16 +166,9 @@ static int load_modules(struct kparse *p, const char *kallsyms_path)
 
 		if (sscanf(line, "%255s %llu %*s %*s %*s %llx", name, &size, &addr) != 3 || !addr)
 			continue;
-		if (p->nr_modules == p->cap_modules) {
-			size_t cap = p->cap_modules ? p->cap_modules * 2 : 64;
-			struct kmodule *mods = realloc(p->modules, cap * sizeof(*mods));
-
-			if (!mods) {
-				err = -ENOMEM;
-				break;
-			}
-			p->modules = mods;
-			p->cap_modules = cap;
+		if (GROW_ARRAY(&p->modules, &p->cap_modules, p->nr_modules + 1, 64)) {
+			err = -ENOMEM;
+			break;
 		}
 		m.start = addr;
 		m.end = addr + size;

@@ -19,6 +19,7 @@
  * PERFMAP_MAX_READ bytes and leaves the rest for the next; a file is read
  * up to max_bytes in all, then no further until it is replaced.
  */
+#include "bpf/grow.h"
 #include "symbolizer/perfmap.h"
 
 #include <errno.h>
@@ -161,27 +162,9 @@ static int add_line(struct perfmap *map, const char *line, size_t len)
 	len -= (size_t)(s - line);
 	if (len && s[len - 1] == '\r')
 		len--;
-	if (map->nr == map->cap) {
-		size_t cap = map->cap ? map->cap * 2 : 256;
-		struct pentry *entries = realloc(map->entries, cap * sizeof(*entries));
-
-		if (!entries)
-			return -ENOMEM;
-		map->entries = entries;
-		map->cap = cap;
-	}
-	if (map->pool_len + len + 1 > map->pool_cap) {
-		size_t cap = map->pool_cap ? map->pool_cap * 2 : 4096;
-		char *pool;
-
-		while (cap < map->pool_len + len + 1)
-			cap *= 2;
-		pool = realloc(map->pool, cap);
-		if (!pool)
-			return -ENOMEM;
-		map->pool = pool;
-		map->pool_cap = cap;
-	}
+	if (GROW_ARRAY(&map->entries, &map->cap, map->nr + 1, 256) ||
+	    GROW_ARRAY(&map->pool, &map->pool_cap, map->pool_len + len + 1, 4096))
+		return -ENOMEM;
 	e = &map->entries[map->nr++];
 	e->sym.start = start;
 	e->sym.size = size;

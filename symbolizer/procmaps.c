@@ -13,6 +13,7 @@
  * for the executable mappings alone, as binary fields, and read the text
  * only where that ioctl is missing. Both give the same mappings.
  */
+#include "bpf/grow.h"
 #include "symbolizer/procmaps.h"
 
 #include <errno.h>
@@ -140,36 +141,15 @@ struct builder {
 static int keep(struct builder *b, const struct procmaps_mapping *m)
 {
 	struct procmaps *maps = b->maps;
+	size_t cap = b->cap;
 
 	if (!m->exec)
 		return 0;
-	if (maps->nr == b->cap) {
-		size_t new_cap = b->cap ? b->cap * 2 : 32;
-		struct procmaps_mapping *mappings;
-		size_t *offs;
-
-		mappings = realloc(maps->mappings, new_cap * sizeof(*mappings));
-		if (!mappings)
-			return -ENOMEM;
-		maps->mappings = mappings;
-		offs = realloc(b->path_offs, new_cap * sizeof(*offs));
-		if (!offs)
-			return -ENOMEM;
-		b->path_offs = offs;
-		b->cap = new_cap;
-	}
-	if (!maps->pool || b->pool_len + m->path_len + 1 > b->pool_cap) {
-		size_t new_cap = b->pool_cap ? b->pool_cap * 2 : 4096;
-		char *pool;
-
-		while (new_cap < b->pool_len + m->path_len + 1)
-			new_cap *= 2;
-		pool = realloc(maps->pool, new_cap);
-		if (!pool)
-			return -ENOMEM;
-		maps->pool = pool;
-		b->pool_cap = new_cap;
-	}
+	/* Two arrays of one capacity: b->cap moves only once both hold it. */
+	if (GROW_ARRAY(&maps->mappings, &cap, maps->nr + 1, 32) ||
+	    GROW_ARRAY(&b->path_offs, &b->cap, maps->nr + 1, 32) ||
+	    GROW_ARRAY(&maps->pool, &b->pool_cap, b->pool_len + m->path_len + 1, 4096))
+		return -ENOMEM;
 	memcpy(maps->pool + b->pool_len, m->path, m->path_len);
 	maps->pool[b->pool_len + m->path_len] = '\0';
 	b->path_offs[maps->nr] = b->pool_len;

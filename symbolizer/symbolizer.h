@@ -57,11 +57,27 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config);
 void symbolizer_free(struct symbolizer *sym);
 
 /*
+ * One sample to name: its process (tgid, and start_time in ns after boot,
+ * CLOCK_BOOTTIME, the kernel's start_boottime, as struct sampler_sample
+ * gives it, 0 when unknown), its name, and its stacks, leaf first as the
+ * kernel gives them. All borrowed for the call.
+ */
+struct symbolizer_sample {
+	uint32_t tgid;
+	uint64_t start_time;
+	const char *comm;
+	const uint64_t *uips;
+	size_t n_uips;
+	const uint64_t *kips;
+	size_t n_kips;
+};
+
+/*
  * Resolves one sample into frames, root first: the process name, then the
  * user frames from the outermost caller in, then the kernel frames from
- * the outermost in. uips and kips are leaf first, as the kernel gives them.
- * Writes at most cap frames and returns how many it wrote. Frame names are
- * owned by the symbolizer and stay valid until the next call on sym.
+ * the outermost in. Writes at most cap frames and returns how many it
+ * wrote. Frame names are owned by the symbolizer and stay valid until the
+ * next call on sym.
  *
  * Names: FRAME_USER and FRAME_KERNEL frames are function names (C++ and
  * Rust names demangled as c++filt prints them, unless raw_names),
@@ -81,22 +97,13 @@ void symbolizer_free(struct symbolizer *sym);
  * function's first byte, or the sampled instruction with `addresses` or
  * when no function is named). Mappings are owned by the symbolizer and
  * stay valid until the next call on sym, as the names do.
+ *
+ * A sample that gives its start time and is of the process a record
+ * holds needs no read of /proc; one of a process whose PID another has
+ * taken since gets "[unknown]" user frames rather than the other's names.
  */
-size_t symbolizer_stack(struct symbolizer *sym, uint32_t tgid, const char *comm,
-			const uint64_t *uips, size_t n_uips, const uint64_t *kips, size_t n_kips,
+size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *sample,
 			struct frame *out, size_t cap);
-
-/*
- * symbolizer_stack() for a sample that says when its process started:
- * start_time in ns after boot (CLOCK_BOOTTIME, the kernel's
- * start_boottime, as struct sampler_sample gives it), 0 when unknown.
- * A sample of the process a record holds then needs no read of /proc;
- * one of a process whose PID another has taken since gets "[unknown]"
- * user frames rather than the other's names.
- */
-size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-				const char *comm, const uint64_t *uips, size_t n_uips,
-				const uint64_t *kips, size_t n_kips, struct frame *out, size_t cap);
 
 /*
  * Snapshots process tgid now, for a process that may exit before its
@@ -110,27 +117,23 @@ size_t symbolizer_stack_started(struct symbolizer *sym, uint32_t tgid, uint64_t 
  * (another start time) it replaces the old record, so the new process
  * never gets the old one's symbols.
  *
+ * start_time is as in struct symbolizer_sample; 0: read it from /proc.
+ * When the caller knows it, the snapshot is one read of the maps, and a
+ * report older than the record held for tgid gives -ESRCH.
+ *
  * Memory is bounded by max_processes records, and by process_bytes at
  * the end of each drain; beyond them the record used least recently is
  * dropped (a live process is simply read again when
  * next sampled). Returns 0, -ESRCH when the process is already gone, or
  * -ENOMEM.
  */
-int symbolizer_track(struct symbolizer *sym, uint32_t tgid);
-
-/*
- * symbolizer_track() for a process whose start time the caller knows
- * (start_time as in symbolizer_stack_started(); 0: read it from /proc):
- * the snapshot is then one read of its maps, and a report older than
- * the record held for tgid gives -ESRCH.
- */
-int symbolizer_track_started(struct symbolizer *sym, uint32_t tgid, uint64_t start_time);
+int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time);
 
 /*
  * Marks the end of a drain: forgets processes that have exited and whose
  * samples had their chance (see symbolizer_track), and trims the caches
  * to their bounds. Only records of processes that neither
- * symbolizer_stack_started() nor symbolizer_track_started() confirmed in
+ * symbolizer_stack() nor symbolizer_track() confirmed with a start time in
  * this drain are checked against /proc.
  */
 void symbolizer_end_drain(struct symbolizer *sym);

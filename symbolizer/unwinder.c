@@ -21,6 +21,7 @@
  * words from the table's map (mapped read-only), so it gives the frames
  * the BPF program would have given had the tables been there.
  */
+#include "bpf/grow.h"
 #include "symbolizer/unwinder.h"
 
 #include <elf.h>
@@ -74,7 +75,7 @@ struct utable {
 	unsigned char build_id[MAX_BUILD_ID];
 	int id_len;
 	struct file_key *keys; /* the files known to hold this build */
-	size_t n_keys;
+	size_t n_keys, cap_keys;
 	uint32_t slot; /* 0: none loaded (no CFI, or refused): frame pointers */
 	uint32_t id;   /* unwmaps' number for it */
 	uint64_t bytes, kernel_bytes, rows;
@@ -246,11 +247,8 @@ static struct utable *table_by_build_id(struct unwinder *u, const unsigned char 
 
 static int table_add_key(struct utable *t, const struct file_key *key)
 {
-	struct file_key *keys = realloc(t->keys, (t->n_keys + 1) * sizeof(*keys));
-
-	if (!keys)
+	if (GROW_ARRAY(&t->keys, &t->cap_keys, t->n_keys + 1, 2))
 		return -ENOMEM;
-	t->keys = keys;
 	t->keys[t->n_keys++] = *key;
 	return 0;
 }
@@ -680,15 +678,8 @@ static void remote_devs_read(const struct unwinder *u, uint32_t tgid, struct rem
 		if (!sep || sscanf(line, "%*u %*u %u:%u", &major, &minor) != 2 ||
 		    sscanf(sep + 3, "%63s", fstype) != 1 || !fstype_may_block(fstype))
 			continue;
-		if (r->n == cap) {
-			size_t ncap = cap ? 2 * cap : 8;
-			struct target_id *ids = realloc(r->ids, ncap * sizeof(*ids));
-
-			if (!ids)
-				break;
-			r->ids = ids;
-			cap = ncap;
-		}
+		if (GROW_ARRAY(&r->ids, &cap, r->n + 1, 8))
+			break;
 		r->ids[r->n++] = (struct target_id){ major, minor, 0 };
 	}
 	fclose(f);

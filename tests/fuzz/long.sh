@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The long runs behind the figures in tests/README-reliability.md: each
+# The long runs behind the figures in tests/README.md (Reliability): each
 # target in turn for SECONDS (default 600) at nice 19, rebuilt just before
 # its run so that it tests the code as it is then. One summary line per
 # target goes to build/fuzz/long-summary.txt.

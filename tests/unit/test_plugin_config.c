@@ -94,7 +94,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.n_pids, 0);
 	assert_int_equal(c.n_processes, 0);
 	assert_null(c.spool_dir);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED));
 	assert_true(c.spool_interval == 60.0);
 	assert_int_equal(c.keep_files, 60);
 	assert_int_equal(c.keep_bytes, 0);
@@ -145,7 +145,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c.max_stacks, 65536);
 	assert_string_equal(c.spool_dir, "/var/spool/ebprof");
 	assert_true(c.spool_interval == 30.0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_FOLDED);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_FOLDED));
 	assert_int_equal(c.keep_files, 12);
 	assert_int_equal(c.keep_bytes, 0);
 	assert_int_equal(stub_log_count(LOG_ERR), 0);
@@ -371,18 +371,18 @@ static void test_spool_format_repeated_or_listed(void **state)
 	(void)state;
 	pconf_init(&c);
 	assert_int_equal(parse(&c, repeated, 2), 0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED));
 	pconf_free(&c);
 	assert_int_equal(parse(&c, listed, 1), 0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED));
 	pconf_free(&c);
 	assert_int_equal(parse(&c, one, 1), 0);
 	assert_int_equal(pconf_finish(&c, 10.0, 0), 0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG));
 	pconf_free(&c);
 	assert_int_equal(parse(&c, all, 2), 0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED |
-						  PCONF_FORMAT_SPEEDSCOPE | PCONF_FORMAT_PPROF);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED) |
+						  FORMAT_BIT(FORMAT_SPEEDSCOPE) | FORMAT_BIT(FORMAT_PPROF));
 	pconf_free(&c);
 }
 
@@ -397,7 +397,7 @@ static void test_spool_format_two_unquoted_values(void **state)
 	stub_ci_string(ci, "svg");
 	pconf_init(&c);
 	assert_int_equal(pconf_parse(&c, root), 0);
-	assert_int_equal(c.spool_formats, PCONF_FORMAT_SVG | PCONF_FORMAT_FOLDED);
+	assert_int_equal(c.spool_formats, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED));
 	stub_ci_free(root);
 	pconf_free(&c);
 }

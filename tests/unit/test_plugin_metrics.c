@@ -51,48 +51,74 @@ static double gauge_of(const struct metrics_batch *b, const char *instance, cons
 }
 
 /* The 70/30 workload by hand: self and total of every function. */
+/* The group fixture: a profile and a batch for each test, freed after it. */
+struct metrics_test {
+	struct profile *p;
+	struct metrics_batch b;
+};
+
+static int metrics_setup(void **state)
+{
+	struct metrics_test *t = calloc(1, sizeof(*t));
+
+	if (!t || !(t->p = profile_new())) {
+		free(t);
+		return -1;
+	}
+	metrics_batch_init(&t->b);
+	*state = t;
+	return 0;
+}
+
+static int metrics_teardown(void **state)
+{
+	struct metrics_test *t = *state;
+
+	metrics_batch_free(&t->b);
+	profile_free(t->p);
+	free(t);
+	return 0;
+}
+
 static void test_self_and_total_of_a_known_profile(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 
-	(void)state;
 	ADD(p, 70, FRAME_USER, "split7030", "main", "run_split", "burn_seventy");
 	ADD(p, 30, FRAME_USER, "split7030", "main", "run_split", "burn_thirty");
 	ADD(p, 5, FRAME_KERNEL, "split7030", "main", "write", "ksys_write");
-	metrics_batch_init(&b);
 	/* 100 Hz over 1 s: one sample is 1 % of one CPU. */
-	assert_int_equal(metrics_functions(&b, p, 20, 100, 1.0), 0);
-	assert_float_equal(gauge_of(&b, "self", "burn_seventy"), 70.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", "burn_thirty"), 30.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", "ksys_write_[k]"), 5.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", "main"), 0.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "main"), 105.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "run_split"), 100.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "burn_seventy"), 70.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "write"), 5.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 1e-9);
+	assert_int_equal(metrics_functions(b, p, 20, 100, 1.0), 0);
+	assert_float_equal(gauge_of(b, "self", "burn_seventy"), 70.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", "burn_thirty"), 30.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", "ksys_write_[k]"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", "main"), 0.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "main"), 105.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "run_split"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "burn_seventy"), 70.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "write"), 5.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", METRICS_OTHER), 0.0, 1e-9);
 	/* The process name is the root of every stack, not a function. */
-	assert_null(metrics_find(&b, "self", "split7030"));
-	assert_null(metrics_find(&b, "total", "split7030"));
+	assert_null(metrics_find(b, "self", "split7030"));
+	assert_null(metrics_find(b, "total", "split7030"));
 	/* No [other] for total: inclusive shares do not add up. */
-	assert_null(metrics_find(&b, "total", METRICS_OTHER));
+	assert_null(metrics_find(b, "total", METRICS_OTHER));
 	/* 6 functions, self and total each, plus [other]. */
-	assert_int_equal(b.n, 13);
-	metrics_batch_free(&b);
-	profile_free(p);
+	assert_int_equal(b->n, 13);
 }
 
 /* Top N by self, in order, and the top N plus [other] is every sample. */
 static void test_top_n_plus_other_is_every_sample(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 	char name[32];
 	uint64_t expected_total = 0;
 	double sum = 0;
 
-	(void)state;
 	for (int i = 1; i <= 50; i++) {
 		snprintf(name, sizeof(name), "fn%02d", i);
 		ADD(p, (uint64_t)i * 3, FRAME_USER, "app", "main", name);
@@ -103,86 +129,74 @@ static void test_top_n_plus_other_is_every_sample(void **state)
 	expected_total += 11;
 	assert_int_equal(profile_total(p), expected_total);
 
-	metrics_batch_init(&b);
 	/* frequency * seconds = 100: a value is a sample count, exactly. */
-	assert_int_equal(metrics_functions(&b, p, 5, 50, 2.0), 0);
-	for (size_t i = 0; i < b.n; i++) {
-		if (strcmp(b.lists[i].plugin_instance, "self") == 0)
-			sum += b.lists[i].values[0].gauge;
+	assert_int_equal(metrics_functions(b, p, 5, 50, 2.0), 0);
+	for (size_t i = 0; i < b->n; i++) {
+		if (strcmp(b->lists[i].plugin_instance, "self") == 0)
+			sum += b->lists[i].values[0].gauge;
 	}
 	assert_true(sum == (double)expected_total);
 	/* The five largest, largest first. */
-	assert_string_equal(b.lists[0].type_instance, "fn50");
-	assert_string_equal(b.lists[2].type_instance, "fn49");
-	assert_string_equal(b.lists[8].type_instance, "fn46");
-	assert_float_equal(gauge_of(&b, "self", "fn50"), 150.0, 0);
-	assert_null(metrics_find(&b, "self", "fn45"));
-	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER),
+	assert_string_equal(b->lists[0].type_instance, "fn50");
+	assert_string_equal(b->lists[2].type_instance, "fn49");
+	assert_string_equal(b->lists[8].type_instance, "fn46");
+	assert_float_equal(gauge_of(b, "self", "fn50"), 150.0, 0);
+	assert_null(metrics_find(b, "self", "fn45"));
+	assert_float_equal(gauge_of(b, "self", METRICS_OTHER),
 			   (double)(expected_total - 3 * (50 + 49 + 48 + 47 + 46)), 0);
 	/* main is in every stack but has no self: N=5 leaves it out. */
-	assert_null(metrics_find(&b, "total", "main"));
-	assert_int_equal(b.n, 5 * 2 + 1);
-	metrics_batch_free(&b);
-	profile_free(p);
+	assert_null(metrics_find(b, "total", "main"));
+	assert_int_equal(b->n, 5 * 2 + 1);
 }
 
 /* Fewer functions than N: every function, self 0 ones included. */
 static void test_top_n_larger_than_profile(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 
-	(void)state;
 	ADD(p, 4, FRAME_USER, "app", "main", "work");
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 1000, 4, 1.0), 0);
-	assert_float_equal(gauge_of(&b, "self", "work"), 100.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", "main"), 0.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "main"), 100.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 1e-9);
-	assert_int_equal(b.n, 5);
-	metrics_batch_free(&b);
-	profile_free(p);
+	assert_int_equal(metrics_functions(b, p, 1000, 4, 1.0), 0);
+	assert_float_equal(gauge_of(b, "self", "work"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", "main"), 0.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "main"), 100.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", METRICS_OTHER), 0.0, 1e-9);
+	assert_int_equal(b->n, 5);
 }
 
 /* Percent of one CPU = samples / (frequency * seconds) * 100. */
 static void test_percent_of_one_cpu(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 
-	(void)state;
 	/* 99 Hz for 10 s: 990 samples are one CPU; 1980 are two. */
 	ADD(p, 1980, FRAME_USER, "app", "main", "spin");
 	ADD(p, 99, FRAME_USER, "app", "main", "tick");
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 20, 99, 10.0), 0);
-	assert_float_equal(gauge_of(&b, "self", "spin"), 200.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "self", "tick"), 10.0, 1e-9);
-	assert_float_equal(gauge_of(&b, "total", "main"), 210.0, 1e-9);
-	metrics_batch_reset(&b);
+	assert_int_equal(metrics_functions(b, p, 20, 99, 10.0), 0);
+	assert_float_equal(gauge_of(b, "self", "spin"), 200.0, 1e-9);
+	assert_float_equal(gauge_of(b, "self", "tick"), 10.0, 1e-9);
+	assert_float_equal(gauge_of(b, "total", "main"), 210.0, 1e-9);
+	metrics_batch_reset(b);
 	/* The same samples over a read that took 20 s are half as much. */
-	assert_int_equal(metrics_functions(&b, p, 20, 99, 20.0), 0);
-	assert_float_equal(gauge_of(&b, "self", "spin"), 100.0, 1e-9);
-	metrics_batch_reset(&b);
-	assert_int_equal(metrics_functions(&b, p, 20, 0, 10.0), -EINVAL);
-	assert_int_equal(metrics_functions(&b, p, 20, 99, 0), -EINVAL);
-	metrics_batch_free(&b);
-	profile_free(p);
+	assert_int_equal(metrics_functions(b, p, 20, 99, 20.0), 0);
+	assert_float_equal(gauge_of(b, "self", "spin"), 100.0, 1e-9);
+	metrics_batch_reset(b);
+	assert_int_equal(metrics_functions(b, p, 20, 0, 10.0), -EINVAL);
+	assert_int_equal(metrics_functions(b, p, 20, 99, 0), -EINVAL);
 }
 
 static void test_empty_profile_has_only_other(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 
-	(void)state;
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 20, 99, 10.0), 0);
-	assert_int_equal(b.n, 1);
-	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 0);
-	metrics_batch_free(&b);
-	profile_free(p);
+	assert_int_equal(metrics_functions(b, p, 20, 99, 10.0), 0);
+	assert_int_equal(b->n, 1);
+	assert_float_equal(gauge_of(b, "self", METRICS_OTHER), 0.0, 0);
 }
 
 static void test_names_follow_collectd_rules(void **state)
@@ -261,11 +275,11 @@ static void test_invalid_utf8_becomes_underscores(void **state)
 /* Long C++ names that share a prefix longer than the cut stay apart. */
 static void test_long_names_stay_unique(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 	char prefix[400], name[300];
 
-	(void)state;
 	memset(prefix, 0, sizeof(prefix));
 	for (size_t i = 0; strlen(prefix) < 250; i++)
 		strcat(prefix, "ns::Template<std::basic_string<char>>::");
@@ -273,52 +287,46 @@ static void test_long_names_stay_unique(void **state)
 		snprintf(name, sizeof(name), "%.250smethod_%d(int)", prefix, i);
 		ADD(p, (uint64_t)(1000 - i), FRAME_USER, "app", "main", name);
 	}
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 1000, 99, 10.0), 0);
-	assert_int_equal(b.n, 2 * 501 + 1);
-	for (size_t i = 0; i < b.n; i++) {
-		const char *ti = b.lists[i].type_instance;
+	assert_int_equal(metrics_functions(b, p, 1000, 99, 10.0), 0);
+	assert_int_equal(b->n, 2 * 501 + 1);
+	for (size_t i = 0; i < b->n; i++) {
+		const char *ti = b->lists[i].type_instance;
 
 		assert_true(strlen(ti) <= 127);
 		assert_null(strchr(ti, '/'));
-		for (size_t j = i + 1; j < b.n; j++) {
-			if (strcmp(b.lists[i].plugin_instance, b.lists[j].plugin_instance) == 0 &&
-			    strcmp(ti, b.lists[j].type_instance) == 0)
-				fail_msg("two values named %s/%s", b.lists[i].plugin_instance, ti);
+		for (size_t j = i + 1; j < b->n; j++) {
+			if (strcmp(b->lists[i].plugin_instance, b->lists[j].plugin_instance) == 0 &&
+			    strcmp(ti, b->lists[j].type_instance) == 0)
+				fail_msg("two values named %s/%s", b->lists[i].plugin_instance, ti);
 		}
 	}
-	metrics_batch_free(&b);
-	profile_free(p);
 }
 
 /* Two names that sanitize to one identifier ("a/b" and "a_b"), and a
  * function that happens to be called "[other]": all kept apart. */
 static void test_sanitized_clashes_stay_unique(void **state)
 {
-	struct profile *p = profile_new();
-	struct metrics_batch b;
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
+	struct metrics_batch *b = &t->b;
 	const value_list_t *plain;
 
-	(void)state;
 	ADD(p, 9, FRAME_USER, "app", "main", "a_b");
 	ADD(p, 5, FRAME_USER, "app", "main", "a/b");
 	ADD(p, 3, FRAME_UNKNOWN, "app", "main", "[other]");
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 20, 100, 1.0), 0);
+	assert_int_equal(metrics_functions(b, p, 20, 100, 1.0), 0);
 	/* The larger keeps the plain name. */
-	plain = metrics_find(&b, "self", "a_b");
+	plain = metrics_find(b, "self", "a_b");
 	assert_non_null(plain);
 	assert_float_equal(plain->values[0].gauge, 9.0, 0);
 	/* [other] is the bucket: 0 here, since every leaf is in the top N. */
-	assert_float_equal(gauge_of(&b, "self", METRICS_OTHER), 0.0, 0);
-	for (size_t i = 0; i < b.n; i++) {
-		for (size_t j = i + 1; j < b.n; j++)
-			assert_false(strcmp(b.lists[i].plugin_instance,
-					    b.lists[j].plugin_instance) == 0 &&
-				     strcmp(b.lists[i].type_instance, b.lists[j].type_instance) == 0);
+	assert_float_equal(gauge_of(b, "self", METRICS_OTHER), 0.0, 0);
+	for (size_t i = 0; i < b->n; i++) {
+		for (size_t j = i + 1; j < b->n; j++)
+			assert_false(
+			    strcmp(b->lists[i].plugin_instance, b->lists[j].plugin_instance) == 0 &&
+			    strcmp(b->lists[i].type_instance, b->lists[j].type_instance) == 0);
 	}
-	metrics_batch_free(&b);
-	profile_free(p);
 }
 
 static void test_health_values(void **state)
@@ -488,45 +496,41 @@ static void test_heap_and_cache_sizes(void **state)
  */
 static void test_types_are_stock(void **state)
 {
-	struct profile *p = profile_new();
+	struct metrics_test *t = *state;
+	struct profile *p = t->p;
 	struct metrics_health h = { .seconds = 1 };
-	struct metrics_batch b;
+	struct metrics_batch *b = &t->b;
 	char line[512];
 	FILE *db;
 
-	(void)state;
 	ADD(p, 1, FRAME_USER, "app", "main");
-	metrics_batch_init(&b);
-	assert_int_equal(metrics_functions(&b, p, 20, 1, 1), 0);
-	assert_int_equal(metrics_offcpu(&b, p, 20, 1), 0);
-	assert_int_equal(metrics_health(&b, &h), 0);
-	for (size_t i = 0; i < b.n; i++) {
+	assert_int_equal(metrics_functions(b, p, 20, 1, 1), 0);
+	assert_int_equal(metrics_health(b, &h), 0);
+	for (size_t i = 0; i < b->n; i++) {
 		size_t ds = 0;
 		bool found = false;
 
 		db = fopen("/usr/share/collectd/types.db", "r");
 		assert_non_null(db);
 		while (!found && fgets(line, sizeof(line), db)) {
-			size_t len = strlen(b.lists[i].type);
+			size_t len = strlen(b->lists[i].type);
 
-			if (strncmp(line, b.lists[i].type, len) != 0 || (line[len] != ' ' &&
-									 line[len] != '\t'))
+			if (strncmp(line, b->lists[i].type, len) != 0 ||
+			    (line[len] != ' ' && line[len] != '\t'))
 				continue;
 			found = true;
 			for (const char *c = line; (c = strchr(c, ':')) != NULL; c++)
 				ds++;
 			ds /= 3; /* name:TYPE:min:max */
-			if (strcmp(b.lists[i].type, "gauge") == 0)
+			if (strcmp(b->lists[i].type, "gauge") == 0)
 				assert_non_null(strstr(line, "GAUGE:U:U"));
 		}
 		fclose(db);
 		if (!found)
-			fail_msg("type %s is not in types.db", b.lists[i].type);
-		assert_int_equal(ds, b.lists[i].values_len);
-		assert_true(strlen(b.lists[i].plugin_instance) < DATA_MAX_NAME_LEN);
+			fail_msg("type %s is not in types.db", b->lists[i].type);
+		assert_int_equal(ds, b->lists[i].values_len);
+		assert_true(strlen(b->lists[i].plugin_instance) < DATA_MAX_NAME_LEN);
 	}
-	metrics_batch_free(&b);
-	profile_free(p);
 }
 
 /*
@@ -568,20 +572,27 @@ static void test_offcpu_time_per_function_and_state(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_self_and_total_of_a_known_profile),
-		cmocka_unit_test(test_refusals_bounds_and_stalls),
-		cmocka_unit_test(test_top_n_plus_other_is_every_sample),
-		cmocka_unit_test(test_top_n_larger_than_profile),
-		cmocka_unit_test(test_percent_of_one_cpu),
-		cmocka_unit_test(test_empty_profile_has_only_other),
-		cmocka_unit_test(test_names_follow_collectd_rules),
-		cmocka_unit_test(test_long_names_cut_on_utf8_boundaries),
-		cmocka_unit_test(test_invalid_utf8_becomes_underscores),
-		cmocka_unit_test(test_long_names_stay_unique),
-		cmocka_unit_test(test_sanitized_clashes_stay_unique),
-		cmocka_unit_test(test_health_values),
+	    cmocka_unit_test_setup_teardown(test_self_and_total_of_a_known_profile, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test(test_refusals_bounds_and_stalls),
+	    cmocka_unit_test_setup_teardown(test_top_n_plus_other_is_every_sample, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test_setup_teardown(test_top_n_larger_than_profile, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test_setup_teardown(test_percent_of_one_cpu, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test_setup_teardown(test_empty_profile_has_only_other, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test(test_names_follow_collectd_rules),
+	    cmocka_unit_test(test_long_names_cut_on_utf8_boundaries),
+	    cmocka_unit_test(test_invalid_utf8_becomes_underscores),
+	    cmocka_unit_test_setup_teardown(test_long_names_stay_unique, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test_setup_teardown(test_sanitized_clashes_stay_unique, metrics_setup,
+					    metrics_teardown),
+	    cmocka_unit_test(test_health_values),
+	    cmocka_unit_test_setup_teardown(test_types_are_stock, metrics_setup, metrics_teardown),
 		cmocka_unit_test(test_heap_and_cache_sizes),
-		cmocka_unit_test(test_types_are_stock),
 		cmocka_unit_test(test_offcpu_time_per_function_and_state),
 	};
 

@@ -153,13 +153,13 @@ static void write_file(const char *path, const char *text)
 static void test_writes_both_formats_and_latest(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512], text[4096];
 
 	assert_int_equal(spool_write(s, f->profile, T0, "t", "sub", err, sizeof(err)), 0);
 	assert_true(exists(f, "ebprof-20231114T221320Z.svg"));
 	assert_true(exists(f, "ebprof-20231114T221320Z.folded"));
-	assert_string_equal(spool_last_name(s, SPOOL_SVG), "ebprof-20231114T221320Z.svg");
+	assert_string_equal(spool_last_name(s, FORMAT_SVG), "ebprof-20231114T221320Z.svg");
 	/* latest.* are the same files, not copies or links that can dangle. */
 	assert_int_equal(inode_of(f, "latest.svg"), inode_of(f, "ebprof-20231114T221320Z.svg"));
 	assert_int_equal(inode_of(f, "latest.folded"),
@@ -178,7 +178,7 @@ static void test_writes_both_formats_and_latest(void **state)
 static void test_one_format_only(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512];
 
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), 0);
@@ -191,7 +191,7 @@ static void test_one_format_only(void **state)
 static void test_two_in_one_second_get_a_suffix(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512];
 
 	for (int i = 0; i < 3; i++)
@@ -206,7 +206,7 @@ static void test_two_in_one_second_get_a_suffix(void **state)
 static void test_retention_by_count(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 3, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 3, 0);
 	char err[512];
 
 	for (int i = 0; i < 7; i++)
@@ -227,7 +227,7 @@ static void test_retention_by_count(void **state)
 static void test_retention_orders_suffixes_by_age(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_FOLDED, 2, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 2, 0);
 	char err[512];
 
 	for (int i = 0; i < 3; i++)
@@ -247,14 +247,14 @@ static void test_retention_by_bytes(void **state)
 	uint64_t one;
 
 	/* Learn the size of one folded file, then keep room for 2.5 of them. */
-	s = spool_in(f->dir, SPOOL_FOLDED, 100, 0);
+	s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 100, 0);
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), 0);
 	path_of(f, "latest.folded", path, sizeof(path));
 	assert_int_equal(stat(path, &st), 0);
 	one = (uint64_t)st.st_size;
 	spool_free(s);
 
-	s = spool_in(f->dir, SPOOL_FOLDED, 0, one * 5 / 2);
+	s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 0, one * 5 / 2);
 	for (int i = 1; i < 6; i++)
 		assert_int_equal(spool_write(s, f->profile, T0 + i, NULL, NULL, err, sizeof(err)),
 				 0);
@@ -264,7 +264,7 @@ static void test_retention_by_bytes(void **state)
 	spool_free(s);
 
 	/* A budget smaller than one file still keeps the newest of each. */
-	s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 0, 1);
+	s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 0, 1);
 	assert_int_equal(spool_write(s, f->profile, T0 + 10, NULL, NULL, err, sizeof(err)), 0);
 	assert_int_equal(count(f->dir, "ebprof-", ".folded"), 1);
 	assert_int_equal(count(f->dir, "ebprof-", ".svg"), 1);
@@ -276,7 +276,7 @@ static void test_retention_by_bytes(void **state)
 static void test_retention_spares_foreign_files(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_FOLDED, 1, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 1, 0);
 	char err[512], path[256], victim[256], text[64];
 	FILE *in;
 
@@ -315,7 +315,7 @@ static void test_retention_spares_foreign_files(void **state)
 static void test_foreign_file_at_our_name_is_not_clobbered(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512], path[256], text[64];
 
 	path_of(f, "ebprof-20231114T221320Z.folded", path, sizeof(path));
@@ -333,7 +333,7 @@ static void test_foreign_file_at_our_name_is_not_clobbered(void **state)
 static void test_symlink_at_latest_is_not_followed(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512], path[256], victim[256], text[64];
 	FILE *in;
 
@@ -363,7 +363,7 @@ static void test_symlink_at_latest_is_not_followed(void **state)
 static void test_foreign_latest_is_not_replaced(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG), 10, 0);
 	char err[512], path[256], text[64];
 
 	path_of(f, "latest.svg", path, sizeof(path));
@@ -379,7 +379,7 @@ static void test_foreign_latest_is_not_replaced(void **state)
 static void test_symlink_at_temp_name_is_not_followed(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512], path[256], victim[256], name[64], text[64];
 	FILE *in;
 
@@ -408,7 +408,7 @@ static void test_symlink_at_temp_name_is_not_followed(void **state)
 static void test_stale_temp_files_are_removed(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512], path[256];
 
 	/* PID 4194305 is above PID_MAX_LIMIT: no such process, ever. */
@@ -429,14 +429,14 @@ static void test_spool_dir_is_created_but_never_followed(void **state)
 	char err[512], sub[256], link[256];
 
 	path_of(f, "new", sub, sizeof(sub));
-	s = spool_in(sub, SPOOL_FOLDED, 10, 0);
+	s = spool_in(sub, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), 0);
 	assert_int_equal(count(sub, "ebprof-", ".folded"), 1);
 	spool_free(s);
 
 	path_of(f, "link", link, sizeof(link));
 	assert_int_equal(symlink(sub, link), 0);
-	s = spool_in(link, SPOOL_FOLDED, 10, 0);
+	s = spool_in(link, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	assert_int_equal(spool_write(s, f->profile, T0 + 1, NULL, NULL, err, sizeof(err)),
 			 -ELOOP);
 	assert_non_null(strstr(err, link));
@@ -454,12 +454,12 @@ static void test_dir_that_is_a_file_errors_cleanly(void **state)
 	path_of(f, "file", file, sizeof(file));
 	write_file(file, "x");
 	snprintf(below, sizeof(below), "%s/spool", file);
-	s = spool_in(below, SPOOL_SVG, 10, 0);
+	s = spool_in(below, FORMAT_BIT(FORMAT_SVG), 10, 0);
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), -ENOTDIR);
 	assert_non_null(strstr(err, below));
 	assert_non_null(strstr(err, "Not a directory"));
 	spool_free(s);
-	s = spool_in(file, SPOOL_SVG, 10, 0);
+	s = spool_in(file, FORMAT_BIT(FORMAT_SVG), 10, 0);
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), -ENOTDIR);
 	spool_free(s);
 }
@@ -481,7 +481,7 @@ static void private_mounts(void)
 static void test_read_only_dir_errors_and_recovers(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	char err[512];
 
 	private_mounts();
@@ -501,7 +501,7 @@ static void test_read_only_dir_errors_and_recovers(void **state)
 static void test_full_disk_leaves_no_temp_file(void **state)
 {
 	struct fixture *f = *state;
-	struct spool *s = spool_in(f->dir, SPOOL_SVG | SPOOL_FOLDED, 10, 0);
+	struct spool *s = spool_in(f->dir, FORMAT_BIT(FORMAT_SVG) | FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	struct profile *big = profile_new();
 	char err[512], name[64];
 
@@ -531,7 +531,7 @@ static void test_recreated_dir_is_picked_up(void **state)
 	char err[512], sub[256], cmd[300];
 
 	path_of(f, "spool", sub, sizeof(sub));
-	s = spool_in(sub, SPOOL_FOLDED, 10, 0);
+	s = spool_in(sub, FORMAT_BIT(FORMAT_FOLDED), 10, 0);
 	assert_int_equal(spool_write(s, f->profile, T0, NULL, NULL, err, sizeof(err)), 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", sub);
 	assert_int_equal(system(cmd), 0);
@@ -548,7 +548,7 @@ static void test_recreated_dir_is_picked_up(void **state)
 static void test_speedscope_and_pprof_files(void **state)
 {
 	struct fixture *f = *state;
-	struct spool_config c = { .dir = f->dir, .formats = SPOOL_SPEEDSCOPE | SPOOL_PPROF,
+	struct spool_config c = { .dir = f->dir, .formats = FORMAT_BIT(FORMAT_SPEEDSCOPE) | FORMAT_BIT(FORMAT_PPROF),
 				  .keep_files = 2, .frequency = 99 };
 	struct spool *s = spool_new(&c);
 	char err[512], text[4096], path[256], cmd[512];
@@ -559,9 +559,9 @@ static void test_speedscope_and_pprof_files(void **state)
 	for (int i = 0; i < 3; i++)
 		assert_int_equal(spool_write(s, f->profile, T0 + i, "t", NULL, err, sizeof(err)),
 				 0);
-	assert_string_equal(spool_last_name(s, SPOOL_SPEEDSCOPE),
+	assert_string_equal(spool_last_name(s, FORMAT_SPEEDSCOPE),
 			    "ebprof-20231114T221322Z.speedscope.json");
-	assert_string_equal(spool_last_name(s, SPOOL_PPROF), "ebprof-20231114T221322Z.pb.gz");
+	assert_string_equal(spool_last_name(s, FORMAT_PPROF), "ebprof-20231114T221322Z.pb.gz");
 	assert_int_equal(count(f->dir, "ebprof-", ".speedscope.json"), 2);
 	assert_int_equal(count(f->dir, "ebprof-", ".pb.gz"), 2);
 	assert_true(exists(f, "latest.pb.gz"));

@@ -270,45 +270,79 @@ static struct profile *split_profile(void)
 	return p;
 }
 
+/*
+ * The group fixture: the profile a test encodes and what it decodes are
+ * freed after it, even when it fails.
+ */
+struct pprof_test {
+	struct profile *p;
+	struct decoded d;
+};
+
+static int pprof_setup(void **state)
+{
+	*state = calloc(1, sizeof(struct pprof_test));
+	return *state ? 0 : -1;
+}
+
+static int pprof_teardown(void **state)
+{
+	struct pprof_test *t = *state;
+
+	decoded_free(&t->d);
+	profile_free(t->p);
+	free(t);
+	return 0;
+}
+
+/* Encodes p (t owns it from now) with opts, decodes it into t and checks
+ * the format's rules. */
+static struct decoded *encode_checked(struct pprof_test *t, struct profile *p,
+				      const struct pprof_options *opts)
+{
+	uint8_t *bytes;
+	size_t len;
+
+	t->p = p;
+	assert_int_equal(pprof_encode(p, opts, &bytes, &len), 0);
+	decode(bytes, len, &t->d);
+	free(bytes);
+	check_rules(&t->d);
+	return &t->d;
+}
+
 static void test_profile_follows_the_format_rules_and_keeps_the_counts(void **state)
 {
 	struct profile *p = split_profile();
 	struct pprof_options o = { .frequency = 99 };
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len;
+	struct pprof_test *t = *state;
+	struct decoded *d;
 	uint64_t total = 0, cpu = 0, seventy = 0;
 
-	(void)state;
-	assert_int_equal(pprof_encode(p, &o, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
-	assert_int_equal(d.ntypes, 2);
-	assert_string_equal(str(&d, d.type_name[0]), "samples");
-	assert_string_equal(str(&d, d.type_unit[0]), "count");
-	assert_string_equal(str(&d, d.type_name[1]), "cpu");
-	assert_string_equal(str(&d, d.type_unit[1]), "nanoseconds");
-	assert_int_equal(d.period, 1000000000 / 99);
-	assert_string_equal(str(&d, d.period_type), "cpu");
-	assert_string_equal(str(&d, d.default_type), "cpu");
-	assert_int_equal(d.nsamples, 3);
-	for (size_t i = 0; i < d.nsamples; i++) {
-		total += d.sample_values[i][0];
-		cpu += d.sample_values[i][1];
-		assert_int_equal(d.sample_values[i][1], d.sample_values[i][0] * d.period);
+	d = encode_checked(t, p, &o);
+	assert_int_equal(d->ntypes, 2);
+	assert_string_equal(str(d, d->type_name[0]), "samples");
+	assert_string_equal(str(d, d->type_unit[0]), "count");
+	assert_string_equal(str(d, d->type_name[1]), "cpu");
+	assert_string_equal(str(d, d->type_unit[1]), "nanoseconds");
+	assert_int_equal(d->period, 1000000000 / 99);
+	assert_string_equal(str(d, d->period_type), "cpu");
+	assert_string_equal(str(d, d->default_type), "cpu");
+	assert_int_equal(d->nsamples, 3);
+	for (size_t i = 0; i < d->nsamples; i++) {
+		total += d->sample_values[i][0];
+		cpu += d->sample_values[i][1];
+		assert_int_equal(d->sample_values[i][1], d->sample_values[i][0] * d->period);
 		/* leaf is location_id[0]: the last frame of the stack */
-		if (!strcmp(frame_name(&d, i, d.sample_nlocs[i] - 1), "burn_seventy")) {
-			assert_string_equal(frame_name(&d, i, 0), "split7030");
-			assert_string_equal(frame_name(&d, i, 1), "main");
-			seventy += d.sample_values[i][0];
+		if (!strcmp(frame_name(d, i, d->sample_nlocs[i] - 1), "burn_seventy")) {
+			assert_string_equal(frame_name(d, i, 0), "split7030");
+			assert_string_equal(frame_name(d, i, 1), "main");
+			seventy += d->sample_values[i][0];
 		}
 	}
 	assert_int_equal(total, profile_total(p));
 	assert_int_equal(seventy, 700);
 	assert_int_equal(cpu, 1005ull * (1000000000 / 99));
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
 }
 
 /* A profile of time (us): one sample type, time/nanoseconds, whatever the frequency. */
@@ -344,27 +378,24 @@ static void test_time_profiles_carry_nanoseconds(void **state)
 static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void **state)
 {
 	struct profile *p = split_profile();
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len, kernel_write = 0, user_write = 0;
+	struct pprof_test *t = *state;
+	struct decoded *d;
+	size_t kernel_write = 0, user_write = 0;
 
-	(void)state;
-	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
+	d = encode_checked(t, p, NULL);
 	/* split7030, main, burn_seventy, burn_thirty, write (user),
 	 * ksys_write, write (kernel): main is shared by all three stacks */
-	assert_int_equal(d.nfn, 7);
-	assert_int_equal(d.nloc, 7);
-	for (size_t i = 0; i < d.nloc; i++) {
-		size_t fn = find_id(d.fn_id, d.nfn, d.loc_fn[i]);
+	assert_int_equal(d->nfn, 7);
+	assert_int_equal(d->nloc, 7);
+	for (size_t i = 0; i < d->nloc; i++) {
+		size_t fn = find_id(d->fn_id, d->nfn, d->loc_fn[i]);
 
-		if (strcmp(str(&d, d.fn_name[fn]), "write"))
+		if (strcmp(str(d, d->fn_name[fn]), "write"))
 			continue;
-		if (d.loc_map[i]) {
-			size_t m = find_id(d.map_id, d.nmap, d.loc_map[i]);
+		if (d->loc_map[i]) {
+			size_t m = find_id(d->map_id, d->nmap, d->loc_map[i]);
 
-			assert_string_equal(str(&d, d.map_file[m]), "[kernel.kallsyms]");
+			assert_string_equal(str(d, d->map_file[m]), "[kernel.kallsyms]");
 			kernel_write++;
 		} else {
 			user_write++;
@@ -373,12 +404,9 @@ static void test_functions_and_locations_are_deduplicated_by_name_and_kind(void 
 	assert_int_equal(kernel_write, 1);
 	assert_int_equal(user_write, 1);
 	/* each string once */
-	for (size_t i = 0; i < d.nstrings; i++)
+	for (size_t i = 0; i < d->nstrings; i++)
 		for (size_t j = 0; j < i; j++)
-			assert_string_not_equal(d.strings[i], d.strings[j]);
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
+			assert_string_not_equal(d->strings[i], d->strings[j]);
 }
 
 static const unsigned char EXE_ID[] = { 0x64, 0x31, 0x4f, 0xf0, 0x16, 0x1d, 0x36, 0x0d, 0x0f, 0xe9,
@@ -448,49 +476,44 @@ static size_t location_of(const struct decoded *d, const char *function)
 static void test_locations_carry_mappings_build_ids_and_addresses(void **state)
 {
 	struct profile *p = located_profile();
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len, exe, libc, kernel, jit, loc;
+	struct pprof_test *t = *state;
+	struct decoded *d;
+	size_t exe, libc, kernel, jit, loc;
 
-	(void)state;
-	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
-	assert_int_equal(d.nmap, 4);
-	exe = mapping_named(&d, "/usr/bin/split7030");
-	assert_int_equal(d.map_start[exe], EXE.start);
-	assert_int_equal(d.map_limit[exe], EXE.limit);
-	assert_int_equal(d.map_offset[exe], 0x1000);
-	assert_string_equal(str(&d, d.map_build_id[exe]), "64314ff0161d360d0fe90bfc3ab1e1f38cba91f8");
-	assert_int_equal(d.map_has_functions[exe], 1);
-	libc = mapping_named(&d, "/usr/lib/x86_64-linux-gnu/libc.so.6");
-	assert_int_equal(d.map_build_id[libc], 0); /* none known: string 0, "" */
-	assert_int_equal(d.map_has_functions[libc], 0);
-	kernel = mapping_named(&d, "[kernel.kallsyms]");
-	assert_int_equal(d.map_start[kernel], 0xffffffff81000100);
-	assert_int_equal(d.map_limit[kernel], 0xffffffff81000301);
-	assert_int_equal(d.map_has_functions[kernel], 1);
-	jit = mapping_named(&d, "[jit]");
+	d = encode_checked(t, p, NULL);
+	assert_int_equal(d->nmap, 4);
+	exe = mapping_named(d, "/usr/bin/split7030");
+	assert_int_equal(d->map_start[exe], EXE.start);
+	assert_int_equal(d->map_limit[exe], EXE.limit);
+	assert_int_equal(d->map_offset[exe], 0x1000);
+	assert_string_equal(str(d, d->map_build_id[exe]),
+			    "64314ff0161d360d0fe90bfc3ab1e1f38cba91f8");
+	assert_int_equal(d->map_has_functions[exe], 1);
+	libc = mapping_named(d, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(d->map_build_id[libc], 0); /* none known: string 0, "" */
+	assert_int_equal(d->map_has_functions[libc], 0);
+	kernel = mapping_named(d, "[kernel.kallsyms]");
+	assert_int_equal(d->map_start[kernel], 0xffffffff81000100);
+	assert_int_equal(d->map_limit[kernel], 0xffffffff81000301);
+	assert_int_equal(d->map_has_functions[kernel], 1);
+	jit = mapping_named(d, "[jit]");
 
-	loc = location_of(&d, "burn_seventy");
-	assert_int_equal(d.loc_addr[loc], 0x555555555240);
-	assert_int_equal(d.loc_map[loc], d.map_id[exe]);
-	loc = location_of(&d, "[libc.so.6+0x27234]");
-	assert_int_equal(d.loc_addr[loc], 0x7ffff7dac234);
-	assert_int_equal(d.loc_map[loc], d.map_id[libc]);
-	loc = location_of(&d, "ksys_write");
-	assert_int_equal(d.loc_addr[loc], 0xffffffff81000300);
-	assert_int_equal(d.loc_map[loc], d.map_id[kernel]);
-	loc = location_of(&d, "LazyCompile:~hot");
-	assert_int_equal(d.loc_map[loc], d.map_id[jit]);
-	loc = location_of(&d, "split7030");
-	assert_int_equal(d.loc_map[loc], 0);
-	assert_int_equal(d.loc_addr[loc], 0);
+	loc = location_of(d, "burn_seventy");
+	assert_int_equal(d->loc_addr[loc], 0x555555555240);
+	assert_int_equal(d->loc_map[loc], d->map_id[exe]);
+	loc = location_of(d, "[libc.so.6+0x27234]");
+	assert_int_equal(d->loc_addr[loc], 0x7ffff7dac234);
+	assert_int_equal(d->loc_map[loc], d->map_id[libc]);
+	loc = location_of(d, "ksys_write");
+	assert_int_equal(d->loc_addr[loc], 0xffffffff81000300);
+	assert_int_equal(d->loc_map[loc], d->map_id[kernel]);
+	loc = location_of(d, "LazyCompile:~hot");
+	assert_int_equal(d->loc_map[loc], d->map_id[jit]);
+	loc = location_of(d, "split7030");
+	assert_int_equal(d->loc_map[loc], 0);
+	assert_int_equal(d->loc_addr[loc], 0);
 	/* main is one location, shared by the three stacks */
-	assert_int_equal(d.nloc, 9);
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
+	assert_int_equal(d->nloc, 9);
 }
 
 /* One function at two addresses (two processes, or `--addresses`) is two
@@ -500,61 +523,42 @@ static void test_one_function_at_two_addresses_is_two_locations(void **state)
 	struct profile *p = profile_new();
 	struct frame a[] = { { "one", FRAME_PROCESS }, { "work", FRAME_USER, &EXE, 0x555555555100 } };
 	struct frame b[] = { { "two", FRAME_PROCESS }, { "work", FRAME_USER, &EXE, 0x555555555180 } };
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len, work = 0;
+	struct pprof_test *t = *state;
+	struct decoded *d;
+	size_t work = 0;
 
-	(void)state;
 	assert_int_equal(profile_add(p, a, 2, 1), 0);
 	assert_int_equal(profile_add(p, b, 2, 1), 0);
-	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
-	assert_int_equal(d.nfn, 3);
-	assert_int_equal(d.nloc, 4);
-	for (size_t i = 0; i < d.nloc; i++)
-		work += !strcmp(str(&d, d.fn_name[find_id(d.fn_id, d.nfn, d.loc_fn[i])]), "work");
+	d = encode_checked(t, p, NULL);
+	assert_int_equal(d->nfn, 3);
+	assert_int_equal(d->nloc, 4);
+	for (size_t i = 0; i < d->nloc; i++)
+		work +=
+		    !strcmp(str(d, d->fn_name[find_id(d->fn_id, d->nfn, d->loc_fn[i])]), "work");
 	assert_int_equal(work, 2);
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
 }
 
 static void test_without_a_frequency_only_sample_counts_are_written(void **state)
 {
 	struct profile *p = split_profile();
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len;
+	struct pprof_test *t = *state;
+	struct decoded *d;
 
-	(void)state;
-	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
-	assert_int_equal(d.ntypes, 1);
-	assert_string_equal(str(&d, d.type_name[0]), "samples");
-	for (size_t i = 0; i < d.nsamples; i++)
-		assert_int_equal(d.sample_nvalues[i], 1);
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
+	d = encode_checked(t, p, NULL);
+	assert_int_equal(d->ntypes, 1);
+	assert_string_equal(str(d, d->type_name[0]), "samples");
+	for (size_t i = 0; i < d->nsamples; i++)
+		assert_int_equal(d->sample_nvalues[i], 1);
 }
 
 static void test_an_empty_profile_is_a_valid_profile(void **state)
 {
 	struct profile *p = profile_new();
-	struct decoded d;
-	uint8_t *bytes;
-	size_t len;
+	struct pprof_test *t = *state;
+	struct decoded *d;
 
-	(void)state;
-	assert_int_equal(pprof_encode(p, NULL, &bytes, &len), 0);
-	decode(bytes, len, &d);
-	check_rules(&d);
-	assert_int_equal(d.nsamples, 0);
-	free(bytes);
-	decoded_free(&d);
-	profile_free(p);
+	d = encode_checked(t, p, NULL);
+	assert_int_equal(d->nsamples, 0);
 }
 
 /* The gzip'ed file as a consumer gets it: it inflates to pprof_encode()'s
@@ -664,16 +668,24 @@ static void test_a_full_disk_is_reported(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_follows_the_format_rules_and_keeps_the_counts),
-		cmocka_unit_test(test_functions_and_locations_are_deduplicated_by_name_and_kind),
+	    cmocka_unit_test_setup_teardown(
+		test_profile_follows_the_format_rules_and_keeps_the_counts, pprof_setup,
+		pprof_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_functions_and_locations_are_deduplicated_by_name_and_kind, pprof_setup,
+		pprof_teardown),
+	    cmocka_unit_test_setup_teardown(test_locations_carry_mappings_build_ids_and_addresses,
+					    pprof_setup, pprof_teardown),
+	    cmocka_unit_test_setup_teardown(test_one_function_at_two_addresses_is_two_locations,
+					    pprof_setup, pprof_teardown),
+	    cmocka_unit_test_setup_teardown(test_without_a_frequency_only_sample_counts_are_written,
+					    pprof_setup, pprof_teardown),
+	    cmocka_unit_test_setup_teardown(test_an_empty_profile_is_a_valid_profile, pprof_setup,
+					    pprof_teardown),
+	    cmocka_unit_test(test_file_is_gzip_and_protoc_decodes_it),
+	    cmocka_unit_test(test_protoc_decodes_mappings_and_addresses),
+	    cmocka_unit_test(test_a_full_disk_is_reported),
 		cmocka_unit_test(test_time_profiles_carry_nanoseconds),
-		cmocka_unit_test(test_locations_carry_mappings_build_ids_and_addresses),
-		cmocka_unit_test(test_one_function_at_two_addresses_is_two_locations),
-		cmocka_unit_test(test_without_a_frequency_only_sample_counts_are_written),
-		cmocka_unit_test(test_an_empty_profile_is_a_valid_profile),
-		cmocka_unit_test(test_file_is_gzip_and_protoc_decodes_it),
-		cmocka_unit_test(test_protoc_decodes_mappings_and_addresses),
-		cmocka_unit_test(test_a_full_disk_is_reported),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -634,6 +634,61 @@ static void test_locations_survive_merge_growth_and_clear(void **state)
 	profile_free(dst);
 }
 
+/* What a walk saw: "depth:name" per visit, "^name" per leave. */
+struct walk_log {
+	char text[512];
+	const char *skip; /* a name whose children are passed over */
+	const char *stop; /* a name that stops the walk with -EINTR */
+};
+
+static int log_visit(const struct profile_node *n, size_t depth, void *ctx)
+{
+	struct walk_log *w = ctx;
+	size_t len = strlen(w->text);
+
+	snprintf(w->text + len, sizeof(w->text) - len, "%zu:%s ", depth, profile_node_name(n));
+	if (w->stop && !strcmp(profile_node_name(n), w->stop))
+		return -EINTR;
+	return w->skip && !strcmp(profile_node_name(n), w->skip) ? PROFILE_WALK_SKIP : 0;
+}
+
+static void log_leave(const struct profile_node *n, size_t depth, void *ctx)
+{
+	struct walk_log *w = ctx;
+	size_t len = strlen(w->text);
+
+	(void)depth;
+	snprintf(w->text + len, sizeof(w->text) - len, "^%s ", profile_node_name(n));
+}
+
+static void test_walk_visits_depth_first_in_order_and_obeys_its_visitor(void **state)
+{
+	struct profile *p = profile_new();
+	struct walk_log w = { "" };
+
+	(void)state;
+	add_stack(p, "app;main;work", 3);
+	add_stack(p, "app;main;idle", 1);
+	add_stack(p, "bee;go", 2);
+	assert_int_equal(profile_walk(p, 0, log_visit, log_leave, &w), 0);
+	assert_string_equal(w.text, "1:app 2:main 3:idle ^idle 3:work ^work ^main ^app "
+				    "1:bee 2:go ^go ^bee ");
+
+	w = (struct walk_log){ "", .skip = "main" };
+	assert_int_equal(profile_walk(p, 0, log_visit, NULL, &w), 0);
+	assert_string_equal(w.text, "1:app 2:main 1:bee 2:go ");
+
+	w = (struct walk_log){ "", .stop = "work" };
+	assert_int_equal(profile_walk(p, 0, log_visit, NULL, &w), -EINTR);
+	assert_string_equal(w.text, "1:app 2:main 3:idle 3:work ");
+
+	/* Slot 1 holds nothing here: every node has zero weight there. */
+	w = (struct walk_log){ "" };
+	assert_int_equal(profile_walk(p, 1, log_visit, NULL, &w), 0);
+	assert_string_equal(w.text, "");
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -656,6 +711,7 @@ int main(void)
 		cmocka_unit_test(test_bytes_follow_the_tree),
 		cmocka_unit_test(test_nodes_keep_where_their_code_is),
 		cmocka_unit_test(test_locations_survive_merge_growth_and_clear),
+		cmocka_unit_test(test_walk_visits_depth_first_in_order_and_obeys_its_visitor),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

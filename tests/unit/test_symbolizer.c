@@ -184,8 +184,9 @@ static uint64_t mapped_addr(const char *file, uint64_t start, const char *name)
 static size_t stack(struct symbolizer *sym, const uint64_t *uips, size_t n_uips,
 		    const uint64_t *kips, size_t n_kips, struct frame *out)
 {
-	return symbolizer_stack(sym, FAKE_PID, "worker", uips, n_uips, kips, n_kips, out,
-				MAX_FRAMES);
+	return symbolizer_stack(
+	    sym, &(struct symbolizer_sample){FAKE_PID, 0, "worker", uips, n_uips, kips, n_kips},
+	    out, MAX_FRAMES);
 }
 
 static const char *leaf_name(struct symbolizer *sym, uint64_t addr, enum frame_kind *kind)
@@ -199,12 +200,31 @@ static const char *leaf_name(struct symbolizer *sym, uint64_t addr, enum frame_k
 	return out[1].name;
 }
 
+/* The group fixture of most tests: a fresh world with KALLSYMS, freed after. */
+static int world_setup(void **state)
+{
+	struct world *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return -1;
+	world_new(w, KALLSYMS);
+	*state = w;
+	return 0;
+}
+
+static int world_teardown(void **state)
+{
+	world_free(*state);
+	free(*state);
+	return 0;
+}
+
 static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 {
 	struct symbolizer_config config;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
-	struct world w;
+	struct world *w = *state;
 	uint64_t alpha = 0, beta = 0, uips[3], kips[2];
 	char path[4096], line[256];
 	int to_child[2], from_child[2];
@@ -212,7 +232,6 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	pid_t pid;
 	size_t n;
 
-	(void)state;
 	fixture_path("symfix-pie", path, sizeof(path));
 	assert_int_equal(pipe2(to_child, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(from_child, O_CLOEXEC), 0);
@@ -239,9 +258,8 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	fclose(from);
 	assert_true(alpha && beta);
 
-	world_new(&w, KALLSYMS);
 	symbolizer_config_init(&config);
-	config.kallsyms = w.kallsyms;
+	config.kallsyms = w->kallsyms;
 	sym = symbolizer_new(&config);
 	assert_non_null(sym);
 	/* Leaf first, as the kernel gives them: alpha called by beta, called from alpha's start. */
@@ -250,7 +268,9 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	uips[2] = alpha; /* a return address at a function's first byte: the call was before it */
 	kips[0] = 0xffffffff81000310;
 	kips[1] = 0xffffffff81000110;
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, MAX_FRAMES);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", uips, 3, kips, 2}, out,
+	    MAX_FRAMES);
 	assert_int_equal(n, 6);
 	assert_string_equal(out[0].name, "symfix-pie");
 	assert_int_equal(out[0].kind, FRAME_PROCESS);
@@ -265,39 +285,40 @@ static void test_real_process_stack_order_kinds_and_call_sites(void **state)
 	assert_int_equal(out[5].kind, FRAME_KERNEL);
 
 	/* The same address as a leaf is the function it starts. */
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", &alpha, 1, NULL, 0, out, MAX_FRAMES);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", &alpha, 1, NULL, 0},
+	    out, MAX_FRAMES);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[1].name, "fixture_alpha");
 
 	/* cap bounds what is written, root first. */
-	n = symbolizer_stack(sym, (uint32_t)pid, "symfix-pie", uips, 3, kips, 2, out, 2);
+	n = symbolizer_stack(
+	    sym, &(struct symbolizer_sample){(uint32_t)pid, 0, "symfix-pie", uips, 3, kips, 2}, out,
+	    2);
 	assert_int_equal(n, 2);
 	assert_string_equal(out[1].name, "fixture_nosize");
 
 	symbolizer_free(sym);
 	fclose(in);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	world_free(&w);
 }
 
 static void test_addresses_option_appends_offsets(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
 	char nopie[4096], maps[8192];
 	uint64_t alpha, beta, uips[2], kip = 0xffffffff81000210;
 	size_t n;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	beta = mapped_addr(nopie, 0x401000, "fixture_beta");
-	w.config.addresses = true;
-	sym = symbolizer_new(&w.config);
+	w->config.addresses = true;
+	sym = symbolizer_new(&w->config);
 	uips[0] = alpha + 3;
 	uips[1] = beta + 9;
 	n = stack(sym, uips, 2, &kip, 1, out);
@@ -307,26 +328,23 @@ static void test_addresses_option_appends_offsets(void **state)
 	assert_string_equal(out[2].name, "fixture_alpha+0x3");
 	assert_string_equal(out[3].name, "do_syscall_64+0x10");
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_unresolved_frames_are_named_and_counted(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192], expect[64];
 	uint64_t sized;
 	enum frame_kind kind;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
 	strcat(maps, "7ffd5a3f0000-7ffd5a3f2000 r-xp 00000000 00:00 0 [vdso]\n");
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	sized = mapped_addr(nopie, 0x401000, "fixture_sized");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 
 	/* In the padding after a 1-byte function: the file and its offset, never sized+0x8. */
 	snprintf(expect, sizeof(expect), "[symfix-nopie+0x%llx]",
@@ -350,7 +368,6 @@ static void test_unresolved_frames_are_named_and_counted(void **state)
 	assert_int_equal(stats.unresolved, 4);
 	assert_false(stats.kernel_hidden);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* The file's build-id as libelf reads it, for comparing with a frame's. */
@@ -379,7 +396,7 @@ static size_t file_build_id(const char *file, unsigned char *id)
  */
 static void test_frames_say_where_their_code_is(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
 	char nopie[4096], maps[8192];
@@ -387,17 +404,15 @@ static void test_frames_say_where_their_code_is(void **state)
 	uint64_t alpha, beta, sized, uips[3], kip = 0xffffffff81000210;
 	size_t n, id_len;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	id_len = file_build_id(nopie, id);
 	assert_int_equal(id_len, 20); /* a SHA-1 build-id, as GNU ld writes */
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	beta = mapped_addr(nopie, 0x401000, "fixture_beta");
 	sized = mapped_addr(nopie, 0x401000, "fixture_sized");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 
 	uips[0] = sized + 8; /* past a 1-byte function: in the file, in no function */
 	uips[1] = alpha + 3;
@@ -436,8 +451,8 @@ static void test_frames_say_where_their_code_is(void **state)
 	symbolizer_free(sym);
 
 	/* With addresses: the sampled instruction, the caller's return address too. */
-	w.config.addresses = true;
-	sym = symbolizer_new(&w.config);
+	w->config.addresses = true;
+	sym = symbolizer_new(&w->config);
 	uips[0] = alpha + 3;
 	uips[1] = beta + 9;
 	n = stack(sym, uips, 2, &kip, 1, out);
@@ -447,7 +462,6 @@ static void test_frames_say_where_their_code_is(void **state)
 	assert_int_equal(out[2].address, alpha + 3);
 	assert_int_equal(out[3].address, kip);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /*
@@ -458,7 +472,7 @@ static void test_frames_say_where_their_code_is(void **state)
  */
 static void test_failing_proc_reads_give_unknown_frames(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	struct frame out[MAX_FRAMES];
@@ -466,16 +480,14 @@ static void test_failing_proc_reads_give_unknown_frames(void **state)
 	uint64_t uip = 0x7f0000000100, kip = 0xffffffff81000100;
 	size_t n;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	/* The mapped file does not exist: its frames are named by file and offset. */
-	fake_process(&w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /gone/libx.so\n");
+	fake_process(w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /gone/libx.so\n");
 	snprintf(name, sizeof(name), "%d/status", FAKE_PID);
-	world_path(&w, path, sizeof(path), name);
+	world_path(w, path, sizeof(path), name);
 	assert_int_equal(mkdir(path, 0755), 0);
-	unlink(w.kallsyms);
-	assert_int_equal(mkdir(w.kallsyms, 0755), 0);
-	sym = symbolizer_new(&w.config);
+	unlink(w->kallsyms);
+	assert_int_equal(mkdir(w->kallsyms, 0755), 0);
+	sym = symbolizer_new(&w->config);
 	assert_non_null(sym);
 	n = stack(sym, &uip, 1, &kip, 1, out);
 	assert_int_equal(n, 3);
@@ -484,28 +496,27 @@ static void test_failing_proc_reads_give_unknown_frames(void **state)
 	assert_string_equal(out[2].name, "[unknown]");
 	symbolizer_free(sym);
 	rmdir(path);
-	rmdir(w.kallsyms);
-	write_file(w.kallsyms, KALLSYMS);
+	rmdir(w->kallsyms);
+	write_file(w->kallsyms, KALLSYMS);
 
 	/* maps unreadable, stat without fields: "[unknown]", counted. */
 	snprintf(name, sizeof(name), "%d/maps", FAKE_PID);
-	world_path(&w, path, sizeof(path), name);
+	world_path(w, path, sizeof(path), name);
 	unlink(path);
 	assert_int_equal(mkdir(path, 0755), 0);
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, uip, NULL), "[unknown]");
 	symbolizer_end_drain(sym);
 	snprintf(name, sizeof(name), "%d/stat", FAKE_PID);
-	world_path(&w, path, sizeof(path), name);
+	world_path(w, path, sizeof(path), name);
 	write_file(path, "4242 (worker\n");
 	assert_string_equal(leaf_name(sym, uip, NULL), "[unknown]");
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.unresolved, 2);
 	symbolizer_free(sym);
 	snprintf(name, sizeof(name), "%d/maps", FAKE_PID);
-	world_path(&w, path, sizeof(path), name);
+	world_path(w, path, sizeof(path), name);
 	rmdir(path);
-	world_free(&w);
 }
 
 static void test_hidden_kernel_gives_one_kernel_frame(void **state)
@@ -531,61 +542,55 @@ static void test_hidden_kernel_gives_one_kernel_frame(void **state)
 
 static void test_pid_reuse_reads_the_new_process(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	char nopie[4096], lib[4096], maps[8192];
 	uint64_t probe;
 	const char *before;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	/* The second process maps the library where the first mapped the program. */
 	probe = mapped_addr(lib, 0x401000, "fixture_alpha");
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
-	sym = symbolizer_new(&w.config);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
 	before = leaf_name(sym, probe, NULL);
 	assert_string_not_equal(before, "fixture_alpha");
 	symbolizer_end_drain(sym);
 
 	maps_line(maps, sizeof(maps), lib, 0x401000);
-	fake_process(&w, 200, maps);
+	fake_process(w, 200, maps);
 	assert_string_equal(leaf_name(sym, probe, NULL), "fixture_alpha");
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_same_process_keeps_maps_until_a_miss(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	char nopie[4096], lib[4096], maps[8192], more[4096];
 	uint64_t in_lib;
 	enum frame_kind kind;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	in_lib = mapped_addr(lib, 0x7f0000001000, "fixture_beta");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, mapped_addr(nopie, 0x401000, "fixture_alpha"), NULL),
 			    "fixture_alpha");
 	/* dlopen after the first read: the same drain read maps already, so no name yet. */
 	maps_line(more, sizeof(more), lib, 0x7f0000001000);
 	strcat(maps, more);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	assert_string_equal(leaf_name(sym, in_lib, &kind), "[unknown]");
 	/* Next drain: the miss reads the maps again. */
 	symbolizer_end_drain(sym);
 	assert_string_equal(leaf_name(sym, in_lib, &kind), "fixture_beta");
 	assert_int_equal(kind, FRAME_USER);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /*
@@ -595,26 +600,24 @@ static void test_same_process_keeps_maps_until_a_miss(void **state)
  */
 static void test_maps_read_again_mid_stack_keep_earlier_mappings(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
 	char nopie[4096], lib[4096], maps[8192], more[4096];
 	uint64_t uips[2];
 	size_t n;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
-	sym = symbolizer_new(&w.config);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, mapped_addr(nopie, 0x401000, "fixture_alpha"), NULL),
 			    "fixture_alpha");
 	symbolizer_end_drain(sym);
 	maps_line(more, sizeof(more), lib, 0x7f0000001000);
 	strcat(maps, more);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	/* The caller hits the maps in hand, the leaf misses and reads them again. */
 	uips[0] = mapped_addr(lib, 0x7f0000001000, "fixture_beta") + 2;
 	uips[1] = mapped_addr(nopie, 0x401000, "fixture_alpha") + 3;
@@ -628,31 +631,28 @@ static void test_maps_read_again_mid_stack_keep_earlier_mappings(void **state)
 	assert_non_null(out[2].mapping);
 	assert_string_equal(out[2].mapping->file, lib);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_exited_process_resolves_until_end_of_drain(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, alpha, NULL), "fixture_alpha");
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
 
 	/* It exits; samples it left in this drain and the next still resolve. */
-	fake_process_exit(&w);
+	fake_process_exit(w);
 	assert_string_equal(leaf_name(sym, alpha + 1, NULL), "fixture_alpha");
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
@@ -666,23 +666,20 @@ static void test_exited_process_resolves_until_end_of_drain(void **state)
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	char path[256];
 	enum frame_kind kind;
 	FILE *f;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	fake_process(&w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
-	world_path(&w, path, sizeof(path), "perf-4242.map");
+	fake_process(w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
+	world_path(w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind),
 			    "LazyCompile:~handler server.js:10");
 	assert_int_equal(kind, FRAME_JIT);
@@ -699,7 +696,6 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
 			    "LazyCompile:*fast server.js:20");
 	assert_int_equal(kind, FRAME_JIT);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /*
@@ -710,22 +706,20 @@ static void test_jit_frames_from_perf_map_and_its_growth(void **state)
  */
 static void test_perf_map_of_another_user_is_refused_and_counted(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats st;
 	char path[256], status[256];
 	enum frame_kind kind;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	fake_process(&w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
+	fake_process(w, 100, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
 	snprintf(path, sizeof(path), "%d/status", FAKE_PID);
-	world_path(&w, status, sizeof(status), path);
+	world_path(w, status, sizeof(status), path);
 	write_file(status, "Name:\tnode\nUid:\t1000\t1001\t1001\t1001\nNSpid:\t4242\n");
-	world_path(&w, path, sizeof(path), "perf-4242.map");
+	world_path(w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 planted_name\n");
 	assert_int_equal(chown(path, 1000, 1000), 0); /* the real uid, not the effective one */
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "[anon]");
 	symbolizer_end_drain(sym);
 	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind), "[anon]");
@@ -742,20 +736,17 @@ static void test_perf_map_of_another_user_is_refused_and_counted(void **state)
 	assert_int_equal(st.perfmaps_refused, 1);
 	symbolizer_free(sym);
 	unlink(status);
-	world_free(&w);
 }
 
 static void test_elf_cache_bound_and_counters(void **state)
 {
 	static const char *const files[] = {"symfix-nopie", "symfix-pie", "libsymfix.so"};
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char maps[16384], line[4096], path[4096];
 	uint64_t addrs[3];
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	maps[0] = '\0';
 	for (int i = 0; i < 3; i++) {
 		uint64_t start = 0x10000000ull * (uint64_t)(i + 1);
@@ -765,9 +756,9 @@ static void test_elf_cache_bound_and_counters(void **state)
 		strcat(maps, line);
 		addrs[i] = mapped_addr(path, start, "fixture_beta");
 	}
-	fake_process(&w, 100, maps);
-	w.config.elf_cache_max = 2;
-	sym = symbolizer_new(&w.config);
+	fake_process(w, 100, maps);
+	w->config.elf_cache_max = 2;
+	sym = symbolizer_new(&w->config);
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < 3; i++)
 			assert_string_equal(leaf_name(sym, addrs[i], NULL), "fixture_beta");
@@ -782,7 +773,7 @@ static void test_elf_cache_bound_and_counters(void **state)
 	assert_int_equal(stats.elf_held, 3);
 	/* Once it has exited and a drain passed without its samples, the cache
 	 * is back within its bound. */
-	fake_process_exit(&w);
+	fake_process_exit(w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
@@ -790,7 +781,6 @@ static void test_elf_cache_bound_and_counters(void **state)
 	assert_int_equal(stats.elf_held, 0);
 	assert_int_equal(stats.elf_cached, 2);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* The ELF cache's byte bound: the tables' bytes are counted, and once no
@@ -845,26 +835,31 @@ static void test_elf_cache_byte_bound(void **state)
 
 static void test_comm_cut_inside_utf8_is_trimmed(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	/* 14 ASCII bytes then the first byte of a 2-byte sequence: the kernel's 15-byte cut. */
-	assert_int_equal(
-	    symbolizer_stack(sym, 1, "abcdefghijklmn\xc3", NULL, 0, NULL, 0, out, MAX_FRAMES), 1);
-	assert_string_equal(out[0].name, "abcdefghijklmn");
-	assert_int_equal(symbolizer_stack(sym, 1, "caf\xc3\xa9", NULL, 0, NULL, 0, out, MAX_FRAMES),
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){1, 0, "abcdefghijklmn\xc3",
+								      NULL, 0, NULL, 0},
+					  out, MAX_FRAMES),
 			 1);
+	assert_string_equal(out[0].name, "abcdefghijklmn");
+	assert_int_equal(
+	    symbolizer_stack(sym,
+			     &(struct symbolizer_sample){1, 0, "caf\xc3\xa9", NULL, 0, NULL, 0},
+			     out, MAX_FRAMES),
+	    1);
 	assert_string_equal(out[0].name, "caf\xc3\xa9");
 	/* Two of the three bytes of the euro sign. */
-	assert_int_equal(symbolizer_stack(sym, 1, "ab\xe2\x82", NULL, 0, NULL, 0, out, MAX_FRAMES),
-			 1);
+	assert_int_equal(
+	    symbolizer_stack(sym, &(struct symbolizer_sample){1, 0, "ab\xe2\x82", NULL, 0, NULL, 0},
+			     out, MAX_FRAMES),
+	    1);
 	assert_string_equal(out[0].name, "ab");
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* Runs a copy of symfix-pie from dir; returns its PID and the addresses it prints. */
@@ -914,33 +909,34 @@ static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
 	struct symbolizer *tracking, *late;
 	struct symbolizer_stats stats;
 	struct frame out[MAX_FRAMES];
-	struct world w;
+	struct world *w = *state;
 	char copy[4096];
 	uint64_t alpha, beta, uips[2];
 	FILE *in;
 	pid_t pid;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	symbolizer_config_init(&config);
-	config.kallsyms = w.kallsyms;
+	config.kallsyms = w->kallsyms;
 	tracking = symbolizer_new(&config);
 	late = symbolizer_new(&config);
 	assert_non_null(tracking);
 	assert_non_null(late);
-	pid = run_copy(w.root, copy, sizeof(copy), &in, &alpha, &beta);
-	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), 0);
+	pid = run_copy(w->root, copy, sizeof(copy), &in, &alpha, &beta);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid, 0), 0);
 
 	/* It exits and its binary is deleted before the drain, as a compiler in a build. */
 	fclose(in);
 	assert_int_equal(waitpid(pid, NULL, 0), pid);
 	assert_int_equal(unlink(copy), 0);
-	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid), -ESRCH);
+	assert_int_equal(symbolizer_track(tracking, (uint32_t)pid, 0), -ESRCH);
 
 	uips[0] = alpha + 3;
 	uips[1] = beta + 5;
-	assert_int_equal(
-	    symbolizer_stack(tracking, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_int_equal(symbolizer_stack(tracking,
+					  &(struct symbolizer_sample){
+					      (uint32_t)pid, 0, "short-lived", uips, 2, NULL, 0},
+					  out, 8),
+			 3);
 	assert_string_equal(out[1].name, "fixture_beta");
 	assert_string_equal(out[2].name, "fixture_alpha");
 	assert_int_equal(out[2].kind, FRAME_USER);
@@ -950,8 +946,11 @@ static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
 	assert_true(stats.elf_held >= 1);
 
 	/* Without the snapshot, nothing is left to read. */
-	assert_int_equal(
-	    symbolizer_stack(late, (uint32_t)pid, "short-lived", uips, 2, NULL, 0, out, 8), 3);
+	assert_int_equal(symbolizer_stack(late,
+					  &(struct symbolizer_sample){
+					      (uint32_t)pid, 0, "short-lived", uips, 2, NULL, 0},
+					  out, 8),
+			 3);
 	assert_string_equal(out[2].name, "[unknown]");
 
 	/* Its samples drained, and a drain later with none of them, the record
@@ -965,26 +964,23 @@ static void test_tracked_process_resolves_after_exit_and_deletion(void **state)
 	assert_int_equal(stats.elf_held, 0);
 	symbolizer_free(tracking);
 	symbolizer_free(late);
-	world_free(&w);
 }
 
 static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
-	fake_process_exit(&w);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
+	fake_process_exit(w);
 	/* Tracked just before a drain ended, gone before its samples were drained. */
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
@@ -1004,44 +1000,41 @@ static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **s
 	assert_int_equal(stats.processes, 0);
 
 	/* One whose samples never come is let go after that next drain too. */
-	fake_process(&w, 300, maps);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
-	fake_process_exit(&w);
+	fake_process(w, 300, maps);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
+	fake_process_exit(w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_track_of_a_reused_pid_drops_the_old_symbols(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	char nopie[4096], lib[4096], maps[8192];
 	uint64_t probe;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	probe = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	assert_string_equal(leaf_name(sym, probe, NULL), "fixture_alpha");
 
 	/* Within the same drain the PID now names another process, mapping something else. */
-	fake_process(&w, 200, "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 [heap]\n");
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), 0);
+	fake_process(w, 200, "7f0000000000-7f0000010000 r-xp 00000000 00:00 0 [heap]\n");
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	assert_string_equal(leaf_name(sym, probe, NULL), "[unknown]");
 	assert_string_equal(leaf_name(sym, 0x7f0000000100, NULL), "[heap]");
 
 	/* A reuse found at the end of a drain drops the record too. */
 	maps_line(maps, sizeof(maps), lib, 0x401000);
-	fake_process(&w, 300, maps);
+	fake_process(w, 300, maps);
 	symbolizer_end_drain(sym);
 	{
 		struct symbolizer_stats stats;
@@ -1052,7 +1045,6 @@ static void test_track_of_a_reused_pid_drops_the_old_symbols(void **state)
 	assert_string_equal(leaf_name(sym, mapped_addr(lib, 0x401000, "fixture_beta"), NULL),
 			    "fixture_beta");
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* A start time in /proc/PID/stat's clock ticks as the sampler gives it: ns after boot. */
@@ -1065,8 +1057,10 @@ static const char *leaf_name_started(struct symbolizer *sym, uint64_t start_time
 {
 	struct frame out[MAX_FRAMES];
 
-	assert_int_equal(symbolizer_stack_started(sym, FAKE_PID, start_time, "worker", &addr, 1,
-						  NULL, 0, out, MAX_FRAMES),
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){FAKE_PID, start_time,
+								      "worker", &addr, 1, NULL, 0},
+					  out, MAX_FRAMES),
 			 2);
 	return out[1].name;
 }
@@ -1078,26 +1072,24 @@ static const char *leaf_name_started(struct symbolizer *sym, uint64_t start_time
  */
 static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], lib[4096], maps[8192];
 	uint64_t alpha, beta;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	beta = mapped_addr(lib, 0x401000, "fixture_beta");
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 
 	/* It exits; a new process takes its PID before the drain. */
 	maps_line(maps, sizeof(maps), lib, 0x401000);
-	fake_process(&w, 200, maps);
+	fake_process(w, 200, maps);
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha), "fixture_alpha");
 	symbolizer_end_drain(sym);
 	/* Its samples left for the next drain still resolve... */
@@ -1107,20 +1099,19 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 	/* The first one's, once its record is the second's, get none. */
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), beta), "[unknown]");
 	/* A late report of the first process leaves the second's record alone. */
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(200), beta + 1), "fixture_beta");
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
 
 	/* Gone before its report was handled: nothing to snapshot, nothing kept. */
-	fake_process_exit(&w);
+	fake_process_exit(w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /*
@@ -1130,25 +1121,23 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
  */
 static void test_sample_start_time_spares_proc_stat(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192], path[256], name[64];
 	uint64_t alpha;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	snprintf(name, sizeof(name), "%d/stat", FAKE_PID);
-	world_path(&w, path, sizeof(path), name);
+	world_path(w, path, sizeof(path), name);
 	/* Its stat unreadable, its maps readable: only a start time given can name it. */
 	unlink(path);
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track(sym, FAKE_PID), -ESRCH);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), -ESRCH);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	for (int drain = 0; drain < 3; drain++) {
 		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha + drain),
 				    "fixture_alpha");
@@ -1162,7 +1151,6 @@ static void test_sample_start_time_spares_proc_stat(void **state)
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /*
@@ -1174,23 +1162,21 @@ static void test_sample_start_time_spares_proc_stat(void **state)
  */
 static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192], path[256];
 	uint64_t alpha;
 	enum frame_kind kind;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(&w, 100, maps);
-	world_path(&w, path, sizeof(path), "perf-4242.map");
+	fake_process(w, 100, maps);
+	world_path(w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	for (int drain = 0; drain < 2; drain++) {
 		assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha),
 				    "fixture_alpha");
@@ -1203,7 +1189,7 @@ static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 
 	/* It starts a JIT: anonymous executable memory, and its perf map, now count. */
 	strcat(maps, "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n");
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	assert_string_equal(leaf_name(sym, 0x7f0000000120, &kind),
 			    "LazyCompile:~handler server.js:10");
 	assert_int_equal(kind, FRAME_JIT);
@@ -1215,34 +1201,31 @@ static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 	symbolizer_free(sym);
 
 	/* Known from its first snapshot, too. */
-	sym = symbolizer_new(&w.config);
-	assert_int_equal(symbolizer_track_started(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
 	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), 0x7f0000000120),
 			    "LazyCompile:~handler server.js:10");
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.perfmaps_opened, 1);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 static void test_process_records_are_bounded(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("symfix-nopie", nopie, sizeof(nopie));
 	maps_line(maps, sizeof(maps), nopie, 0x401000);
 	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	w.config.max_processes = 4;
-	sym = symbolizer_new(&w.config);
+	w->config.max_processes = 4;
+	sym = symbolizer_new(&w->config);
 	for (int pid = 100; pid < 120; pid++) {
-		fake_pid(&w, pid, 1000 + (unsigned long long)pid, maps);
-		assert_int_equal(symbolizer_track(sym, (uint32_t)pid), 0);
+		fake_pid(w, pid, 1000 + (unsigned long long)pid, maps);
+		assert_int_equal(symbolizer_track(sym, (uint32_t)pid, 0), 0);
 		symbolizer_stats(sym, &stats);
 		assert_true(stats.processes <= 4);
 	}
@@ -1251,17 +1234,19 @@ static void test_process_records_are_bounded(void **state)
 	{
 		struct frame out[MAX_FRAMES];
 
-		assert_int_equal(symbolizer_stack(sym, 119, "p", &alpha, 1, NULL, 0, out, 8), 2);
+		assert_int_equal(
+		    symbolizer_stack(
+			sym, &(struct symbolizer_sample){119, 0, "p", &alpha, 1, NULL, 0}, out, 8),
+		    2);
 		assert_string_equal(out[1].name, "fixture_alpha");
 	}
 	for (int pid = 100; pid < 120; pid++)
-		fake_pid_exit(&w, pid);
+		fake_pid_exit(w, pid);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* Process records bounded in bytes: counted at the end of a drain, and the
@@ -1282,7 +1267,7 @@ static void test_process_records_are_bounded_in_bytes(void **state)
 	/* What one record costs. */
 	sym = symbolizer_new(&w.config);
 	fake_pid(&w, 100, 1100, maps);
-	assert_int_equal(symbolizer_track(sym, 100), 0);
+	assert_int_equal(symbolizer_track(sym, 100, 0), 0);
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
@@ -1294,7 +1279,7 @@ static void test_process_records_are_bounded_in_bytes(void **state)
 	sym = symbolizer_new(&w.config);
 	for (int pid = 100; pid < 120; pid++) {
 		fake_pid(&w, pid, 1000 + (unsigned long long)pid, maps);
-		assert_int_equal(symbolizer_track(sym, (uint32_t)pid), 0);
+		assert_int_equal(symbolizer_track(sym, (uint32_t)pid, 0), 0);
 	}
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 20); /* the byte bound waits for the drain's end */
@@ -1306,7 +1291,7 @@ static void test_process_records_are_bounded_in_bytes(void **state)
 	{
 		struct frame out[MAX_FRAMES];
 
-		assert_int_equal(symbolizer_stack(sym, 119, "p", &alpha, 1, NULL, 0, out, 8), 2);
+		assert_int_equal(symbolizer_stack(sym, &(struct symbolizer_sample){ 119, 0, "p", &alpha, 1, NULL, 0 }, out, 8), 2);
 		assert_string_equal(out[1].name, "fixture_alpha");
 	}
 	for (int pid = 100; pid < 120; pid++)
@@ -1322,18 +1307,16 @@ static void test_process_records_are_bounded_in_bytes(void **state)
 
 static void test_special_mappings_are_named(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	enum frame_kind kind;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	fake_process(&w, 100,
+	fake_process(w, 100,
 		     "7f0000000000-7f0000010000 rwxp 00000000 00:00 0\n"
 		     "7f1000000000-7f1000010000 rwxp 00000000 00:00 0 [heap]\n"
 		     "7ffc00000000-7ffc00010000 rwxp 00000000 00:00 0 [stack]\n");
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, 0x7f0000000100, &kind), "[anon]");
 	assert_int_equal(kind, FRAME_UNKNOWN);
 	assert_string_equal(leaf_name(sym, 0x7f1000000100, &kind), "[heap]");
@@ -1343,7 +1326,6 @@ static void test_special_mappings_are_named(void **state)
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.unresolved, 4);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* Where the vDSO's function name (looked up with libelf here) sits in this process. */
@@ -1385,23 +1367,23 @@ static void test_vdso_frames_are_named(void **state)
 	struct symbolizer_config config;
 	struct symbolizer *sym;
 	struct frame out[MAX_FRAMES];
-	struct world w;
+	struct world *w = *state;
 	uint64_t uips[1];
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	symbolizer_config_init(&config);
-	config.kallsyms = w.kallsyms;
+	config.kallsyms = w->kallsyms;
 	sym = symbolizer_new(&config);
 	uips[0] = own_vdso_addr("__vdso_clock_gettime") + 4;
-	assert_int_equal(
-	    symbolizer_stack(sym, (uint32_t)getpid(), "self", uips, 1, NULL, 0, out, 8), 2);
+	assert_int_equal(symbolizer_stack(sym,
+					  &(struct symbolizer_sample){(uint32_t)getpid(), 0, "self",
+								      uips, 1, NULL, 0},
+					  out, 8),
+			 2);
 	/* The vDSO exports clock_gettime and __vdso_clock_gettime at one address. */
 	if (strcmp(out[1].name, "clock_gettime"))
 		assert_string_equal(out[1].name, "__vdso_clock_gettime");
 	assert_int_equal(out[1].kind, FRAME_USER);
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 /* Output of a shell command's first line, newline stripped. */
@@ -1426,15 +1408,13 @@ static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
 	    "}\n"
 	    "int main() { std::vector<double> v{1, 2}; return (int)fx::scale<double, 3>(v); }\n";
 	static const char mangled[] = "_ZN2fx5scaleIdLi3EEET_RKSt6vectorIS1_SaIS1_EE";
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	char src[256], bin[256], cmd[1024], maps[8192], want[512];
 	uint64_t addr;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	world_path(&w, src, sizeof(src), "cxxfix.cc");
-	world_path(&w, bin, sizeof(bin), "cxxfix");
+	world_path(w, src, sizeof(src), "cxxfix.cc");
+	world_path(w, bin, sizeof(bin), "cxxfix");
 	write_file(src, source);
 	snprintf(cmd, sizeof(cmd), "g++ -O1 -g -fno-inline -fno-pie -no-pie -o '%s' '%s'", bin,
 		 src);
@@ -1444,20 +1424,19 @@ static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
 	assert_string_not_equal(want, mangled);
 
 	maps_line(maps, sizeof(maps), bin, 0x401000);
-	fake_process(&w, 100, maps);
+	fake_process(w, 100, maps);
 	addr = mapped_addr(bin, 0x401000, mangled);
-	sym = symbolizer_new(&w.config);
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, addr + 1, NULL), want);
 	symbolizer_free(sym);
 
 	/* raw_names keeps what the symbol table says. */
-	w.config.raw_names = true;
-	sym = symbolizer_new(&w.config);
+	w->config.raw_names = true;
+	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, addr + 1, NULL), mangled);
 	symbolizer_free(sym);
 	unlink(src);
 	unlink(bin);
-	world_free(&w);
 }
 
 /*
@@ -1468,20 +1447,18 @@ static void test_cpp_template_frame_is_demangled_as_cxxfilt_prints(void **state)
  */
 static void test_fifo_at_a_mapped_path_is_refused_and_counted(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	struct timespec t0, t1;
 	char path[256], maps[512];
 	uint64_t uip = 0x7f0000000100;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
-	world_path(&w, path, sizeof(path), "libgone.so");
+	world_path(w, path, sizeof(path), "libgone.so");
 	assert_int_equal(mkfifo(path, 0644), 0);
 	snprintf(maps, sizeof(maps), "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 %s\n", path);
-	fake_process(&w, 100, maps);
-	sym = symbolizer_new(&w.config);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
 	assert_non_null(sym);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	assert_string_equal(leaf_name(sym, uip, NULL), "[libgone.so+0x100]");
@@ -1496,65 +1473,87 @@ static void test_fifo_at_a_mapped_path_is_refused_and_counted(void **state)
 	assert_int_equal(stats.refused[TARGET_NOT_REGULAR], 1);
 	symbolizer_free(sym);
 	unlink(path);
-	world_free(&w);
 }
 
 /* The ELF bounds reach the symbolizer's files, and what they cut is counted. */
 static void test_elf_bounds_are_applied_and_counted(void **state)
 {
-	struct world w;
+	struct world *w = *state;
 	struct symbolizer *sym;
 	struct symbolizer_stats stats;
 	char lib[4096], maps[8192];
 	uint64_t addr;
 
-	(void)state;
-	world_new(&w, KALLSYMS);
 	fixture_path("libsymfix.so", lib, sizeof(lib));
 	maps_line(maps, sizeof(maps), lib, 0x7f0000000000);
 	addr = mapped_addr(lib, 0x7f0000000000, "fixture_alpha");
-	fake_process(&w, 100, maps);
-	w.config.elf_bounds.max_table = 64;
-	sym = symbolizer_new(&w.config);
+	fake_process(w, 100, maps);
+	w->config.elf_bounds.max_table = 64;
+	sym = symbolizer_new(&w->config);
 	assert_non_null(sym);
 	assert_int_equal(strncmp(leaf_name(sym, addr, NULL), "[libsymfix.so+0x", 16), 0);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.elf_breaches.tables, 2); /* .symtab and .dynsym, once */
 	symbolizer_free(sym);
-	world_free(&w);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_real_process_stack_order_kinds_and_call_sites),
-	    cmocka_unit_test(test_addresses_option_appends_offsets),
-	    cmocka_unit_test(test_unresolved_frames_are_named_and_counted),
-	    cmocka_unit_test(test_frames_say_where_their_code_is),
+	    cmocka_unit_test_setup_teardown(test_real_process_stack_order_kinds_and_call_sites,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_addresses_option_appends_offsets, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_unresolved_frames_are_named_and_counted,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_frames_say_where_their_code_is, world_setup,
+					    world_teardown),
 	    cmocka_unit_test(test_hidden_kernel_gives_one_kernel_frame),
-	    cmocka_unit_test(test_pid_reuse_reads_the_new_process),
-	    cmocka_unit_test(test_same_process_keeps_maps_until_a_miss),
-	    cmocka_unit_test(test_maps_read_again_mid_stack_keep_earlier_mappings),
-	    cmocka_unit_test(test_exited_process_resolves_until_end_of_drain),
-	    cmocka_unit_test(test_jit_frames_from_perf_map_and_its_growth),
-	    cmocka_unit_test(test_failing_proc_reads_give_unknown_frames),
-	    cmocka_unit_test(test_perf_map_of_another_user_is_refused_and_counted),
-	    cmocka_unit_test(test_elf_cache_bound_and_counters),
+	    cmocka_unit_test_setup_teardown(test_pid_reuse_reads_the_new_process, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_same_process_keeps_maps_until_a_miss, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_maps_read_again_mid_stack_keep_earlier_mappings,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_exited_process_resolves_until_end_of_drain,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_jit_frames_from_perf_map_and_its_growth,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_failing_proc_reads_give_unknown_frames,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_of_another_user_is_refused_and_counted,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_elf_cache_bound_and_counters, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_comm_cut_inside_utf8_is_trimmed, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_tracked_process_resolves_after_exit_and_deletion,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(
+		test_tracked_exited_process_waits_one_drain_for_its_samples, world_setup,
+		world_teardown),
+	    cmocka_unit_test_setup_teardown(test_track_of_a_reused_pid_drops_the_old_symbols,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_start_times_keep_processes_of_one_pid_apart,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_sample_start_time_spares_proc_stat, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_perf_map_is_read_only_with_anonymous_exec_memory,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_process_records_are_bounded, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_special_mappings_are_named, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_vdso_frames_are_named, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_cpp_template_frame_is_demangled_as_cxxfilt_prints,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_fifo_at_a_mapped_path_is_refused_and_counted,
+					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_elf_bounds_are_applied_and_counted, world_setup,
+					    world_teardown),
 	    cmocka_unit_test(test_elf_cache_byte_bound),
-	    cmocka_unit_test(test_comm_cut_inside_utf8_is_trimmed),
-	    cmocka_unit_test(test_tracked_process_resolves_after_exit_and_deletion),
-	    cmocka_unit_test(test_tracked_exited_process_waits_one_drain_for_its_samples),
-	    cmocka_unit_test(test_track_of_a_reused_pid_drops_the_old_symbols),
-	    cmocka_unit_test(test_start_times_keep_processes_of_one_pid_apart),
-	    cmocka_unit_test(test_sample_start_time_spares_proc_stat),
-	    cmocka_unit_test(test_perf_map_is_read_only_with_anonymous_exec_memory),
-	    cmocka_unit_test(test_process_records_are_bounded),
 	    cmocka_unit_test(test_process_records_are_bounded_in_bytes),
-	    cmocka_unit_test(test_special_mappings_are_named),
-	    cmocka_unit_test(test_vdso_frames_are_named),
-	    cmocka_unit_test(test_cpp_template_frame_is_demangled_as_cxxfilt_prints),
-	    cmocka_unit_test(test_fifo_at_a_mapped_path_is_refused_and_counted),
-	    cmocka_unit_test(test_elf_bounds_are_applied_and_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

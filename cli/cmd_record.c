@@ -38,8 +38,9 @@
 struct record_opts {
 	struct cli_sampling sampling;
 	unsigned long duration_s;
-	enum cli_format format;
+	enum format format;
 	const char *output;
+	char default_output[32]; /* "ebprof." and the format's ending */
 	const char *title;
 	double min_width;
 	bool quiet;
@@ -89,7 +90,7 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 
 	cli_sampling_init(&o->sampling);
 	o->duration_s = 30;
-	o->format = CLI_FORMAT_SVG;
+	o->format = FORMAT_SVG;
 	o->min_width = -1;
 	while ((c = getopt_long(argc, argv, CLI_SAMPLING_SHORTOPTS "d:o:qh", record_longopts,
 				NULL)) != -1) {
@@ -100,8 +101,8 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			continue;
 		switch (c) {
 		case 'd':
-			if (cli_parse_uint(optarg, 1, 31 * 24 * 3600UL, &o->duration_s))
-				return bad_value("duration", optarg, "expected 1 to 2678400 seconds");
+			if (cli_parse_duration("record", optarg, &o->duration_s))
+				return -1;
 			break;
 		case 'o':
 			o->output = optarg;
@@ -113,9 +114,9 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 			record_usage(stdout);
 			exit(0);
 		case OPT_FORMAT:
-			if (cli_parse_format(optarg) < 0)
-				return bad_value("format", optarg, "expected " CLI_FORMATS);
-			o->format = cli_parse_format(optarg);
+			if (format_parse(optarg) < 0)
+				return bad_value("format", optarg, "expected " FORMAT_NAMES);
+			o->format = format_parse(optarg);
 			break;
 		case OPT_TITLE:
 			o->title = optarg;
@@ -132,11 +133,11 @@ static int parse_record_opts(int argc, char **argv, struct record_opts *o)
 	}
 	if (cli_sampling_finish("record", &o->sampling, argc, argv))
 		return -1;
-	if (!o->output)
-		o->output = o->format == CLI_FORMAT_SVG ? "ebprof.svg"
-			  : o->format == CLI_FORMAT_FOLDED ? "ebprof.folded"
-			  : o->format == CLI_FORMAT_SPEEDSCOPE ? "ebprof.speedscope.json"
-								: "ebprof.pb.gz";
+	if (!o->output) {
+		snprintf(o->default_output, sizeof(o->default_output), "ebprof.%s",
+			 format_ext(o->format));
+		o->output = o->default_output;
+	}
 	return 0;
 }
 
@@ -479,8 +480,10 @@ int cli_record(int argc, char **argv)
 		print_summary(&o, s, &cs, profile, cli_now() - start);
 	out_of_fds = fds_ran_out(&cs);
 	record_subtitle(&o, s, profile, cli_now() - start, subtitle, sizeof(subtitle));
-	if (cli_write_timed_profile(profile, o.format, o.output, o.title, subtitle, o.min_width,
-				    o.sampling.sampler.frequency, cli_sampling_unit_ns(&o.sampling)))
+	if (cli_write_profile(profile, o.format, o.output,
+			      &(struct format_options){ o.title, subtitle, o.min_width,
+							o.sampling.sampler.frequency,
+							cli_sampling_unit_ns(&o.sampling) }))
 		goto free_all;
 	if (!o.quiet && strcmp(o.output, "-"))
 		fprintf(stderr, "ebprof: wrote %s\n", o.output);

@@ -90,11 +90,8 @@ static int parse_top_opts(int argc, char **argv, struct top_opts *o)
 			continue;
 		switch (c) {
 		case 'd':
-			if (cli_parse_uint(optarg, 1, 31 * 24 * 3600UL, &o->duration_s)) {
-				fprintf(stderr, "ebprof top: invalid duration '%s': expected 1 to "
-						"2678400 seconds\n", optarg);
+			if (cli_parse_duration("top", optarg, &o->duration_s))
 				return -1;
-			}
 			break;
 		case 'n':
 			if (cli_parse_uint(optarg, 1, 100000, &o->lines)) {

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bpf/grow.h"
 #include "cli/cli.h"
 #include "render/folded.h"
 #include "render/perfscript.h"
@@ -127,14 +128,8 @@ static int add_under_root(const struct frame *frames, size_t n, uint64_t count, 
 {
 	struct root_ctx *r = ctx;
 
-	if (n + 1 > r->cap) {
-		struct frame *f = realloc(r->frames, (n + 1) * sizeof(*f));
-
-		if (!f)
-			return -ENOMEM;
-		r->frames = f;
-		r->cap = n + 1;
-	}
+	if (GROW_ARRAY(&r->frames, &r->cap, n + 1, 64))
+		return -ENOMEM;
 	r->frames[0] = (struct frame){ r->root, FRAME_PROCESS };
 	memcpy(r->frames + 1, frames, n * sizeof(*frames));
 	return profile_add(r->dst, r->frames, n + 1, count);
@@ -255,7 +250,7 @@ out_close:
 int cli_render(int argc, char **argv)
 {
 	const char *output = NULL, *title = NULL;
-	enum cli_format format = CLI_FORMAT_SVG;
+	enum format format = FORMAT_SVG;
 	enum render_input input = INPUT_AUTO;
 	enum render_root root = ROOT_NONE;
 	unsigned long frequency = 0;
@@ -275,12 +270,12 @@ int cli_render(int argc, char **argv)
 			render_usage(stdout);
 			return 0;
 		case OPT_FORMAT:
-			if (cli_parse_format(optarg) < 0) {
+			if (format_parse(optarg) < 0) {
 				fprintf(stderr, "ebprof render: invalid format '%s': "
-						"expected " CLI_FORMATS "\n", optarg);
+						"expected " FORMAT_NAMES "\n", optarg);
 				return 2;
 			}
-			format = cli_parse_format(optarg);
+			format = format_parse(optarg);
 			break;
 		case OPT_INPUT:
 			if (!strcmp(optarg, "auto")) {
@@ -343,7 +338,7 @@ int cli_render(int argc, char **argv)
 	svg_options_init(&prune);
 	if (min_width >= 0)
 		prune.min_width = min_width;
-	if (format != CLI_FORMAT_SVG || argc - optind != 1)
+	if (format != FORMAT_SVG || argc - optind != 1)
 		prune_opts = NULL;
 	if (optind == argc) {
 		if (read_one(p, "-", input, root, &bounds, NULL))
@@ -352,8 +347,9 @@ int cli_render(int argc, char **argv)
 	for (int i = optind; i < argc; i++)
 		if (read_one(p, argv[i], input, root, &bounds, prune_opts))
 			goto free_profile;
-	if (!cli_write_profile(p, format, output, title, NULL, min_width,
-			       (unsigned int)frequency))
+	if (!cli_write_profile(p, format, output,
+			       &(struct format_options){ title, NULL, min_width,
+							 (unsigned int)frequency }))
 		ret = 0;
 free_profile:
 	profile_free(p);
