@@ -13,8 +13,10 @@ known=$(offcpu_us "$T/s.folded" '^offcpu;.*;offcpu_sleep_known;.*hrtimer_nanosle
 # All of the process: the loop, and the 1 s settling sleep before it.
 all=$(offcpu_us "$T/s.folded" '^offcpu;')
 echo "sleep: $known us on offcpu_sleep_known's stack, $all us in all, workload wall $wall_us us + 1 s"
-within "$known" "$wall_us" "$((wall_us / 20))" ||
+within "$known" "$wall_us" "$((wall_us / 20))" || {
+	sort -t' ' -k2 -n -r "$T/s.folded" | head -5 >&2
 	fail "offcpu_sleep_known's stack shows $known us of sleep, not ~$wall_us us (5%)"
+}
 [ "$all" -le $((wall_us + 1000000 + wall_us / 20)) ] ||
 	fail "the process shows $all us off-CPU in $wall_us us + 1 s"
 grep -q '^swapper\|^\[idle\]' "$T/s.folded" && fail "the idle task was counted"
