@@ -1,8 +1,8 @@
 # Prometheus, for real: Debian's prometheus server scrapes collectd's
 # write_prometheus (both on 127.0.0.1) while ebprof profiles the 70/30
-# workload, and every PromQL expression the README shows is run against
-# the server's HTTP API, as the README writes it:
-# - each name in the README's write_prometheus row selects a series;
+# workload, and every PromQL expression plugin/dashboards.md shows is run against
+# the server's HTTP API, as it is written there:
+# - each name in dashboards.md's write_prometheus row selects a series;
 # - the "top functions" query returns burn_seventy then burn_thirty, at
 #   ~70 and ~30 % of one CPU (70:30 within 5 points);
 # - the "samples lost" query returns one series, 0 (a single busy thread at
@@ -20,7 +20,7 @@ split_collectd prom write_prometheus "LoadPlugin write_prometheus
 </Plugin>"
 
 # collectd exports its host name as the "instance" label: honor_labels
-# keeps it, instead of renaming it exported_instance (as the README says).
+# keeps it, instead of renaming it exported_instance (as plugin/dashboards.md says).
 PORT=$(free_port)
 mkdir -p "$T/prometheus"
 cat >"$T/prometheus.yml" <<EOF
@@ -61,19 +61,19 @@ has_series() { [ -n "$(promql "$1" 2>/dev/null)" ]; }
 wait_for 40 has_series "count_over_time(collectd_ebprof_gauge{type=\"burn_thirty\"}[1m]) >= 5" ||
 	{ service_alive "$PROM" prometheus; show_log "$D"; fail "no burn_thirty series in Prometheus after 40 s"; }
 
-# --- the names in the README's write_prometheus row ---
+# --- the names in dashboards.md's write_prometheus row ---
 n=0
 while read -r name; do
 	has_series "$name" || { promql '{__name__=~"collectd_ebprof.*"}' | head -20 >&2
-		fail "README's Prometheus name selects nothing: $name"; }
+		fail "dashboards.md's Prometheus name selects nothing: $name"; }
 	n=$((n + 1))
-done < <(readme_names '| `write_prometheus`')
-[ "$n" -ge 4 ] || fail "only $n names in the README's write_prometheus row"
-ok "all $n names in the README's write_prometheus row select a series"
+done < <(dashboard_names '| `write_prometheus`')
+[ "$n" -ge 4 ] || fail "only $n names in dashboards.md's write_prometheus row"
+ok "all $n names in dashboards.md's write_prometheus row select a series"
 
-# --- the README's queries ---
-mapfile -t queries < <(readme_queries '- Prometheus:')
-[ ${#queries[@]} -eq 3 ] || fail "expected 3 Prometheus queries in the README, found ${#queries[@]}"
+# --- dashboards.md's queries ---
+mapfile -t queries < <(dashboard_queries '- Prometheus:')
+[ ${#queries[@]} -eq 3 ] || fail "expected 3 Prometheus queries in plugin/dashboards.md, found ${#queries[@]}"
 
 top=$(promql "${queries[0]}") || fail "query failed: ${queries[0]}"
 echo "top functions:"; sed 's/^/    /' <<<"$top"

@@ -4,9 +4,9 @@
 # the Debian graphite-web code) reads them back. All on 127.0.0.1, data in
 # the scratch directory.
 # - whisper-fetch (carbon's own tool) reads the burn_seventy and
-#   burn_thirty files under the README's names: 70:30 within 5 points;
-# - each name in the README's write_graphite row renders datapoints;
-# - every Graphite query the README shows is rendered as written: the top
+#   burn_thirty files under dashboards.md's names: 70:30 within 5 points;
+# - each name in dashboards.md's write_graphite row renders datapoints;
+# - every Graphite query plugin/dashboards.md shows is rendered as written: the top
 #   functions are burn_seventy then burn_thirty (70:30), no sample is lost,
 #   the plugin's own CPU is above 0 and under 5 % of a CPU.
 source "$(dirname "$0")/neighbours.bash"
@@ -106,21 +106,21 @@ for s in series:
 PY
 }
 
-# --- the names in the README's write_graphite row ---
+# --- the names in dashboards.md's write_graphite row ---
 n=0
 while read -r name; do
 	[[ $name == collectd.* ]] || continue # the Prefix setting, not a name
 	out=$(render "$name") || fail "render failed for $name"
 	[ -n "$out" ] && [ "$(awk '{ print $3 }' <<<"$out")" -gt 0 ] ||
-		{ ls -R "$WSP" | head -40 >&2; fail "README's Graphite name has no datapoints: $name"; }
+		{ ls -R "$WSP" | head -40 >&2; fail "dashboards.md's Graphite name has no datapoints: $name"; }
 	n=$((n + 1))
-done < <(readme_names '| `write_graphite`')
-[ "$n" -ge 3 ] || fail "only $n names in the README's write_graphite row"
-ok "all $n names in the README's write_graphite row have datapoints"
+done < <(dashboard_names '| `write_graphite`')
+[ "$n" -ge 3 ] || fail "only $n names in dashboards.md's write_graphite row"
+ok "all $n names in dashboards.md's write_graphite row have datapoints"
 
-# --- the README's queries ---
-mapfile -t queries < <(readme_queries '- Graphite:')
-[ ${#queries[@]} -eq 3 ] || fail "expected 3 Graphite queries in the README, found ${#queries[@]}"
+# --- dashboards.md's queries ---
+mapfile -t queries < <(dashboard_queries '- Graphite:')
+[ ${#queries[@]} -eq 3 ] || fail "expected 3 Graphite queries in plugin/dashboards.md, found ${#queries[@]}"
 
 top=$(render "${queries[0]}") || fail "query failed: ${queries[0]}"
 echo "top functions:"; sed 's/^/    /' <<<"$top"

@@ -2,8 +2,8 @@
 # listener of Debian's InfluxDB 1.6 (influxd, all on 127.0.0.1, data in the
 # scratch directory) while ebprof profiles the 70/30 workload, and the
 # `influx` client reads it back:
-# - each series key in the README's InfluxDB row is in SHOW SERIES;
-# - every InfluxQL query the README shows runs as written: the top
+# - each series key in dashboards.md's InfluxDB row is in SHOW SERIES;
+# - every InfluxQL query plugin/dashboards.md shows runs as written: the top
 #   functions are burn_seventy then burn_thirty (70:30 within 5 points), no
 #   sample is lost, the plugin's own CPU is above 0 and under 5 % of a CPU.
 source "$(dirname "$0")/neighbours.bash"
@@ -55,20 +55,20 @@ rows_of() { [ "$(influxql "$1" 2>/dev/null | awk -F, '$NF != ""' | wc -l)" -ge "
 wait_for 40 rows_of "SELECT value FROM ebprof_value WHERE type_instance = 'burn_thirty'" 6 ||
 	{ service_alive "$INFLUXD" influxd; show_log "$D"; fail "no 6 points of burn_thirty in InfluxDB after 40 s"; }
 
-# --- the series keys in the README's InfluxDB row ---
+# --- the series keys in dashboards.md's InfluxDB row ---
 series=$(influxql 'SHOW SERIES' | sed 's/^"\(.*\)"$/\1/') || fail "SHOW SERIES failed"
 n=0
 while read -r key; do
 	grep -qxF -- "$key" <<<"$series" ||
-		{ grep ebprof <<<"$series" | head -20 >&2; fail "README's InfluxDB series is not there: $key"; }
+		{ grep ebprof <<<"$series" | head -20 >&2; fail "dashboards.md's InfluxDB series is not there: $key"; }
 	n=$((n + 1))
-done < <(readme_names '| `network` → InfluxDB' | grep -E '^ebprof_[a-z]+,host=')
-[ "$n" -ge 4 ] || fail "only $n series keys in the README's InfluxDB row"
-ok "all $n series keys in the README's InfluxDB row exist"
+done < <(dashboard_names '| `network` → InfluxDB' | grep -E '^ebprof_[a-z]+,host=')
+[ "$n" -ge 4 ] || fail "only $n series keys in dashboards.md's InfluxDB row"
+ok "all $n series keys in dashboards.md's InfluxDB row exist"
 
-# --- the README's queries ---
-mapfile -t queries < <(readme_queries '- InfluxDB:')
-[ ${#queries[@]} -eq 3 ] || fail "expected 3 InfluxDB queries in the README, found ${#queries[@]}"
+# --- dashboards.md's queries ---
+mapfile -t queries < <(dashboard_queries '- InfluxDB:')
+[ ${#queries[@]} -eq 3 ] || fail "expected 3 InfluxDB queries in plugin/dashboards.md, found ${#queries[@]}"
 
 top=$(influxql "${queries[0]}") || fail "query failed: ${queries[0]}"
 echo "top functions:"; sed 's/^/    /' <<<"$top"

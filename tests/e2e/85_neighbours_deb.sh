@@ -84,14 +84,14 @@ ok "/usr/bin/ebprof record: $(awk '{ s += $NF } END { print s }' "$T/r.folded") 
 D=$T/collectd
 mkdir -p "$D/csv"
 {
-	collectd_conf "$D" "$README_HOST" 1 | sed 's#^PluginDir .*#PluginDir "/usr/lib/collectd"#'
+	collectd_conf "$D" "$EXAMPLE_HOST" 1 | sed 's#^PluginDir .*#PluginDir "/usr/lib/collectd"#'
 	collectd_csv "$D"
 	sed -e 's/^  Frequency 99$/  Frequency 999\n  PID '"$W"'/' /usr/share/doc/ebprof/examples/ebprof.conf
 } >"$D/collectd.conf"
 grep -q "^  PID $W" "$D/collectd.conf" || fail "the installed snippet has no 'Frequency 99' line to set"
 grep -q '^LoadPlugin ebprof' "$D/collectd.conf" || fail "the installed snippet does not load the plugin"
 collectd_start "$D"
-H=$D/csv/$README_HOST/ebprof-self
+H=$D/csv/$EXAMPLE_HOST/ebprof-self
 wait_for 30 has_rows 5 "$H/gauge-burn_thirty-*" || { show_log "$D"; fail "no burn_thirty in the CSV after 30 s"; }
 collectd_stop "$COLLECTD"
 grep -q 'ebprof plugin: sampling at 999 Hz' "$D/log" || { show_log "$D"; fail "no start-up line from the plugin"; }

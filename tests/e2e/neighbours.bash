@@ -6,12 +6,12 @@
 # fails. Sourced, not run; sources collectd.bash (and with it lib.bash).
 source "$(dirname "${BASH_SOURCE[0]}")/collectd.bash"
 
-README=$ROOT/README.md
+DASHBOARDS=$ROOT/plugin/dashboards.md
 SERVICES=()
 
-# The README's example host: the tests run collectd under this name, so the
-# queries and names the README shows run here exactly as written.
-README_HOST=web01.example.com
+# The example host of plugin/dashboards.md: the tests run collectd under this name, so the
+# queries and names it shows run here exactly as written.
+EXAMPLE_HOST=web01.example.com
 
 stop_services() {
 	local g
@@ -87,15 +87,15 @@ only_loopback() {
 	[ -z "$bad" ] || fail "$2 listens beyond loopback: $bad"
 }
 
-# readme_names PREFIX: every code span (`...`) of the README lines that
+# dashboard_names PREFIX: every code span (`...`) of the lines of $DASHBOARDS that
 # start with PREFIX (a table row), one a line.
-# readme_queries PREFIX: the first code span of each such line (a list of
+# dashboard_queries PREFIX: the first code span of each such line (a list of
 # queries, each maybe followed by a remark), one a line.
 # Both fail the test if there are none.
-readme_names() { readme_spans "$1" all; }
-readme_queries() { readme_spans "$1" first; }
-readme_spans() {
-	/usr/bin/python3 - "$README" "$1" "$2" <<'PY' || fail "README.md has no line starting with '$1'"
+dashboard_names() { dashboard_spans "$1" all; }
+dashboard_queries() { dashboard_spans "$1" first; }
+dashboard_spans() {
+	/usr/bin/python3 - "$DASHBOARDS" "$1" "$2" <<'PY' || fail "plugin/dashboards.md has no line starting with '$1'"
 import re, sys
 found = 0
 for line in open(sys.argv[1], encoding='utf-8'):
@@ -110,8 +110,8 @@ PY
 
 # split_collectd NAME PLUGINS WRITER_BLOCK: starts the 70/30 workload
 # (build/examples/split7030, 60 s, at nice -10 so that a host shared with
-# other builds still gives it most of a CPU: the README's "~70 and ~30 % of
-# one CPU" assume it has one) and a collectd named $README_HOST with
+# other builds still gives it most of a CPU: dashboards.md's "~70 and ~30 % of
+# one CPU" assume it has one) and a collectd named $EXAMPLE_HOST with
 # ebprof profiling it at 999 Hz, Interval 1, plus the stock PLUGINS (a
 # quoted, space-separated list) configured by WRITER_BLOCK. Sets $D, $W
 # and $COLLECTD.
@@ -121,7 +121,7 @@ split_collectd() {
 	# shellcheck disable=SC2086
 	D=$(collectd_dir "$name" $plugins)
 	{
-		collectd_conf "$D" "$README_HOST" 1
+		collectd_conf "$D" "$EXAMPLE_HOST" 1
 		echo "$block"
 		cat <<EOF
 LoadPlugin ebprof
@@ -164,7 +164,7 @@ spool_collectd() {
 	S=$D/spool
 	bg "$EX/split7030" 30; W=$BG
 	{
-		collectd_conf "$D" "$README_HOST" 1
+		collectd_conf "$D" "$EXAMPLE_HOST" 1
 		cat <<EOF
 LoadPlugin ebprof
 <Plugin ebprof>
