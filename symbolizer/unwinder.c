@@ -630,10 +630,16 @@ static struct utable *table_for_vdso(struct unwinder *u)
 	return t;
 }
 
-/* Devices of file systems whose reads can block without end, of one process. */
+/*
+ * Devices of file systems whose reads can block without end, of one
+ * process. Read only once a mapping of it needs a table not built yet:
+ * most new processes map only files whose tables are known, and their
+ * mountinfo (kilobytes the kernel formats on each read) is not read.
+ */
 struct remote_devs {
 	struct target_id *ids; /* inode unused */
 	size_t n;
+	bool read;
 };
 
 /*
@@ -664,8 +670,7 @@ static void remote_devs_read(const struct unwinder *u, uint32_t tgid, struct rem
 	size_t cap = 0;
 	FILE *f;
 
-	r->ids = NULL;
-	r->n = 0;
+	r->read = true;
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/mountinfo", u->proc_root, tgid);
 	f = fopen(path, "re");
 	if (!f)
@@ -685,8 +690,11 @@ static void remote_devs_read(const struct unwinder *u, uint32_t tgid, struct rem
 	fclose(f);
 }
 
-static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_mapping *m)
+static bool remote_devs_has(const struct unwinder *u, uint32_t tgid, struct remote_devs *r,
+			    const struct procmaps_mapping *m)
 {
+	if (!r->read)
+		remote_devs_read(u, tgid, r);
 	for (size_t i = 0; i < r->n; i++)
 		if (r->ids[i].dev_major == m->dev_major && r->ids[i].dev_minor == m->dev_minor)
 			return true;
@@ -696,7 +704,7 @@ static bool remote_devs_has(const struct remote_devs *r, const struct procmaps_m
 /* The table of one mapping, found or built; NULL when there is none to have. */
 static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 					const struct procmaps_mapping *m,
-					const struct remote_devs *remote)
+					struct remote_devs *remote)
 {
 	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
 	struct utable *t;
@@ -708,7 +716,7 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid, uint6
 	t = table_by_key(u, &key);
 	if (t)
 		return t;
-	if (remote_devs_has(remote, m)) {
+	if (remote_devs_has(u, tgid, remote, m)) {
 		u->totals.remote++;
 		return NULL; /* walked by frame pointer */
 	}
@@ -768,7 +776,7 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	struct ebprof_unw_mapping *old_maps = p->maps;
 	struct utable **old_tables = p->tables;
 	uint32_t old_n = p->n;
-	struct remote_devs remote;
+	struct remote_devs remote = { 0 };
 	struct procmaps *pm;
 	char path[4096];
 	size_t n;
@@ -790,7 +798,6 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 		free(old_tables);
 		return -ENOMEM;
 	}
-	remote_devs_read(u, p->tgid, &remote);
 	for (size_t i = 0; i < n; i++) {
 		const struct procmaps_mapping *m = procmaps_at(pm, i);
 		struct utable *t = table_for_mapping(u, p->tgid, p->start_time, m, &remote);
