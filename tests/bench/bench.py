@@ -682,7 +682,6 @@ class Bench:
             with open(os.path.join(self.out, "rss.csv"), "w") as f:
                 f.write("seconds,rss_mb\n")
                 f.writelines("%.1f,%s\n" % (t, fmt(r)) for t, r in curve)
-            self.section_collectd()
             self.scaling_user(hz)
         finally:
             self.bg.stop()
@@ -711,39 +710,68 @@ class Bench:
         with open(os.path.join(d, "log"), "w") as logf:
             p = Timed(["collectd", "-f", "-C", os.path.join(d, "collectd.conf")], self.tmp,
                       stdout=logf, stderr=logf)
+        time.sleep(self.COLLECTD_WARM)
+        t0 = cpu_ticks(p.pid() or 0)
         time.sleep(seconds)
+        t1 = cpu_ticks(p.pid() or 0)
         steady = rss_mb(p.pid() or 0)
         self.last_memlock = bpf_memlock_mb(p.pid() or 0)
         p.signal(signal.SIGTERM)
         rc, _, cpu, peak = p.wait(30)
         if rc != 0:
             raise RuntimeError("collectd exited %d: %s" % (rc, read_text(os.path.join(d, "log"))[-500:]))
-        return cpu, peak, steady
+        ticks = (t1 - t0) / os.sysconf("SC_CLK_TCK") if t0 is not None and t1 is not None else None
+        return cpu, peak, steady, ticks
+
+    COLLECTD_HZ = (99, 999, 4999)
+    COLLECTD_WARM = 3  # s: start-up (the verifier, every binary's first table) left out
 
     def section_collectd(self):
-        hz = 999
+        """The plugin's cost in collectd, by frequency: with and without it, paired."""
+        log("3 the plugin in collectd on a busy system, by frequency")
         seconds = self.dur(8, 3)
         reps = self.reps if not self.smoke else 1
-        cpus, peaks, base_cpu, base_peak, steadies, base_steady = [], [], [], [], [], []
+        self.busy_start()
+        try:
+            for hz in ((999,) if self.smoke else self.COLLECTD_HZ):
+                self.collectd_at(hz, seconds, reps)
+        finally:
+            self.bg.stop()
+
+    def collectd_at(self, hz, seconds, reps):
+        rows = {k: [] for k in ("cpu", "base_cpu", "peak", "base_peak", "rss", "base_rss",
+                                "steady", "base_steady")}
         for _ in range(reps):
             order = [True, False]
             self.rng.shuffle(order)
             got = {w: self.collectd_run(w, seconds, hz) for w in order}
-            cpus.append(got[True][0] - got[False][0])
-            peaks.append(got[True][1] - got[False][1])
-            base_cpu.append(got[False][0])
-            base_peak.append(got[False][1])
-            steadies.append(got[True][2] - got[False][2])
-            base_steady.append(got[False][2])
-        self.res.add("3 user", "collectd CPU added by plugin", "collectd+ebprof",
-                     100 * median(cpus) / seconds, "% core", hz, "collectd alone",
-                     100 * median(base_cpu) / seconds, None, reps,
-                     "busy system, %d s runs, an SVG every 5 s" % seconds)
+            on, off = got[True], got[False]
+            rows["cpu"].append(on[0] - off[0])
+            rows["base_cpu"].append(off[0])
+            rows["peak"].append(on[1] - off[1])
+            rows["base_peak"].append(off[1])
+            rows["rss"].append(on[2] - off[2])
+            rows["base_rss"].append(off[2])
+            if on[3] is not None and off[3] is not None:
+                rows["steady"].append(on[3] - off[3])
+                rows["base_steady"].append(off[3])
+        total_s = seconds + self.COLLECTD_WARM
+        m = {k: median(v) if v else None for k, v in rows.items()}
+        pct = lambda v, s: 100 * v / s if v is not None else None
+        self.res.add("3 user", "collectd CPU added by plugin, steady", "collectd+ebprof",
+                     pct(m["steady"], seconds), "% core", hz, "collectd alone",
+                     pct(m["base_steady"], seconds), None, reps,
+                     "busy system, the %d s after the first %d s, an SVG every 5 s"
+                     % (seconds, self.COLLECTD_WARM))
+        self.res.add("3 user", "collectd CPU added by plugin, with start-up", "collectd+ebprof",
+                     pct(m["cpu"], total_s), "% core", hz, "collectd alone",
+                     pct(m["base_cpu"], total_s), None, reps,
+                     "the whole %d s run: loading the BPF program and the first tables" % total_s)
         self.res.add("3 user", "collectd RSS added by plugin", "collectd+ebprof",
-                     median(peaks), "MB", hz, "collectd alone", median(base_peak), None, reps,
+                     m["peak"], "MB", hz, "collectd alone", m["base_peak"], None, reps,
                      "peak RSS (VmHWM) difference")
         self.res.add("3 user", "collectd steady RSS added", "collectd+ebprof",
-                     median(steadies), "MB", hz, "collectd alone", median(base_steady), None, reps,
+                     m["rss"], "MB", hz, "collectd alone", m["base_rss"], None, reps,
                      "VmRSS at the end of the run")
 
     def scaling_user(self, hz):
@@ -869,7 +897,7 @@ class Bench:
                 order = ["auto", "fp"]
                 self.rng.shuffle(order)
                 for mode in order:
-                    _, _, steady = self.collectd_run(True, seconds, hz, '  Unwind "%s"\n' % mode)
+                    _, _, steady, _ = self.collectd_run(True, seconds, hz, '  Unwind "%s"\n' % mode)
                     (rss if mode == "auto" else base_rss).append(steady)
                     (lock if mode == "auto" else base_lock).append(self.last_memlock)
         finally:
@@ -1182,7 +1210,8 @@ class Bench:
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
-                 ("user", self.section_user), ("symbols", self.section_symbols),
+                 ("user", self.section_user), ("collectd", self.section_collectd),
+                 ("symbols", self.section_symbols),
                  ("render", self.section_render), ("top", self.section_top),
                  ("unwind", self.section_unwind), ("offcpu", self.section_offcpu)]
         t0 = time.time()
@@ -1226,7 +1255,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind,offcpu "
+                    help="comma list of kernel,slowdown,user,collectd,symbols,render,top,unwind,offcpu "
                          "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:
