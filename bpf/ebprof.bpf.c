@@ -836,11 +836,11 @@ static __always_inline __u32 copy_need(__u64 sp)
  * s->copy.regs), its kernel stack, and the user stack copy_need() asks
  * for, read 1 KiB at a time up to the first read that faults (the top of
  * the stack). Only while the ring buffer has room to spare for process
- * reports. id is the copy's (struct ebprof_copy_event). Returns whether
- * it was sent.
+ * reports. key is the sampled process's, id the copy's (struct
+ * ebprof_copy_event). Returns whether it was sent.
  */
-static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cpu *c, __u32 type,
-				      __u64 id)
+static __always_inline bool send_copy(struct ebprof_scratch *s, const struct ebprof_key *key,
+				      __u32 type, __u64 id)
 {
 	struct ebprof_copy_event *e = &s->copy;
 	__u64 sp = e->regs.r[UNW_RSP];
@@ -856,9 +856,9 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
 							      : (__u32)s->ustack.nr;
 		bpf_probe_read_kernel(e->uips, sizeof(e->uips), s->ustack.ips);
 	}
-	e->tgid = c->key.tgid;
-	e->start_time = c->key.start_time;
-	__builtin_memcpy(e->comm, c->key.comm, EBPROF_COMM_LEN);
+	e->tgid = key->tgid;
+	e->start_time = key->start_time;
+	__builtin_memcpy(e->comm, key->comm, EBPROF_COMM_LEN);
 	e->n_kips = (__u32)s->kstack.nr;
 	if (e->n_kips && bpf_probe_read_kernel(e->kips, sizeof(e->kips), s->kstack.ips))
 		e->n_kips = 0;
@@ -921,7 +921,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	if (w.want_copy) {
-		if (send_copy(s, c, EBPROF_EVENT_COPY, ctx ? 0 : copy_id)) {
+		if (send_copy(s, key, EBPROF_EVENT_COPY, ctx ? 0 : copy_id)) {
 			if (ctx)
 				stat_add(c, EBPROF_STAT_COPIED);
 			return WALK_COPIED;
@@ -942,7 +942,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, w.stop);
 	if (ctx && !w.stop && !w.no_table && oracle_every && w.have_proc &&
 	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
-		send_copy(s, c, EBPROF_EVENT_ORACLE, 0);
+		send_copy(s, key, EBPROF_EVENT_ORACLE, 0);
 	if (s->ustack.nr) {
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
 		*id = stack_hash_end(&w.h);

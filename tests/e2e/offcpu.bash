@@ -2,7 +2,7 @@
 # of examples/offcpu.c from its first instruction to its last, and reads the
 # folded result. Sourced after lib.bash.
 
-OFFCPU=$EX/offcpu
+OFFCPU=${OFFCPU:-$EX/offcpu} # a test may set another build of it
 [ -x "$OFFCPU" ] || fail "$OFFCPU is not built: run make examples"
 
 # offcpu_record OUT_PREFIX "EBPROF OPTIONS" WORKLOAD ARGS...: starts
