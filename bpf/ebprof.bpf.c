@@ -77,6 +77,8 @@ const volatile __u32 off_group_leader = 0;
 const volatile __u32 off_comm = 0;
 const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
+/* In struct mm_struct: where the main thread's stack began (its argc, at exec). */
+const volatile __u32 off_start_stack = 0;
 
 /*
  * Bumped whenever a cached task may have changed under the cache: by a
@@ -808,38 +810,72 @@ static long walk_frame(__u32 i, void *arg)
 	return 1;
 }
 
+/* Bytes a copy keeps above the start of the main thread's stack. */
+#define COPY_MARGIN 256
+
+/*
+ * The bytes of user stack from sp that a copy needs. On the main thread's
+ * stack, those up to where it began at exec (mm->start_stack, the word
+ * holding argc: _start's frame, where every walk ends, is below it) and a
+ * margin; a few hundred bytes for most samples, which leaves the ring
+ * buffer room for many more copies. Elsewhere (a thread's or a signal
+ * stack, or a stack deeper than a copy holds): EBPROF_COPY_BYTES.
+ */
+static __always_inline __u32 copy_need(__u64 sp)
+{
+	__u64 mm = task_word(bpf_get_current_task(), off_mm);
+	__u64 top = mm ? task_word(mm, off_start_stack) : 0;
+
+	if (top > sp && top - sp <= EBPROF_COPY_BYTES - COPY_MARGIN)
+		return (__u32)(top - sp) + COPY_MARGIN;
+	return EBPROF_COPY_BYTES;
+}
+
 /*
  * Sends the sample to user space: the first frame's registers (in
- * s->copy.regs), its kernel stack, and up to EBPROF_COPY_BYTES of its user
- * stack, read 1 KiB at a time up to the first that faults (the top of the
- * stack). Only while the ring buffer has room to spare for process
- * reports. Returns whether it was sent.
+ * s->copy.regs), its kernel stack, and the user stack copy_need() asks
+ * for, read 1 KiB at a time up to the first read that faults (the top of
+ * the stack). Only while the ring buffer has room to spare for process
+ * reports. key is the sampled process's, id the copy's (struct
+ * ebprof_copy_event). Returns whether it was sent.
  */
-static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cpu *c, __u32 type)
+static __always_inline bool send_copy(struct ebprof_scratch *s, const struct ebprof_key *key,
+				      __u32 type, __u64 id)
 {
 	struct ebprof_copy_event *e = &s->copy;
 	__u64 sp = e->regs.r[UNW_RSP];
-	__u32 bytes = 0;
+	__u32 bytes = 0, need;
 
 	if (bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA) > copy_ring_limit)
 		return false;
 	e->type = type;
+	e->id = id;
 	e->n_uips = 0;
 	if (type == EBPROF_EVENT_ORACLE) {
 		e->n_uips = s->ustack.nr > EBPROF_MAX_DEPTH + 1 ? EBPROF_MAX_DEPTH + 1
 							      : (__u32)s->ustack.nr;
 		bpf_probe_read_kernel(e->uips, sizeof(e->uips), s->ustack.ips);
 	}
-	e->tgid = c->key.tgid;
-	e->start_time = c->key.start_time;
-	__builtin_memcpy(e->comm, c->key.comm, EBPROF_COMM_LEN);
+	e->tgid = key->tgid;
+	e->start_time = key->start_time;
+	__builtin_memcpy(e->comm, key->comm, EBPROF_COMM_LEN);
 	e->n_kips = (__u32)s->kstack.nr;
 	if (e->n_kips && bpf_probe_read_kernel(e->kips, sizeof(e->kips), s->kstack.ips))
 		e->n_kips = 0;
+	need = copy_need(sp);
 	for (int k = 0; k < EBPROF_COPY_BYTES / 1024; k++) {
-		if (bpf_probe_read_user(&e->stack[k * 1024], 1024, (const void *)(sp + k * 1024)))
+		__u32 len = need - bytes;
+
+		if (bytes >= need)
 			break;
-		bytes += 1024;
+		if (len > 1024)
+			len = 1024;
+		/* The clamp again, as a mask the verifier keeps (1 to 1,024). */
+		asm volatile("" : "+r"(len));
+		len = ((len - 1) & 1023) + 1;
+		if (bpf_probe_read_user(&e->stack[k * 1024], len, (const void *)(sp + k * 1024)))
+			break;
+		bytes += len;
 	}
 	e->stack_bytes = bytes;
 	if (bytes > EBPROF_COPY_BYTES)
@@ -854,14 +890,14 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
  * Walks the user stack into s->ustack by the tables, and sets *id to its
  * hash (0: no frames). Returns WALK_COPIED when the sample went to user
  * space instead, else 0 (the stack is there, perhaps truncated: the cause
- * is counted).
+ * is counted). Off-CPU (no ctx) a copy is sent under copy_id, if not 0,
+ * and is counted by the caller.
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
 				     const struct ebprof_key *key, struct ebprof_scratch *s,
-				     __u64 *id)
+				     __u64 *id, __u64 copy_id)
 {
-	/* Off-CPU (no ctx) the walk never copies: the sample is not due yet. */
-	struct walk w = { .s = s, .c = c, .may_copy = copy_samples && ctx,
+	struct walk w = { .s = s, .c = c, .may_copy = copy_samples && (ctx || copy_id),
 			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	const struct ebprof_unw_proc *proc;
 	__u32 zero = 0;
@@ -885,8 +921,9 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	if (w.want_copy) {
-		if (send_copy(s, c, EBPROF_EVENT_COPY)) {
-			stat_add(c, EBPROF_STAT_COPIED);
+		if (send_copy(s, key, EBPROF_EVENT_COPY, ctx ? 0 : copy_id)) {
+			if (ctx)
+				stat_add(c, EBPROF_STAT_COPIED);
 			return WALK_COPIED;
 		}
 		/* No room: go on from the frame that stopped, by frame pointer. */
@@ -905,7 +942,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		stat_add(c, w.stop);
 	if (ctx && !w.stop && !w.no_table && oracle_every && w.have_proc &&
 	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
-		send_copy(s, c, EBPROF_EVENT_ORACLE);
+		send_copy(s, key, EBPROF_EVENT_ORACLE, 0);
 	if (s->ustack.nr) {
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
 		*id = stack_hash_end(&w.h);
@@ -960,7 +997,7 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 	if (user_stacks && s->user) {
 		if (unwind_mode == EBPROF_UNWIND_TABLES) {
 			/* The walk hashes the frames as it finds them. */
-			if (walk_user(ctx, s, &s->key, sc, &s->key.ustack) == WALK_COPIED)
+			if (walk_user(ctx, s, &s->key, sc, &s->key.ustack, 0) == WALK_COPIED)
 				return 0; /* user space records it */
 		} else if (stack_read(ctx, sc->ustack.ips, &sc->ustack.nr,
 				      EBPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK)) {

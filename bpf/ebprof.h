@@ -137,11 +137,21 @@ struct ebprof_regs {
  * stack[] (stack_bytes bytes of the user stack from address regs.r[7]) from
  * regs, and counts the sample with kips. Sent up to stack[stack_bytes]
  * only.
+ *
+ * Off-CPU, the user stack is taken when a task leaves the CPU, but its
+ * samples are known only when it comes back: that copy has an id (with
+ * EBPROF_COPY_ID set) and no kernel stack, and the samples of its wait
+ * are counted in the maps with the id as their user stack's (key.ustack).
+ * User space keeps the unwound copy under its id until a drain hands them
+ * out.
  */
+#define EBPROF_COPY_ID (1ULL << 63)
+
 struct ebprof_copy_event {
 	__u32 type; /* EBPROF_EVENT_COPY */
 	__u32 tgid;
 	__u64 start_time;
+	__u64 id; /* 0: a sample of its own; else an off-CPU stack's, EBPROF_COPY_ID set */
 	char comm[EBPROF_COMM_LEN];
 	struct ebprof_regs regs;
 	__u32 n_kips;
@@ -263,6 +273,7 @@ struct ebprof_cpu {
 	__u8 user;     /* has a user address space (not a kernel thread) */
 	__u8 reported; /* its report is in the ring buffer, or none is due */
 	__u8 pad[5];
+	__u64 copy_ids; /* off-CPU copies sent from this CPU: the next one's id */
 	__u64 stats[EBPROF_STAT_NR];
 };
 

@@ -64,6 +64,7 @@ struct offcpu_task {
 	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
 	__u8 described, user, wanted, reported;
 	__u32 n_uips;
+	__u64 copy_id; /* not 0: its user stack went to user space as this copy */
 	__u64 uips[EBPROF_MAX_DEPTH + 1]; /* its user stack when it left, leaf first */
 };
 
@@ -173,7 +174,9 @@ static __always_inline __u32 offcpu_state(bool preempt, __u64 prev)
  * The user stack of the task leaving (the current task) into t->uips:
  * the walk the on-CPU sample would take, from the registers the kernel
  * saved when the task entered it. Deeper stacks keep their innermost
- * EBPROF_MAX_DEPTH + 1 frames.
+ * EBPROF_MAX_DEPTH + 1 frames. A task whose tables are not loaded yet has
+ * its stack copied to user space instead, as an on-CPU sample would, under
+ * a new id (t->copy_id): this CPU's count of such copies and the CPU.
  */
 static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 					      struct offcpu_task *t)
@@ -181,9 +184,10 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	struct ebprof_scratch *sc;
 	__u32 cpu = bpf_get_smp_processor_id();
 	long bytes;
-	__u64 id, n;
+	__u64 id, n, copy_id;
 
 	t->n_uips = 0;
+	t->copy_id = 0;
 	if (!user_stacks || !t->user)
 		return;
 	if (unwind_mode != EBPROF_UNWIND_TABLES) {
@@ -198,7 +202,13 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!sc)
 		return;
-	walk_user(NULL, c, &t->key, sc, &id);
+	sc->kstack.nr = 0; /* the wait's is read when the task comes back */
+	copy_id = EBPROF_COPY_ID | c->copy_ids << 16 | (cpu & 0xffff);
+	if (walk_user(NULL, c, &t->key, sc, &id, copy_id) == WALK_COPIED) {
+		c->copy_ids++;
+		t->copy_id = copy_id;
+		return;
+	}
 	n = sc->ustack.nr;
 	if (n > EBPROF_MAX_DEPTH + 1)
 		n = EBPROF_MAX_DEPTH + 1;
@@ -266,7 +276,9 @@ static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_stru
 	if (sc->ustack.nr)
 		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), t->uips);
 	t->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
-	t->key.ustack = stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
+	/* A copied stack is named by user space, under its id. */
+	t->key.ustack = t->copy_id ? t->copy_id
+				   : stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
 	loss = count_sample(&t->key, sc, n);
 	stat_addn(c, loss ? loss : EBPROF_STAT_OFFCPU_RECORDED, n);
 }

@@ -25,7 +25,9 @@
  * the drains. With unwind tables, the same ring buffer carries copies of
  * samples of processes whose tables were not loaded yet; the caller's copy
  * handler unwinds each, and the next drain hands them out after the
- * kernel's counts (one sample each).
+ * kernel's counts (one sample each). An off-CPU copy, of a task leaving
+ * the CPU, is kept instead under its id until the drain hands out the
+ * samples of its wait, which name it as their user stack.
  *
  * Stacks are stored by the program in chunks of 32 frames (any depth up
  * to 4,096 frames) and put back together here in a user-side table.
@@ -84,9 +86,10 @@
 #define SAMPLER_PROCESS_RING_BYTES (64 * 1024)
 /*
  * With copies: a copy is ~2.3 KiB plus the stack it carries (up to 16
- * KiB), and copies are sent only while the ring is less than half full,
- * so reports always find room: 2 MiB hold 50 to 400 copies between two
- * polls of the watch thread, which reads them within milliseconds.
+ * KiB; a few hundred bytes on a main thread's shallow stack), and copies
+ * are sent only while the ring is less than half full, so reports always
+ * find room: 2 MiB hold 50 to 400 copies between two polls of the watch
+ * thread, which reads them within milliseconds.
  */
 #define SAMPLER_COPY_RING_BYTES (2u << 20)
 /* The table unwinder's maps (see sampler_config). */
@@ -135,6 +138,22 @@ struct late_queue {
 	uint64_t fp_frames;
 };
 
+/*
+ * Off-CPU copies (struct ebprof_copy_event with an id), unwound, kept
+ * under their ids until a drain hands out the samples of their waits: a
+ * ring of the last SAMPLER_OFFCPU_COPIES, the oldest overwritten. Most
+ * are of waits that carry no sample and are never asked for; a sample
+ * whose copy was overwritten (a wait longer than that many switch-outs of
+ * tasks without tables) is counted as a missing stack.
+ */
+#define SAMPLER_OFFCPU_COPIES 1024
+
+struct offcpu_copy {
+	uint64_t id; /* 0: empty */
+	uint32_t n;
+	uint64_t *ips;
+};
+
 struct sampler {
 	struct ebprof_bpf *skel;
 	struct bpf_link **links;
@@ -155,8 +174,10 @@ struct sampler {
 	sampler_oracle_fn oracle_fn;
 	void *oracle_ctx;
 	uint64_t *copy_ips; /* EBPROF_MAX_FRAMES, for the handler */
-	pthread_mutex_t late_lock;
+	pthread_mutex_t late_lock; /* late and offcpu_copies, shared with the watch thread */
 	struct late_queue late;
+	struct offcpu_copy *offcpu_copies; /* SAMPLER_OFFCPU_COPIES; NULL until the first */
+	uint32_t offcpu_next;		   /* the slot the next one takes */
 	int n_possible_cpus;
 	/* The two inner pairs; active indexes the one the program writes. */
 	struct bpf_map *counts_maps[2];
@@ -445,6 +466,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_comm = task_offsets[1];
 	skel->rodata->off_start_boottime = task_offsets[2];
 	skel->rodata->off_mm = task_offsets[3];
+	skel->rodata->off_start_stack = task_offsets[5];
 	sampler_load_offcpu(s, skel, config, task_offsets[4]);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
@@ -645,6 +667,54 @@ unlock:
 }
 
 /*
+ * Keeps an off-CPU copy's frames under its id, and counts how its walk
+ * ended as the late queue counts its copies'. Without memory it is not
+ * kept: the samples that name it are counted as missing stacks.
+ */
+static void sampler_keep_offcpu_copy(struct sampler *s, uint64_t id, const uint64_t *uips,
+				     uint32_t n_uips, int stop)
+{
+	struct offcpu_copy *slot;
+	uint64_t *ips = malloc((n_uips ? n_uips : 1) * sizeof(*ips));
+
+	pthread_mutex_lock(&s->late_lock);
+	if (stop >= 0 && stop <= UNW_DEPTH_CAP)
+		s->late.stops[stop]++;
+	if (!s->offcpu_copies)
+		s->offcpu_copies = calloc(SAMPLER_OFFCPU_COPIES, sizeof(*s->offcpu_copies));
+	if (!ips || !s->offcpu_copies) {
+		free(ips);
+		goto unlock;
+	}
+	slot = &s->offcpu_copies[s->offcpu_next];
+	s->offcpu_next = (s->offcpu_next + 1) % SAMPLER_OFFCPU_COPIES;
+	free(slot->ips);
+	memcpy(ips, uips, n_uips * sizeof(*ips));
+	*slot = (struct offcpu_copy){ .id = id, .n = n_uips, .ips = ips };
+unlock:
+	pthread_mutex_unlock(&s->late_lock);
+}
+
+/* Copies the frames of the off-CPU copy id into *copy; false if none is kept. */
+static bool sampler_find_offcpu_copy(struct sampler *s, uint64_t id, struct sampler_stack *copy)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&s->late_lock);
+	for (uint32_t i = 0; s->offcpu_copies && i < SAMPLER_OFFCPU_COPIES && !found; i++) {
+		const struct offcpu_copy *c = &s->offcpu_copies[i];
+
+		if (c->id != id)
+			continue;
+		memcpy(copy->ips, c->ips, c->n * sizeof(*c->ips));
+		copy->nr = c->n;
+		found = true;
+	}
+	pthread_mutex_unlock(&s->late_lock);
+	return found;
+}
+
+/*
  * A copied sample: the handler unwinds it (on this thread, after the
  * process's own report, which came first on this ring buffer), and it
  * waits for the next drain. Without a handler it keeps its first frame.
@@ -693,7 +763,10 @@ static int sampler_on_copy(struct sampler *s, const struct ebprof_copy_event *e,
 		s->copy_ips[0] = e->regs.r[UNW_RIP];
 		n = 1;
 	}
-	sampler_queue_late(s, e, s->copy_ips, n, stop);
+	if (e->id)
+		sampler_keep_offcpu_copy(s, e->id, s->copy_ips, n, stop);
+	else
+		sampler_queue_late(s, e, s->copy_ips, n, stop);
 	return 0;
 }
 
@@ -882,12 +955,16 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	/* In the order of sampler_load()'s task_offsets. */
 	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
 						   "mm" };
-	uint32_t task_offsets[5];
+	static const char *const mm_members[] = { "start_stack" };
+	uint32_t task_offsets[6];
 
 	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
 				  errlen);
 	if (!ret)
 		ret = sampler_state_offset(config->mode, &task_offsets[4], err, errlen);
+	if (!ret)
+		ret = kbtf_member_offsets(KBTF_VMLINUX, "mm_struct", mm_members, &task_offsets[5], 1,
+					  err, errlen);
 	if (ret)
 		return ret;
 	libbpf_set_print(sampler_libbpf_print);
@@ -1209,11 +1286,19 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sa
 		.offcpu = key->state < EBPROF_OFFCPU_STATES ? key->state : EBPROF_OFFCPU_SLEEP,
 		.count = s->counts[i],
 	};
+	bool copied;
 
+	/* An off-CPU wait whose user stack was copied: the frames user space unwound. */
+	copied = (key->ustack & EBPROF_COPY_ID) &&
+		 sampler_find_offcpu_copy(s, key->ustack, &s->ustack);
+	if (copied) {
+		sample.uips = s->ustack.ips;
+		sample.n_uips = (uint32_t)s->ustack.nr;
+	}
 	if (!sampler_find_stack(s, active_stacks, key->kstack, &s->kstack, &sample.kips,
 				&sample.n_kips) ||
-	    !sampler_find_stack(s, active_stacks, key->ustack, &s->ustack, &sample.uips,
-				&sample.n_uips)) {
+	    (!copied && !sampler_find_stack(s, active_stacks, key->ustack, &s->ustack, &sample.uips,
+					    &sample.n_uips))) {
 		d->missing_stacks += s->counts[i];
 		return 0;
 	}
@@ -1522,6 +1607,9 @@ void sampler_free(struct sampler *s)
 	free(s->percpu);
 	free(s->copy_ips);
 	free(s->late.words);
+	for (uint32_t i = 0; s->offcpu_copies && i < SAMPLER_OFFCPU_COPIES; i++)
+		free(s->offcpu_copies[i].ips);
+	free(s->offcpu_copies);
 	unwmaps_free(s->unwmaps);
 	pthread_mutex_destroy(&s->late_lock);
 	free(s);

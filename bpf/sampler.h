@@ -17,7 +17,7 @@
  * With tables, a sample of a process whose tables are not loaded yet comes
  * to user space as a copy (registers and the top of its stack); the
  * caller's copy handler unwinds it, and the next drain hands it out with
- * the others.
+ * the others (off-CPU: the samples of the wait the copied stack began).
  */
 #ifndef EBPROF_BPF_SAMPLER_H
 #define EBPROF_BPF_SAMPLER_H

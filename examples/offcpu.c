@@ -4,6 +4,8 @@
  *
  *   offcpu sleep N MS        one thread sleeps MS ms N times in
  *                            offcpu_sleep_known(); prints the wall time
+ *   offcpu early N MS        the same, without the settling sleep below:
+ *                            its first waits come before its tables load
  *   offcpu spin THREADS S    THREADS threads pinned to CPU 0 spin S
  *                            seconds of wall time each; prints the sum of
  *                            their run_delay (/proc/thread-self/schedstat,
@@ -18,7 +20,7 @@
  *                            (offcpu_mixed_a, _b, _c); prints each one's
  *                            lifetime in ns, from its own clock
  *
- * Each first sleeps 1 s in offcpu_settle(): the profiler sees the
+ * Each but early first sleeps 1 s in offcpu_settle(): the profiler sees the
  * process at its first wait and loads its unwind tables meanwhile, so
  * that the measured part is walked by them from its first wait on.
  * Times are printed as "name value" lines on stdout.
@@ -253,6 +255,8 @@ int main(int argc, char **argv)
 	int a = argc > 2 ? atoi(argv[2]) : 0, b = argc > 3 ? atoi(argv[3]) : 0;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (!strcmp(what, "early") && argc == 4)
+		return do_sleep(a, (unsigned int)b);
 	offcpu_settle();
 	if (!strcmp(what, "sleep") && argc == 4)
 		return do_sleep(a, (unsigned int)b);
@@ -264,7 +268,7 @@ int main(int argc, char **argv)
 		return do_migrate(a, (unsigned int)b);
 	if (!strcmp(what, "mixed") && argc == 3)
 		return do_mixed((unsigned int)a);
-	fprintf(stderr, "usage: offcpu sleep N MS | spin THREADS S | dio FILE N | "
+	fprintf(stderr, "usage: offcpu sleep N MS | early N MS | spin THREADS S | dio FILE N | "
 			"migrate N MS | mixed S\n");
 	return 2;
 }

@@ -839,9 +839,34 @@ class Bench:
                              "--unwind dwarf", median(ours), "ns", 999,
                              "--unwind fp (bpf_get_stack)", median(fps), median(ratios),
                              self.reps, "recurse-leaffp %d, one per CPU; aim <= 2x" % steps)
+            self.unwind_copy(secs)
         finally:
             self.bg.stop()
             subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=%s" % saved])
+
+    def unwind_copy(self, secs):
+        """BPF ns/sample when samples are copied (registers and stack top) before their tables.
+
+        shortlived's children (30 ms of CPU each) mostly end before their
+        tables are loaded: nearly every sample of theirs is a copy.
+        """
+        self.bg.stop()
+        for _ in range(NCPU):
+            self.bg.start([os.path.join(EX, "shortlived"), "1000000", "30"])
+        time.sleep(0.3)
+        ours, fps, ratios = [], [], []
+        for _ in range(self.reps):
+            order = ["dwarf", "fp"]
+            self.rng.shuffle(order)
+            got = {m: self.kernel_cost("ebprof", 999, secs, ["--unwind", m])[0] for m in order}
+            ours.append(got["dwarf"])
+            fps.append(got["fp"])
+            ratios.append(got["dwarf"] / got["fp"])
+        self.bg.stop()
+        self.res.add("7 unwind", "BPF ns/sample, short-lived processes (copied before tables)",
+                     "--unwind dwarf", median(ours), "ns", 999, "--unwind fp (bpf_get_stack)",
+                     median(fps), median(ratios), self.reps,
+                     "shortlived 30 ms children, one loop per CPU")
 
     def unwind_build(self):
         """Table build time per MB of .eh_frame, and bytes per row, with our modules."""

@@ -1,8 +1,9 @@
 # An independent oracle for the BPF table unwinder: elfutils' libdw. The
 # sampler copies every 10th sample it walked by tables whole (registers,
-# 16 KiB of stack, and its own frames); libdw unwinds each copy with its
-# own CFI reader and interpreter (tests/oracle/unwind_libdw.c), and the two
-# walks are compared frame by frame. At least 99.9% of at least 1,000
+# the stack a copy carries: on a main thread up to where its stack began,
+# and its own frames); libdw unwinds each copy with its own CFI reader and
+# interpreter (tests/oracle/unwind_libdw.c), and the two walks are
+# compared frame by frame. At least 99.9% of at least 1,000
 # frames must agree, over workloads without frame pointers: call chains,
 # a callback through libc, a signal handler, a recursion, a vDSO loop.
 source "$(dirname "$0")/lib.bash"

@@ -2,11 +2,11 @@
 # of examples/offcpu.c from its first instruction to its last, and reads the
 # folded result. Sourced after lib.bash.
 
-OFFCPU=$EX/offcpu
+OFFCPU=${OFFCPU:-$EX/offcpu} # a test may set another build of it
 [ -x "$OFFCPU" ] || fail "$OFFCPU is not built: run make examples"
 
 # offcpu_record OUT_PREFIX "EBPROF OPTIONS" WORKLOAD ARGS...: starts
-# `ebprof record` on processes named offcpu, waits until it samples, runs
+# `ebprof record` on processes named as $OFFCPU, waits until it samples, runs
 # the workload (its stdout in OUT_PREFIX.out), then stops the recording
 # with SIGINT (which keeps what was recorded). The profile is
 # OUT_PREFIX.folded, ebprof's stderr OUT_PREFIX.err.
@@ -14,7 +14,7 @@ offcpu_record() {
 	local out=$1 opts=$2 rec
 	shift 2
 	# shellcheck disable=SC2086
-	"$EBPROF" record -c offcpu -d 600 --format folded -o "$out.folded" $opts \
+	"$EBPROF" record -c "${OFFCPU##*/}" -d 600 --format folded -o "$out.folded" $opts \
 		2>"$out.err" &
 	rec=$!
 	BG_PIDS+=("$rec")
