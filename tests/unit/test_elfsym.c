@@ -392,21 +392,30 @@ static void test_truncated_and_garbage_files_fail_cleanly(void **state)
 	assert_int_equal(elfsym_open("/nonexistent/lib.so", &elf), -ENOENT);
 }
 
-static void test_stripped_file_uses_dynsym(void **state)
+/* Strips a copy of build/fixtures/NAME with strip ARGS into tmp ("/tmp/test_elfsym.XXXXXX"). */
+static void stripped_copy(const char *name, const char *args, char *tmp)
 {
-	char lib[4096], cmd[8300], tmp[] = "/tmp/test_elfsym.XXXXXX";
-	struct elfsym *full = NULL, *stripped = NULL;
-	const struct elfsym_symbol *s;
-	uint64_t value = 0;
+	char lib[4096], cmd[8400];
 	int fd;
 
-	(void)state;
-	fixture_path("libsymfix.so", lib, sizeof(lib));
+	fixture_path(name, lib, sizeof(lib));
 	fd = mkstemp(tmp);
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "strip -o '%s' '%s'", tmp, lib);
+	snprintf(cmd, sizeof(cmd), "strip %s -o '%s' '%s'", args, tmp, lib);
 	assert_int_equal(system(cmd), 0);
+}
+
+static void test_stripped_file_uses_dynsym(void **state)
+{
+	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
+	struct elfsym *full = NULL, *stripped = NULL;
+	const struct elfsym_symbol *s;
+	uint64_t value = 0;
+
+	(void)state;
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	stripped_copy("libsymfix.so", "", tmp);
 
 	assert_int_equal(elfsym_open(lib, &full), 0);
 	assert_int_equal(elfsym_open(tmp, &stripped), 0);
@@ -438,20 +447,15 @@ static void test_stripped_file_uses_dynsym(void **state)
  */
 static void test_unnamed_address_is_grouped_by_function(void **state)
 {
-	char lib[4096], cmd[8300], tmp[] = "/tmp/test_elfsym.XXXXXX";
+	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
 	struct elfsym *full = NULL, *stripped = NULL;
 	const struct elfsym_segment *text = NULL;
 	struct elfsym_range range;
 	uint64_t value = 0, start;
-	int fd;
 
 	(void)state;
 	fixture_path("libgroupfix.so", lib, sizeof(lib));
-	fd = mkstemp(tmp);
-	assert_true(fd >= 0);
-	close(fd);
-	snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", tmp, lib);
-	assert_int_equal(system(cmd), 0);
+	stripped_copy("libgroupfix.so", "--strip-all", tmp);
 	assert_int_equal(elfsym_open(lib, &full), 0);
 	assert_int_equal(elfsym_open(tmp, &stripped), 0);
 	unlink(tmp);
