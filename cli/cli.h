@@ -100,7 +100,8 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	"      --no-user          leave user stacks out\n"                                    \
 	"      --include-idle     sample the idle task too\n"                                 \
 	"      --include-self     sample ebprof itself too\n"                                 \
-	"      --addresses        add +0xOFFSET to every resolved frame\n"                    \
+	"      --addresses        add +0xOFFSET to every resolved frame; unnamed code\n"      \
+	"                         keeps its exact address (default: its function's)\n"       \
 	"      --stall-timeout S  give up on a symbolizer making no progress for S\n"         \
 	"                         seconds (default 5; see README, Reliability)\n"             \
 	"      --max-symbol-table SIZE  skip ELF symbol tables larger than this\n"            \

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -45,6 +46,9 @@ struct elfsym {
 	size_t bytes; /* heap memory held, as elfsym_bytes() gives it */
 	unsigned char build_id[ELFSYM_BUILD_ID_MAX];
 	size_t build_id_len; /* 0: none */
+	bool complete;	     /* names from a full table: elfsym_complete() */
+	struct elfsym_range *ranges; /* unnamed functions' bounds, sorted */
+	size_t nr_ranges;
 };
 
 /* A symbol while reading, its name an offset in the growing pool. */
@@ -61,6 +65,7 @@ struct reader {
 	size_t pool_len, pool_cap;
 	uint64_t max_table, max_symbols;
 	struct elfsym_breaches *breaches; /* never NULL: a local one when not asked */
+	bool complete; /* a full table was read, not .dynsym alone */
 };
 
 static int pool_add(struct reader *r, const char *s, size_t *off)
@@ -279,6 +284,7 @@ static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct read
 	int err, fd;
 
 	err = read_full_symtab(e, r);
+	r->complete = r->nr > 0;
 	if (err || r->nr)
 		return err;
 	if (paths) {
@@ -292,6 +298,7 @@ static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct read
 			err = debug ? read_other_symtab(debug, r) : 0;
 			elf_end(debug);
 			close(fd);
+			r->complete = r->nr > 0;
 			if (err || r->nr)
 				return err;
 		}
@@ -308,6 +315,7 @@ static int read_symbols(Elf *e, const struct debuginfo_paths *paths, struct read
 		err = mini ? read_other_symtab(mini, r) : 0;
 		elf_end(mini);
 		free(image);
+		r->complete = r->nr > 0;
 		if (err)
 			return err;
 	}
@@ -327,16 +335,24 @@ static int rawsym_cmp(const void *a, const void *b)
 	return x->name_off < y->name_off ? -1 : x->name_off > y->name_off;
 }
 
-/* The end of the PT_LOAD segment (in memory) holding vaddr, or 0. */
-static uint64_t segment_end(const struct elfsym *elf, uint64_t vaddr)
+/* The PT_LOAD segment (in memory) that holds vaddr, or NULL. */
+static const struct elfsym_segment *segment_of(const struct elfsym *elf, uint64_t vaddr)
 {
 	for (size_t i = 0; i < elf->nr_segments; i++) {
 		const struct elfsym_segment *seg = &elf->segments[i];
 
 		if (vaddr >= seg->vaddr && vaddr - seg->vaddr < seg->memsz)
-			return seg->vaddr + seg->memsz;
+			return seg;
 	}
-	return 0;
+	return NULL;
+}
+
+/* The end of the PT_LOAD segment (in memory) holding vaddr, or 0. */
+static uint64_t segment_end(const struct elfsym *elf, uint64_t vaddr)
+{
+	const struct elfsym_segment *seg = segment_of(elf, vaddr);
+
+	return seg ? seg->vaddr + seg->memsz : 0;
 }
 
 /* Sorted raw symbols to the final table: one per address, with its end. */
@@ -463,6 +479,7 @@ static int open_elf(Elf *e, uint64_t file_size, const struct elfsym_options *o,
 	if (err)
 		goto err_end;
 	elf->pool = r.pool;
+	elf->complete = r.complete;
 	elf->bytes = sizeof(*elf) + (r.nr ? r.nr : 1) * (sizeof(*elf->syms) + sizeof(*elf->ends)) +
 		     elf->nr_segments * sizeof(*elf->segments) + r.pool_cap;
 	free(r.syms);
@@ -581,6 +598,7 @@ void elfsym_free(struct elfsym *elf)
 	free(elf->ends);
 	free(elf->segments);
 	free(elf->pool);
+	free(elf->ranges);
 	free(elf);
 }
 
@@ -623,22 +641,90 @@ int elfsym_offset_to_vaddr(const struct elfsym *elf, uint64_t offset, uint64_t *
 	return -ENOENT;
 }
 
-const struct elfsym_symbol *elfsym_lookup(const struct elfsym *elf, uint64_t vaddr,
-					  uint64_t *offset)
+/*
+ * How many of the n entries at base, stride bytes apart and sorted by the
+ * address each begins with (elfsym_symbol.value, elfsym_range.start),
+ * begin at or below vaddr: the last of those is the candidate to hold it.
+ */
+_Static_assert(offsetof(struct elfsym_symbol, value) == 0, "count_upto reads the first field");
+_Static_assert(offsetof(struct elfsym_range, start) == 0, "count_upto reads the first field");
+
+static size_t count_upto(const void *base, size_t n, size_t stride, uint64_t vaddr)
 {
-	size_t lo = 0, hi = elf->nr;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		uint64_t first;
 
-		if (elf->syms[mid].value <= vaddr)
+		memcpy(&first, (const char *)base + mid * stride, sizeof(first));
+		if (first <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+static size_t symbols_upto(const struct elfsym *elf, uint64_t vaddr)
+{
+	return count_upto(elf->syms, elf->nr, sizeof(*elf->syms), vaddr);
+}
+
+const struct elfsym_symbol *elfsym_lookup(const struct elfsym *elf, uint64_t vaddr,
+					  uint64_t *offset)
+{
+	size_t lo = symbols_upto(elf, vaddr);
+
 	if (!lo || vaddr >= elf->ends[lo - 1])
 		return NULL;
 	if (offset)
 		*offset = vaddr - elf->syms[lo - 1].value;
 	return &elf->syms[lo - 1];
+}
+
+bool elfsym_complete(const struct elfsym *elf)
+{
+	return elf->complete;
+}
+
+int elfsym_set_ranges(struct elfsym *elf, const struct elfsym_range *ranges, size_t n)
+{
+	struct elfsym_range *copy = NULL;
+
+	if (n) {
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, ranges, n * sizeof(*copy));
+	}
+	elf->bytes -= elf->nr_ranges * sizeof(*elf->ranges);
+	free(elf->ranges);
+	elf->ranges = copy;
+	elf->nr_ranges = n;
+	elf->bytes += n * sizeof(*copy);
+	return 0;
+}
+
+int elfsym_function_start(const struct elfsym *elf, uint64_t vaddr, uint64_t *start)
+{
+	const struct elfsym_segment *seg = segment_of(elf, vaddr);
+	size_t r = count_upto(elf->ranges, elf->nr_ranges, sizeof(*elf->ranges), vaddr);
+	size_t s = symbols_upto(elf, vaddr);
+	uint64_t gap;
+
+	if (!seg)
+		return -ENOENT;
+	if (r && vaddr < elf->ranges[r - 1].end) {
+		*start = elf->ranges[r - 1].start;
+		return 0;
+	}
+	gap = seg->vaddr;
+	if (r && elf->ranges[r - 1].end > gap)
+		gap = elf->ranges[r - 1].end;
+	/* A symbol before vaddr that still held it would have named it. */
+	if (s && elf->ends[s - 1] <= vaddr && elf->ends[s - 1] > gap)
+		gap = elf->ends[s - 1];
+	*start = gap;
+	return 0;
 }

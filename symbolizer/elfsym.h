@@ -153,4 +153,38 @@ int elfsym_offset_to_vaddr(const struct elfsym *elf, uint64_t offset, uint64_t *
 const struct elfsym_symbol *elfsym_lookup(const struct elfsym *elf, uint64_t vaddr,
 					  uint64_t *offset);
 
+/*
+ * Functions whose bounds are known but not their names: a stripped
+ * file's call frame information has one FDE per function (cfi_functions()
+ * gives them; the symbolizer hands them over, elfsym does not read CFI).
+ */
+struct elfsym_range {
+	uint64_t start, end; /* [start, end), ELF virtual addresses */
+};
+
+/*
+ * True when the names came from a full symbol table (.symtab, a separate
+ * debug file's or MiniDebugInfo's), false when from .dynsym alone or none:
+ * then most internal functions have no name, and their bounds are worth
+ * reading (elfsym_set_ranges).
+ */
+bool elfsym_complete(const struct elfsym *elf);
+
+/*
+ * Copies n ranges (sorted by start, not overlapping, as cfi_functions()
+ * gives them) into elf, replacing any it had; they count in
+ * elfsym_bytes(). Returns 0 or -ENOMEM (elf is then unchanged).
+ */
+int elfsym_set_ranges(struct elfsym *elf, const struct elfsym_range *ranges, size_t n);
+
+/*
+ * The first address of the function that holds vaddr, for an address no
+ * symbol names (elfsym_lookup() gave NULL), so that one unnamed function
+ * is one frame: the start of the range (elfsym_set_ranges) that holds it,
+ * else the start of the gap it is in, which is the furthest of the end of
+ * the symbol before it, the end of the range before it and the start of
+ * its segment. Returns 0, or -ENOENT when no segment holds vaddr.
+ */
+int elfsym_function_start(const struct elfsym *elf, uint64_t vaddr, uint64_t *start);
+
 #endif

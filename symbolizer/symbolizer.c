@@ -18,6 +18,10 @@
  *
  * A user address goes mapping -> ELF table (cached by file, elfcache_*)
  * -> symbol; then the JIT perf map; then "[file+0xoffset]" or "[unknown]".
+ * An address that no symbol names in a file named by .dynsym alone (a
+ * stripped library's internal functions) is named by the start of its
+ * function, from the file's FDEs, so one function is one frame;
+ * `addresses` keeps it exact.
  * Every frame but the leaf holds a return address, which may be the first
  * byte of the next function when a call ends its caller (noreturn calls
  * do), so those are looked up at ip - 1, the call instruction, as perf
@@ -43,6 +47,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "symbolizer/cfi.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfcache.h"
@@ -324,6 +329,42 @@ static const char *basename_of(const char *path)
 }
 
 /*
+ * A stripped file names few of its functions (.dynsym: the exported
+ * ones), but its .eh_frame still bounds every function with an FDE. Those
+ * bounds go into the table, so that an address no symbol names is
+ * grouped under the start of its function (elfsym_function_start()): one
+ * function, one frame. Only the file's own CFI is read (no debug file:
+ * one with a symbol table would have named the functions). Returns 0, or
+ * -ENOMEM; a file without CFI simply has no ranges.
+ */
+static int add_function_ranges(int fd, struct elfsym *elf)
+{
+	const struct cfi_function *fn;
+	struct elfsym_range *ranges;
+	struct cfi *cfi;
+	size_t n;
+	int err;
+
+	if (elfsym_complete(elf))
+		return 0;
+	err = cfi_open_fd(fd, NULL, &cfi);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	fn = cfi_functions(cfi, &n);
+	ranges = calloc(n ? n : 1, sizeof(*ranges));
+	if (!ranges) {
+		cfi_free(cfi);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ranges[i] = (struct elfsym_range){ .start = fn[i].start, .end = fn[i].end };
+	err = elfsym_set_ranges(elf, ranges, n);
+	free(ranges);
+	cfi_free(cfi);
+	return err;
+}
+
+/*
  * Reads the symbol table of a mapping's file, opened through the gate
  * where the process sees it; -errno of the gate, or of elfsym. A
  * stripped file's debug file is looked for in the process's root, then
@@ -349,6 +390,13 @@ static int open_elf(struct symbolizer *sym, uint32_t tgid, const struct procmaps
 	if (err)
 		return err;
 	err = elfsym_open_fd_with(f.fd, &options, elf);
+	if (!err) {
+		err = add_function_ranges(f.fd, *elf);
+		if (err) {
+			elfsym_free(*elf);
+			*elf = NULL;
+		}
+	}
 	target_file_close(&f);
 	return err;
 }
@@ -451,6 +499,20 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 }
 
 /*
+ * Where the function holding vaddr starts, for a file whose functions are
+ * mostly unnamed (its names from .dynsym alone): true and *start. False
+ * keeps the exact address: with `addresses`, and in a file with a full
+ * symbol table, where an address in no symbol is padding or untyped
+ * assembly (glibc's signal trampoline), rare and best shown as it is.
+ */
+static bool group_start(const struct symbolizer *sym, const struct elfsym *elf, uint64_t vaddr,
+			uint64_t *start)
+{
+	return !sym->addresses && !elfsym_complete(elf) &&
+	       !elfsym_function_start(elf, vaddr, start);
+}
+
+/*
  * One user frame. addr is the address looked up (ip - 1 for callers),
  * adjust what was taken off, so "+0xoff" shows the address sampled.
  */
@@ -460,8 +522,9 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	const struct procmaps_mapping *m = NULL;
 	const struct elfsym_symbol *s;
 	const struct elfsym *elf;
-	uint64_t file_offset, vaddr, offset;
+	uint64_t file_offset, vaddr, offset, start;
 	size_t index = 0, nr = out->nr;
+	bool in_file;
 
 	if (proc->maps)
 		m = procmaps_find(proc->maps, addr, &index);
@@ -480,7 +543,8 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		elf = vdso_elf(sym);
 	else
 		elf = proc_elf(sym, proc, index);
-	if (elf && !elfsym_offset_to_vaddr(elf, file_offset, &vaddr)) {
+	in_file = elf && !elfsym_offset_to_vaddr(elf, file_offset, &vaddr);
+	if (in_file) {
 		s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
@@ -497,7 +561,13 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
 		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
-	else {
+	else if (in_file && group_start(sym, elf, vaddr, &start)) {
+		/* Unnamed, but bounded: one frame per function, at its start. */
+		emit(sym, out, FRAME_UNKNOWN,
+		     names_add(sym, "[%s+0x%" PRIx64 "]", basename_of(m->path),
+			       file_offset - (vaddr - start)));
+		locate(sym, out, nr, m, elf, addr - (vaddr - start));
+	} else {
 		/* Not named here, but a tool with the file's debug info can:
 		 * the mapping and build-id say which file, the address where. */
 		emit(sym, out, FRAME_UNKNOWN,

@@ -83,7 +83,11 @@ struct symbolizer_sample {
  * Rust names demangled as c++filt prints them, unless raw_names),
  * FRAME_JIT the perf map's name; vDSO functions are FRAME_USER frames.
  * FRAME_UNKNOWN frames are "[file+0xoffset]" (an address in a file but in
- * no function; the offset is a file offset), "[heap]", "[stack]" and
+ * no named function; the offset is a file offset: in a file named by
+ * .dynsym alone (stripped), of the first byte of the function that holds
+ * it, from the file's .eh_frame FDEs or the gap between its symbols, so
+ * that one unnamed function is one frame; else, or with `addresses`, of
+ * the sampled address itself), "[heap]", "[stack]" and
  * other special mappings by their names, "[jit]" for anonymous executable
  * memory of a process with a perf map that does not name the address,
  * "[anon]" for anonymous executable memory of one without, or
@@ -95,7 +99,7 @@ struct symbolizer_sample {
  * "[file+0xoffset]" frame carry their mapping (file, build-id, range,
  * offset) and address; kernel and JIT frames an address only (the
  * function's first byte, or the sampled instruction with `addresses` or
- * when no function is named). Mappings are owned by the symbolizer and
+ * when no function is found). Mappings are owned by the symbolizer and
  * stay valid until the next call on sym, as the names do.
  *
  * A sample that gives its start time and is of the process a record

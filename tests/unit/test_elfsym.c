@@ -392,21 +392,30 @@ static void test_truncated_and_garbage_files_fail_cleanly(void **state)
 	assert_int_equal(elfsym_open("/nonexistent/lib.so", &elf), -ENOENT);
 }
 
-static void test_stripped_file_uses_dynsym(void **state)
+/* Strips a copy of build/fixtures/NAME with strip ARGS into tmp ("/tmp/test_elfsym.XXXXXX"). */
+static void stripped_copy(const char *name, const char *args, char *tmp)
 {
-	char lib[4096], cmd[8300], tmp[] = "/tmp/test_elfsym.XXXXXX";
-	struct elfsym *full = NULL, *stripped = NULL;
-	const struct elfsym_symbol *s;
-	uint64_t value = 0;
+	char lib[4096], cmd[8400];
 	int fd;
 
-	(void)state;
-	fixture_path("libsymfix.so", lib, sizeof(lib));
+	fixture_path(name, lib, sizeof(lib));
 	fd = mkstemp(tmp);
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "strip -o '%s' '%s'", tmp, lib);
+	snprintf(cmd, sizeof(cmd), "strip %s -o '%s' '%s'", args, tmp, lib);
 	assert_int_equal(system(cmd), 0);
+}
+
+static void test_stripped_file_uses_dynsym(void **state)
+{
+	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
+	struct elfsym *full = NULL, *stripped = NULL;
+	const struct elfsym_symbol *s;
+	uint64_t value = 0;
+
+	(void)state;
+	fixture_path("libsymfix.so", lib, sizeof(lib));
+	stripped_copy("libsymfix.so", "", tmp);
 
 	assert_int_equal(elfsym_open(lib, &full), 0);
 	assert_int_equal(elfsym_open(tmp, &stripped), 0);
@@ -427,6 +436,59 @@ static void test_stripped_file_uses_dynsym(void **state)
 	assert_string_equal(s->name, "fixture_beta");
 	/* Local symbols (crt helpers) are gone with .symtab. */
 	assert_true(elfsym_count(stripped) < elfsym_count(full));
+	elfsym_free(full);
+	elfsym_free(stripped);
+}
+
+/*
+ * Issue 18: a stripped file knows its functions' bounds but not their
+ * names. An address in a range is grouped under the range's start; one
+ * between ranges under the end of what comes before it.
+ */
+static void test_unnamed_address_is_grouped_by_function(void **state)
+{
+	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
+	struct elfsym *full = NULL, *stripped = NULL;
+	const struct elfsym_segment *text = NULL;
+	struct elfsym_range range;
+	uint64_t value = 0, start;
+
+	(void)state;
+	fixture_path("libgroupfix.so", lib, sizeof(lib));
+	stripped_copy("libgroupfix.so", "--strip-all", tmp);
+	assert_int_equal(elfsym_open(lib, &full), 0);
+	assert_int_equal(elfsym_open(tmp, &stripped), 0);
+	unlink(tmp);
+	assert_true(elfsym_complete(full));
+	assert_false(elfsym_complete(stripped));
+	for (size_t i = 0; i < elfsym_segment_count(full); i++)
+		if (elfsym_segment_at(full, i)->flags & PF_X)
+			text = elfsym_segment_at(full, i);
+	assert_non_null(text);
+	for (uint64_t v = text->vaddr; v < text->vaddr + text->filesz && !value; v++) {
+		uint64_t off;
+		const struct elfsym_symbol *s = elfsym_lookup(full, v, &off);
+
+		if (s && !off && !strcmp(s->name, "group_thirty"))
+			value = v;
+	}
+	assert_true(value != 0);
+	assert_null(elfsym_lookup(stripped, value + 4, NULL));
+
+	/* No ranges: the gap after the symbol or segment start before it. */
+	assert_int_equal(elfsym_function_start(stripped, value + 4, &start), 0);
+	assert_true(start < value);
+	range = (struct elfsym_range){ .start = value, .end = value + 0x10 };
+	assert_int_equal(elfsym_set_ranges(stripped, &range, 1), 0);
+	assert_int_equal(elfsym_function_start(stripped, value + 4, &start), 0);
+	assert_int_equal(start, value);
+	assert_int_equal(elfsym_function_start(stripped, value + 0xf, &start), 0);
+	assert_int_equal(start, value);
+	/* Past the range, in no symbol: the gap starts where the range ends. */
+	assert_int_equal(elfsym_function_start(stripped, value + 0x12, &start), 0);
+	assert_int_equal(start, value + 0x10);
+	/* Not in the file at all. */
+	assert_int_equal(elfsym_function_start(stripped, 0x7fffffff0000ULL, &start), -ENOENT);
 	elfsym_free(full);
 	elfsym_free(stripped);
 }
@@ -652,6 +714,7 @@ int main(void)
 	    cmocka_unit_test(test_segments_recorded),
 	    cmocka_unit_test(test_truncated_and_garbage_files_fail_cleanly),
 	    cmocka_unit_test(test_stripped_file_uses_dynsym),
+	    cmocka_unit_test(test_unnamed_address_is_grouped_by_function),
 	    cmocka_unit_test(test_symtab_claiming_3_gib_is_skipped),
 	    cmocka_unit_test(test_table_and_symbol_bounds_are_configurable),
 	    cmocka_unit_test(test_too_many_section_headers_are_refused),

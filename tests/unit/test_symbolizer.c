@@ -1475,6 +1475,56 @@ static void test_fifo_at_a_mapped_path_is_refused_and_counted(void **state)
 	unlink(path);
 }
 
+/*
+ * Issue 18: a stripped library's internal functions have no name, but
+ * each is one frame, named by the file offset of its start (its FDE);
+ * --addresses keeps the exact address.
+ */
+static void test_unnamed_code_is_grouped_by_function(void **state)
+{
+	struct world *w = *state;
+	struct symbolizer *sym;
+	char full[4096], stripped[256], cmd[8400], maps[8192], forty_name[64], thirty_name[64];
+	const uint64_t base = 0x7f0000000000;
+	unsigned long long pgoff;
+	uint64_t forty, thirty;
+	enum frame_kind kind;
+
+	fixture_path("libgroupfix.so", full, sizeof(full));
+	world_path(w, stripped, sizeof(stripped), "libgroupfix.so");
+	snprintf(cmd, sizeof(cmd), "strip --strip-all -o '%s' '%s'", stripped, full);
+	assert_int_equal(system(cmd), 0);
+	forty = mapped_addr(full, base, "group_forty");
+	thirty = mapped_addr(full, base, "group_thirty");
+	maps_line(maps, sizeof(maps), stripped, base);
+	assert_int_equal(sscanf(maps, "%*x-%*x %*s %llx", &pgoff), 1);
+	fake_process(w, 100, maps);
+	snprintf(forty_name, sizeof(forty_name), "[libgroupfix.so+0x%llx]",
+		 (unsigned long long)(forty - base + pgoff));
+	snprintf(thirty_name, sizeof(thirty_name), "[libgroupfix.so+0x%llx]",
+		 (unsigned long long)(thirty - base + pgoff));
+
+	sym = symbolizer_new(&w->config);
+	assert_non_null(sym);
+	assert_string_equal(leaf_name(sym, forty + 3, &kind), forty_name);
+	assert_int_equal(kind, FRAME_UNKNOWN);
+	assert_string_equal(leaf_name(sym, forty + 9, NULL), forty_name);
+	assert_string_equal(leaf_name(sym, thirty + 5, NULL), thirty_name);
+	assert_string_equal(leaf_name(sym, mapped_addr(full, base, "groupfix_run") + 2, NULL),
+			    "groupfix_run"); /* exported: .dynsym still names it */
+	symbolizer_free(sym);
+
+	w->config.addresses = true;
+	sym = symbolizer_new(&w->config);
+	assert_non_null(sym);
+	snprintf(forty_name, sizeof(forty_name), "[libgroupfix.so+0x%llx]",
+		 (unsigned long long)(forty + 3 - base + pgoff));
+	assert_string_equal(leaf_name(sym, forty + 3, NULL), forty_name);
+	symbolizer_free(sym);
+	w->config.addresses = false;
+	unlink(stripped);
+}
+
 /* The ELF bounds reach the symbolizer's files, and what they cut is counted. */
 static void test_elf_bounds_are_applied_and_counted(void **state)
 {
@@ -1550,6 +1600,8 @@ int main(void)
 					    world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_fifo_at_a_mapped_path_is_refused_and_counted,
 					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_unnamed_code_is_grouped_by_function, world_setup,
+					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_elf_bounds_are_applied_and_counted, world_setup,
 					    world_teardown),
 	    cmocka_unit_test(test_elf_cache_byte_bound),
