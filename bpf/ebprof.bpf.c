@@ -77,6 +77,10 @@ const volatile __u32 off_group_leader = 0;
 const volatile __u32 off_comm = 0;
 const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
+/* task_struct.thread.fsbase, for the Python walk's thread state (0: no Python walk). */
+const volatile __u32 off_fsbase = 0;
+/* Walk CPython frames of the processes in py_procs (bpf/python.bpf.h). */
+const volatile bool python_frames = false;
 
 /*
  * Bumped whenever a cached task may have changed under the cache: by a
@@ -157,6 +161,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ebprof_unw_rule);
 } unw_rules SEC(".maps");
+
+/* Per process, its CPython layout (struct ebprof_py_proc), loaded by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ebprof_py_proc);
+} py_procs SEC(".maps");
 
 /* See struct ebprof_rule_cache. */
 struct {
@@ -667,7 +680,16 @@ struct walk {
 	bool m_valid;	     /* the last mapping found, below */
 	__u64 m_start, m_end, m_adjust;
 	__u32 m_table, m_table_id;
+	/* The Python part (bpf/python.bpf.h). */
+	bool py_on;	  /* the process runs a known Python: its layout is in s->py */
+	bool py_off;	  /* its chain made no sense: native frames only from here */
+	bool py_started;  /* py_frame was read from the thread state */
+	bool py_emitting; /* the rounds emit Python frames, from py_frame */
+	__u64 py_frame;	  /* the next Python frame to emit (0: none) */
+	__u64 py_done_sp; /* the native frame whose Python frames were emitted */
 };
+
+#include "bpf/python.bpf.h"
 
 /* Finds the mapping holding pc among the process's: the last one found, or a binary search. */
 static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
@@ -785,6 +807,8 @@ static long walk_frame(__u32 i, void *arg)
 		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
+	if (w->py_emitting || py_frame_begin(w, &s->regs))
+		return py_frame_step(w);
 	pc = s->regs.r[UNW_RIP];
 	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;
 	s->ustack.nr = n + 1;
@@ -882,6 +906,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		w.first = proc->first;
 		w.n_maps = proc->n;
 	}
+	py_walk_init(&w, key);
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	if (w.want_copy) {
