@@ -1,0 +1,74 @@
+# CPython 3.11 frames, walked in BPF and named "qualname (file.py:line)",
+# with Debian's own /usr/bin/python3.11 (not whatever python3 is on PATH):
+#   - a function spinning on a known line under 50 recursive Python calls:
+#     of the samples that carry Python frames, >= 99% name spin() at the
+#     HOT line with all 50 rec() frames and <module> under it; and >= 90%
+#     of the samples inside the interpreter carry Python frames (the rest
+#     are the few copied before the process's tables were loaded, unwound
+#     in user space natively);
+#   - a 70/30 CPU split between two Python functions within 3 points;
+#   - --no-python: no Python frames at all.
+source "$(dirname "$0")/lib.bash"
+
+PY=/usr/bin/python3.11
+[ -x "$PY" ] || fail "$PY is missing: run make deps (Debian's python3.11)"
+HOT=$(grep -n '# HOT' "$ROOT/examples/pydeep.py" | cut -d: -f1)
+
+bg "$PY" "$ROOT/examples/pydeep.py" 30; DEEP=$BG
+bg "$PY" "$ROOT/examples/pysplit.py" 30; SPLIT=$BG
+sleep 0.5
+"$EBPROF" record -p "$DEEP" -p "$SPLIT" -F 499 -d 5 --format folded -o "$T/py.folded" \
+	2>"$T/summary" || fail "ebprof record exited $?: $(cat "$T/summary")"
+! grep -q 'warning' "$T/summary" || fail "unexpected warning: $(cat "$T/summary")"
+
+/usr/bin/python3 - "$T/py.folded" "$HOT" <<'PYEOF' || fail "python frames wrong (above)"
+import re, sys
+path, hot = sys.argv[1], int(sys.argv[2])
+stacks = []
+for line in open(path, encoding="utf-8"):
+    s, _, n = line.rstrip("\n").rpartition(" ")
+    stacks.append((s.split(";"), int(n)))
+bad = False
+
+def py(frames):
+    return [f[:-4] for f in frames if f.endswith("_[p]")]
+
+# The recursion: samples with Python frames, and those right.
+deep = [(f, n) for f, n in stacks if any("pydeep.py" in x for x in f)]
+interp = sum(n for f, n in stacks if "_PyEval_EvalFrameDefault" in f and f[0] == "python3.11"
+             and not any("pysplit.py" in x for x in f))
+with_py = sum(n for f, n in deep)
+right = 0
+for f, n in deep:
+    p = py(f)
+    if (len(p) == 52 and p[0] == "<module> (pydeep.py:24)" and
+            all(re.fullmatch(r"rec \(pydeep\.py:2[01]\)", x) for x in p[1:51]) and
+            p[51] == "spin (pydeep.py:%d)" % hot):
+        right += n
+pct = 100.0 * right / with_py if with_py else 0
+cover = 100.0 * with_py / interp if interp else 0
+print("deep: %d samples with Python frames, %.2f%% exactly <module>, 50 x rec, spin:%d; "
+      "%.1f%% of %d interpreter samples carry Python frames" % (with_py, pct, hot, cover, interp))
+if with_py < 500 or pct < 99.0 or cover < 90.0:
+    top = sorted(deep, key=lambda x: -x[1])[:3]
+    for f, n in top:
+        print("  %d: %s" % (n, ";".join(py(f))))
+    bad = True
+
+# The split.
+a = sum(n for f, n in stacks if any(x.startswith("hot70 (pysplit.py:") for x in f))
+b = sum(n for f, n in stacks if any(x.startswith("hot30 (pysplit.py:") for x in f))
+share = 100.0 * a / (a + b) if a + b else 0
+print("split: hot70 %d, hot30 %d samples: %.1f%% (want 70 +- 3)" % (a, b, share))
+if a + b < 500 or abs(share - 70) > 3:
+    bad = True
+sys.exit(1 if bad else 0)
+PYEOF
+ok "python frames: $(grep -c '_\[p\]' "$T/py.folded") stacks with Python frames"
+
+"$EBPROF" record --no-python -p "$DEEP" -F 199 -d 1 --format folded -o "$T/nopy.folded" \
+	2>"$T/summary2" || fail "ebprof record --no-python exited $?: $(cat "$T/summary2")"
+! grep -q '_\[p\]' "$T/nopy.folded" || fail "--no-python: Python frames in the output"
+grep -q '_PyEval_EvalFrameDefault' "$T/nopy.folded" ||
+	fail "--no-python: the interpreter's own frames are missing"
+ok "--no-python: native frames only"
