@@ -680,13 +680,6 @@ struct walk {
 	bool m_valid;	     /* the last mapping found, below */
 	__u64 m_start, m_end, m_adjust;
 	__u32 m_table, m_table_id;
-	/* The Python part (bpf/python.bpf.h). */
-	bool py_on;	  /* the process runs a known Python: its layout is in s->py */
-	bool py_off;	  /* its chain made no sense: native frames only from here */
-	bool py_started;  /* py_frame was read from the thread state */
-	bool py_emitting; /* the rounds emit Python frames, from py_frame */
-	__u64 py_frame;	  /* the next Python frame to emit (0: none) */
-	__u64 py_done_sp; /* the native frame whose Python frames were emitted */
 };
 
 #include "bpf/python.bpf.h"
@@ -807,7 +800,7 @@ static long walk_frame(__u32 i, void *arg)
 		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
-	if (w->py_emitting || py_frame_begin(w, &s->regs))
+	if (s->py_emitting || py_frame_begin(w, &s->regs))
 		return py_frame_step(w);
 	pc = s->regs.r[UNW_RIP];
 	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;

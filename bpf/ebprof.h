@@ -353,6 +353,18 @@ struct ebprof_scratch {
 	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
 	/* The Python walk (bpf/python.bpf.h): the process's layout, a frame, a code object. */
 	struct ebprof_py_proc py;
+	/*
+	 * The walk's Python state, here rather than in the walk's own struct
+	 * on the stack: the verifier tracks stack slots precisely, and these
+	 * would multiply its states past its limit.
+	 */
+	__u64 py_next;	  /* the next Python frame to emit (0: none) */
+	__u64 py_done_sp; /* the native frame whose Python frames were emitted */
+	__u8 py_on;	  /* the process runs a known Python: its layout is in py */
+	__u8 py_off;	  /* its chain made no sense: native frames only from here */
+	__u8 py_started;  /* py_next was read from the thread state */
+	__u8 py_emitting; /* the rounds emit Python frames, from py_next */
+	__u8 py_pad[4];
 	__u8 py_frame[EBPROF_PY_FRAME_BYTES];
 	__u8 py_code[EBPROF_PY_CODE_BYTES];
 };

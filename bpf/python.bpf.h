@@ -24,7 +24,9 @@
  *
  * One Python frame per bpf_loop() round of the walk: walk_frame() calls
  * py_frame_step() while py_emitting, so a deep Python stack costs rounds,
- * not verifier states.
+ * not verifier states; the walk's Python state lives in the CPU's scratch
+ * space (struct ebprof_scratch), which the verifier does not track slot by
+ * slot as it does the stack.
  */
 #ifndef EBPROF_BPF_PYTHON_BPF_H
 #define EBPROF_BPF_PYTHON_BPF_H
@@ -35,7 +37,7 @@ static __always_inline __u64 py_fsbase(void)
 	return task_word(bpf_get_current_task(), off_fsbase);
 }
 
-/* A 64-bit, 32-bit or 8-bit field of a buffer at a checked offset. */
+/* A 64-bit field of a buffer of size bytes at a checked offset (0 past its end). */
 static __always_inline __u64 py_u64(const __u8 *buf, __u32 off, __u32 size)
 {
 	__u64 v;
@@ -46,14 +48,10 @@ static __always_inline __u64 py_u64(const __u8 *buf, __u32 off, __u32 size)
 	return v;
 }
 
+/* A 32-bit one (little-endian: the low half of the 8 bytes there). */
 static __always_inline __u32 py_u32(const __u8 *buf, __u32 off, __u32 size)
 {
-	__u32 v;
-
-	if (off > size - 4)
-		return 0;
-	__builtin_memcpy(&v, buf + off, 4);
-	return v;
+	return (__u32)py_u64(buf, off, size);
 }
 
 static __always_inline __u8 py_u8(const __u8 *buf, __u32 off)
@@ -93,7 +91,7 @@ static __always_inline bool py_in_eval(const struct ebprof_py_proc *py, __u64 pc
 }
 
 /*
- * Emits the Python frame at w->py_frame into the stack (two slots), and
+ * Emits the Python frame at s->py_next into the stack (two slots), and
  * moves on to the one it was called from; ends the run at an entry frame.
  * Returns 0, or 1 when the walk has no room left (the frame cap).
  */
@@ -109,7 +107,7 @@ static __always_inline int py_frame_step(struct walk *w)
 		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
-	if (bpf_probe_read_user(s->py_frame, sizeof(s->py_frame), (const void *)w->py_frame))
+	if (bpf_probe_read_user(s->py_frame, sizeof(s->py_frame), (const void *)s->py_next))
 		goto fault;
 	code = py_u64(s->py_frame, py->frame_code, EBPROF_PY_FRAME_BYTES);
 	if (!code || code > EBPROF_PY_ADDR_MASK ||
@@ -135,15 +133,15 @@ static __always_inline int py_frame_step(struct walk *w)
 	stack_hash_add(&w->h, n, first);
 	stack_hash_add(&w->h, n + 1, second);
 	stat_add(w->c, EBPROF_STAT_PY_FRAMES);
-	w->py_frame = py_u64(s->py_frame, py->frame_previous, EBPROF_PY_FRAME_BYTES);
-	if (py_u8(s->py_frame, py->frame_is_entry) || !w->py_frame)
-		w->py_emitting = false;
+	s->py_next = py_u64(s->py_frame, py->frame_previous, EBPROF_PY_FRAME_BYTES);
+	if (py_u8(s->py_frame, py->frame_is_entry) || !s->py_next)
+		s->py_emitting = false;
 	return 0;
 fault:
 	stat_add(w->c, EBPROF_STAT_PY_FAULTS);
-	w->py_frame = 0;
-	w->py_emitting = false;
-	w->py_off = true; /* the chain made no sense: no more Python in this walk */
+	s->py_next = 0;
+	s->py_emitting = false;
+	s->py_off = true; /* the chain made no sense: no more Python in this walk */
 	return 0;
 }
 
@@ -154,35 +152,43 @@ fault:
  */
 static __always_inline bool py_frame_begin(struct walk *w, const struct ebprof_regs *regs)
 {
-	const struct ebprof_py_proc *py = &w->s->py;
+	struct ebprof_scratch *s = w->s;
+	const struct ebprof_py_proc *py = &s->py;
 	__u64 sp = regs->r[UNW_RSP];
 
-	if (!w->py_on || w->py_off || sp == w->py_done_sp ||
+	if (!s->py_on || s->py_off || sp == s->py_done_sp ||
 	    !py_in_eval(py, regs->r[UNW_RIP], regs->exact))
 		return false;
-	w->py_done_sp = sp;
-	if (!w->py_started) {
-		w->py_started = true;
-		w->py_frame = py_current_frame(py);
+	s->py_done_sp = sp;
+	if (!s->py_started) {
+		s->py_started = true;
+		s->py_next = py_current_frame(py);
 	}
-	if (!w->py_frame)
+	if (!s->py_next)
 		return false;
-	w->py_emitting = true;
+	s->py_emitting = true;
 	return true;
 }
 
 /* At the start of a walk: whether the process runs a known Python (its layout into s->py). */
 static __always_inline void py_walk_init(struct walk *w, const struct ebprof_key *key)
 {
+	struct ebprof_scratch *s = w->s;
 	const struct ebprof_py_proc *py;
 
+	s->py_on = false;
+	s->py_off = false;
+	s->py_started = false;
+	s->py_emitting = false;
+	s->py_next = 0;
+	s->py_done_sp = 0;
 	if (!python_frames)
 		return;
 	py = bpf_map_lookup_elem(&py_procs, &key->tgid);
 	if (!py || py->start_time != key->start_time)
 		return;
-	w->s->py = *py;
-	w->py_on = true;
+	s->py = *py;
+	s->py_on = true;
 }
 
 #endif
