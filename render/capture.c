@@ -543,6 +543,10 @@ static void symbolizer_counters_add(struct symbolizer_stats *to,
 	to->elf_breaches.sections += from->elf_breaches.sections;
 	to->perfmap_lines_too_long += from->perfmap_lines_too_long;
 	to->perfmaps_truncated += from->perfmaps_truncated;
+	to->python_hits += from->python_hits;
+	to->python_reads += from->python_reads;
+	to->python_stale += from->python_stale;
+	to->python_faults += from->python_faults;
 }
 
 static void quarantine_add(struct capture *cap, struct capture_process p)
