@@ -7,6 +7,12 @@
 #     are the few copied before the process's tables were loaded, unwound
 #     in user space natively);
 #   - a 70/30 CPU split between two Python functions within 3 points;
+#   - Python -> C -> Python: a key function called by sorted() and a hook
+#     called by json's C decoder come out above the Python frame that
+#     called into C, with native frames between (>= 95% of their samples);
+#   - threads: each of three threads and the main thread shows its own
+#     function (worker_a/b/c under Thread.run, main_spin under <module>),
+#     each in >= 10% of the process's Python samples;
 #   - --no-python: no Python frames at all.
 source "$(dirname "$0")/lib.bash"
 
@@ -16,8 +22,10 @@ HOT=$(grep -n '# HOT' "$ROOT/examples/pydeep.py" | cut -d: -f1)
 
 bg "$PY" "$ROOT/examples/pydeep.py" 30; DEEP=$BG
 bg "$PY" "$ROOT/examples/pysplit.py" 30; SPLIT=$BG
+bg "$PY" "$ROOT/examples/pycallback.py" 30; CB=$BG
+bg "$PY" "$ROOT/examples/pythreads.py" 30; THR=$BG
 sleep 0.5
-"$EBPROF" record -p "$DEEP" -p "$SPLIT" -F 499 -d 5 --format folded -o "$T/py.folded" \
+"$EBPROF" record -p "$DEEP" -p "$SPLIT" -p "$CB" -p "$THR" -F 499 -d 5 --format folded -o "$T/py.folded" \
 	2>"$T/summary" || fail "ebprof record exited $?: $(cat "$T/summary")"
 ! grep -q 'warning' "$T/summary" || fail "unexpected warning: $(cat "$T/summary")"
 
@@ -62,6 +70,44 @@ share = 100.0 * a / (a + b) if a + b else 0
 print("split: hot70 %d, hot30 %d samples: %.1f%% (want 70 +- 3)" % (a, b, share))
 if a + b < 500 or abs(share - 70) > 3:
     bad = True
+
+# Python -> C -> Python: the callee's Python frame right above the
+# interpreter's native frame, which C code called, under the caller's
+# Python frame (<module> or raw_decode), with native frames between.
+def through_c(callee, caller):
+    hits = total = 0
+    for f, n in stacks:
+        at = [i for i, x in enumerate(f) if x.startswith(callee + " (pycallback.py:")]
+        if not at:
+            continue
+        total += n
+        i = at[0]
+        up = [j for j in range(i) if f[j].endswith("_[p]")]
+        if (up and f[up[-1]].startswith(caller + " (") and i - up[-1] >= 3 and
+                f[i - 1] == "_PyEval_EvalFrameDefault" and
+                not any(x.endswith("_[p]") for x in f[up[-1] + 1:i])):
+            hits += n
+    return hits, total
+
+for callee, caller in (("sort_key", "<module>"), ("object_hook", "JSONDecoder.raw_decode")):
+    hits, total = through_c(callee, caller)
+    pct = 100.0 * hits / total if total else 0
+    print("%s under %s through C: %.1f%% of %d samples" % (callee, caller, pct, total))
+    if total < 100 or pct < 95:
+        bad = True
+
+# Threads: every Python stack of the process is one of the four, whole.
+thr = [(py(f), n) for f, n in stacks if any("pythreads.py" in x for x in f)]
+total = sum(n for p, n in thr)
+for fn, root in (("worker_a", "Thread._bootstrap"), ("worker_b", "Thread._bootstrap"),
+                 ("worker_c", "Thread._bootstrap"), ("main_spin", "<module>")):
+    n = sum(c for p, c in thr if p and p[0].startswith(root + " (") and
+            any(x.startswith(fn + " (pythreads.py:") for x in p) and
+            p[-1].startswith("spin_until (pythreads.py:"))
+    pct = 100.0 * n / total if total else 0
+    print("threads: %s under %s: %.1f%% of %d" % (fn, root, pct, total))
+    if pct < 10:
+        bad = True
 sys.exit(1 if bad else 0)
 PYEOF
 ok "python frames: $(grep -c '_\[p\]' "$T/py.folded") stacks with Python frames"
