@@ -1175,6 +1175,47 @@ class Bench:
             f.write("unset multiplot\n")
         subprocess.run(["gnuplot", gp], check=True, cwd=self.out)
 
+    def section_python(self):
+        """BPF ns/sample on Python stacks, with Python frames against without.
+
+        One Debian python3.11 per CPU spinning 50 recursive Python calls
+        deep (examples/pydeep.py: 52 Python frames a sample), sampled
+        system-wide at 999 Hz by ebprof and by ebprof --no-python, paired
+        and shuffled as the kernel section pairs ebprof with bpftrace.
+        """
+        log("10 Python frames: kernel ns/sample, --python against --no-python")
+        py = "/usr/bin/python3.11"
+        if not os.access(py, os.X_OK):
+            raise RuntimeError("%s is missing: make deps installs python3.11" % py)
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        secs = self.dur(3, 1)
+        self.bg.stop()
+        for _ in range(NCPU):
+            self.bg.start([py, os.path.join(ROOT, "examples", "pydeep.py"), "100000"])
+        time.sleep(0.5)
+        ns = {"python": [], "native": []}
+        ratios, counts = [], []
+        try:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+            for _ in range(self.reps):
+                order = ["python", "native"]
+                self.rng.shuffle(order)
+                got = {k: self.kernel_cost("ebprof", 999, secs,
+                                           [] if k == "python" else ["--no-python"])
+                       for k in order}
+                for k in order:
+                    ns[k].append(got[k][0])
+                counts.append(got["python"][1])
+                ratios.append(got["python"][0] / got["native"][0])
+        finally:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            self.bg.stop()
+        self.res.add("10 python", "ns/sample, 52 Python frames", "ebprof", median(ns["python"]),
+                     "ns", 999, "ebprof --no-python", median(ns["native"]), median(ratios),
+                     self.reps, "examples/pydeep.py on every CPU; ~%d samples/run"
+                     % median(counts))
+
     def section_offcpu(self):
         log("9 off-CPU cost per context switch")
         offcpu_bench.section_offcpu(self, EBPROF, TOOLS, median)
@@ -1184,7 +1225,8 @@ class Bench:
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("user", self.section_user), ("symbols", self.section_symbols),
                  ("render", self.section_render), ("top", self.section_top),
-                 ("unwind", self.section_unwind), ("offcpu", self.section_offcpu)]
+                 ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
+                 ("python", self.section_python)]
         t0 = time.time()
         for name, fn in steps:
             if "all" in sections or name in sections:
@@ -1226,7 +1268,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind,offcpu "
+                    help="comma list of kernel,slowdown,user,symbols,render,top,unwind,offcpu,"
+                         "python "
                          "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:

@@ -20,7 +20,10 @@ PY=/usr/bin/python3.11
 [ -x "$PY" ] || fail "$PY is missing: run make deps (Debian's python3.11)"
 HOT=$(grep -n '# HOT' "$ROOT/examples/pydeep.py" | cut -d: -f1)
 
-bg "$PY" "$ROOT/examples/pydeep.py" 30; DEEP=$BG
+# Under its own name (a link to the same binary), so that its samples
+# without Python frames can be told from the other Pythons'.
+ln -s "$PY" "$T/pydeep"
+bg "$T/pydeep" "$ROOT/examples/pydeep.py" 30; DEEP=$BG
 bg "$PY" "$ROOT/examples/pysplit.py" 30; SPLIT=$BG
 bg "$PY" "$ROOT/examples/pycallback.py" 30; CB=$BG
 bg "$PY" "$ROOT/examples/pythreads.py" 30; THR=$BG
@@ -42,9 +45,8 @@ def py(frames):
     return [f[:-4] for f in frames if f.endswith("_[p]")]
 
 # The recursion: samples with Python frames, and those right.
-deep = [(f, n) for f, n in stacks if any("pydeep.py" in x for x in f)]
-interp = sum(n for f, n in stacks if "_PyEval_EvalFrameDefault" in f and f[0] == "python3.11"
-             and not any("pysplit.py" in x for x in f))
+deep = [(f, n) for f, n in stacks if f[0] == "pydeep" and any(x.endswith("_[p]") for x in f)]
+interp = sum(n for f, n in stacks if f[0] == "pydeep" and "_PyEval_EvalFrameDefault" in f)
 with_py = sum(n for f, n in deep)
 right = 0
 for f, n in deep:
