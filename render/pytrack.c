@@ -117,8 +117,12 @@ static int pytrack_try(struct pytrack *t, uint32_t tgid, uint64_t start_time)
 		t->stats.unsupported++;
 		pytrack_warn_once(t, why);
 	}
-	if (err)
+	if (err) {
+		/* An exec keeps the start time: a Python that became something else
+		 * must not keep its old layout (reported again after each exec). */
+		sampler_python_forget(t->sampler, tgid);
 		return err;
+	}
 	err = sampler_python_set(t->sampler, tgid, &py);
 	if (err) {
 		t->stats.refused++;
