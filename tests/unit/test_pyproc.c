@@ -1,7 +1,7 @@
 /*
  * pyproc tests: a real Debian /usr/bin/python3.11, started here, is
  * recognized with the 3.11 row, its evaluation function where its symbol
- * table says, and its thread state in the TSD slot the check found (the
+ * table says (and its unnamed .cold part found), and its thread state in the TSD slot the check found (the
  * row and the glibc slot checked against the running process); processes
  * that are not Python are not, and the TSD slot arithmetic.
  */
@@ -90,8 +90,11 @@ static void test_debian_python311(void **state)
 	assert_non_null(pyproc_layout(py.version));
 	assert_int_equal(py.eval_start, nm_address("_PyEval_EvalFrameDefault"));
 	assert_true(py.eval_end > py.eval_start + 4096);
-	/* Debian's binary is stripped: no symbol names the .cold part. */
-	assert_int_equal(py.cold_start, 0);
+	/* Debian's binary is stripped: no symbol names the .cold part, found by
+	 * the function's jumps into one FDE (13.9 KB in 3.11.2), apart from it. */
+	assert_true(py.cold_start != 0);
+	assert_true(py.cold_end - py.cold_start > 4096);
+	assert_true(py.cold_end <= py.eval_start || py.cold_start >= py.eval_end);
 	assert_int_equal(py.tsd_offset, (uint64_t)pyproc_tsd_offset(0));
 	assert_int_equal(py.code_bytecode, 184);
 	assert_int_equal(py.code_window + py.code_qualname, 128);
