@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bpf/grow.h"
 #include "bpf/sampler.h"
 #include "render/pytrack.h"
 #include "symbolizer/pyproc.h"
@@ -93,15 +94,8 @@ static void pytrack_remember(struct pytrack *t, uint32_t tgid, uint64_t start_ti
 			return;
 		}
 	}
-	if (t->n_loaded == t->cap_loaded) {
-		size_t cap = t->cap_loaded ? t->cap_loaded * 2 : 16;
-		struct pytrack_process *p = realloc(t->loaded, cap * sizeof(*p));
-
-		if (!p)
-			return; /* only its forgetting is lost: the map's start time guards it */
-		t->loaded = p;
-		t->cap_loaded = cap;
-	}
+	if (GROW_ARRAY(&t->loaded, &t->cap_loaded, t->n_loaded + 1, 16))
+		return; /* only its forgetting is lost: the map's start time guards it */
 	t->loaded[t->n_loaded++] = (struct pytrack_process){ tgid, 0, start_time };
 }
 

@@ -149,25 +149,6 @@ static int pyproc_bias(Elf *e, const struct procmaps_mapping *m, uint64_t *bias)
 	return -ENOENT;
 }
 
-/* The file offset of a linked address, through the PT_LOAD that holds it. */
-static int pyproc_file_offset(Elf *e, uint64_t vaddr, uint64_t *off)
-{
-	size_t n;
-
-	if (elf_getphdrnum(e, &n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr < ph.p_vaddr + ph.p_filesz) {
-			*off = vaddr - ph.p_vaddr + ph.p_offset;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /* The FDE (index in fns) that holds vaddr, or n. */
 static size_t pyproc_fde_at(const struct cfi_function *fns, size_t n, uint64_t vaddr)
 {
@@ -194,7 +175,7 @@ static size_t pyproc_fde_at(const struct cfi_function *fns, size_t n, uint64_t v
  * for a jump by mistake land anywhere; 3.11.2's 379 real ones land in one
  * FDE of 13.9 KB.
  */
-static void pyproc_find_cold(int fd, Elf *e, struct pyproc_symbols *y)
+static void pyproc_find_cold(int fd, struct pyproc_symbols *y)
 {
 	const struct cfi_function *fns;
 	uint32_t *hits = NULL;
@@ -204,8 +185,10 @@ static void pyproc_find_cold(int fd, Elf *e, struct pyproc_symbols *y)
 	uint64_t off;
 
 	if (y->cold || !y->eval_size || y->eval_size > PYPROC_MAX_EVAL_BYTES ||
-	    pyproc_file_offset(e, y->eval, &off) || cfi_open_fd(fd, NULL, &cfi))
+	    cfi_open_fd(fd, NULL, &cfi))
 		return;
+	if (cfi_vaddr_to_offset(cfi, y->eval, &off))
+		goto out;
 	fns = cfi_functions(cfi, &n);
 	code = malloc(y->eval_size);
 	hits = calloc(n + 1, sizeof(*hits));
@@ -265,7 +248,7 @@ static int pyproc_examine(const char *proc_root, uint32_t tgid, const struct pro
 	pyproc_read_symbols(e, y);
 	err = pyproc_bias(e, m, &y->bias);
 	if (!err && y->version && y->eval)
-		pyproc_find_cold(fd, e, y);
+		pyproc_find_cold(fd, y);
 	elf_end(e);
 	close(fd);
 	return err;
