@@ -13,6 +13,8 @@
 #   - threads: each of three threads and the main thread shows its own
 #     function (worker_a/b/c under Thread.run, main_spin under <module>),
 #     each in >= 10% of the process's Python samples;
+#   - a Python started after ebprof (sampled before its interpreter is up,
+#     asked again at the next drains): its frames from then on;
 #   - --no-python: no Python frames at all.
 source "$(dirname "$0")/lib.bash"
 
@@ -113,6 +115,34 @@ for fn, root in (("worker_a", "Thread._bootstrap"), ("worker_b", "Thread._bootst
 sys.exit(1 if bad else 0)
 PYEOF
 ok "python frames: $(grep -c '_\[p\]' "$T/py.folded") stacks with Python frames"
+
+# Started under a running recording: first sampled before its main thread
+# exists, loaded at a later drain. (The other workloads but one stop, to
+# leave it a CPU.)
+kill "$SPLIT" "$CB" "$THR"
+ln -s "$PY" "$T/pylate"
+"$EBPROF" record -c pylate -F 499 -d 5 --drain-interval-ms 200 --format folded \
+	-o "$T/late.folded" 2>"$T/summary3" &
+REC=$!
+BG_PIDS+=("$REC")
+sleep 1
+"$T/pylate" "$ROOT/examples/pydeep.py" 3 >/dev/null 2>&1 || fail "pylate exited $?"
+wait "$REC" || fail "ebprof record -c pylate exited $?: $(cat "$T/summary3")"
+/usr/bin/python3 - "$T/late.folded" <<'PYEOF' || fail "a Python started later has no Python frames"
+import sys
+stacks = []
+for line in open(sys.argv[1], encoding="utf-8"):
+    s, _, n = line.rstrip("\n").rpartition(" ")
+    stacks.append((s.split(";"), int(n)))
+interp = sum(n for f, n in stacks if f[0] == "pylate" and "_PyEval_EvalFrameDefault" in f)
+spin = sum(n for f, n in stacks if f[0] == "pylate" and
+           any(x.startswith("spin (pydeep.py:") for x in f))
+pct = 100.0 * spin / interp if interp else 0
+print("late start: %.1f%% of %d interpreter samples in spin() with its Python frames"
+      % (pct, interp))
+sys.exit(0 if interp >= 100 and pct >= 80 else 1)
+PYEOF
+ok "a Python started under the recording gets its frames"
 
 "$EBPROF" record --no-python -p "$DEEP" -F 199 -d 1 --format folded -o "$T/nopy.folded" \
 	2>"$T/summary2" || fail "ebprof record --no-python exited $?: $(cat "$T/summary2")"
