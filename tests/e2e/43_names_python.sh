@@ -13,8 +13,9 @@
 #   - threads: each of three threads and the main thread shows its own
 #     function (worker_a/b/c under Thread.run, main_spin under <module>),
 #     each in >= 10% of the process's Python samples;
-#   - a Python started after ebprof (sampled before its interpreter is up,
-#     asked again at the next drains): its frames from then on;
+#   - a Python started after ebprof: its frames from its first drains on
+#     (whether it was first examined before its interpreter was up, and so
+#     asked again at a later drain, depends on timing: not asserted);
 #   - --no-python: no Python frames at all.
 source "$(dirname "$0")/lib.bash"
 
@@ -116,8 +117,7 @@ sys.exit(1 if bad else 0)
 PYEOF
 ok "python frames: $(grep -c '_\[p\]' "$T/py.folded") stacks with Python frames"
 
-# Started under a running recording: first sampled before its main thread
-# exists, loaded at a later drain. (The other workloads but one stop, to
+# Started under a running recording. (The other workloads but one stop, to
 # leave it a CPU.)
 kill "$SPLIT" "$CB" "$THR"
 ln -s "$PY" "$T/pylate"
