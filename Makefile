@@ -63,7 +63,7 @@ $(B)/bpf/vmlinux.h:
 	@test -r /sys/kernel/btf/vmlinux || { echo "no /sys/kernel/btf/vmlinux: the kernel needs CONFIG_DEBUG_INFO_BTF=y" >&2; exit 1; }
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/offcpu.bpf.h bpf/ebprof.h bpf/unwind.h $(B)/bpf/vmlinux.h
+$(B)/bpf/ebprof.bpf.o: bpf/ebprof.bpf.c bpf/offcpu.bpf.h bpf/python.bpf.h bpf/ebprof.h bpf/unwind.h $(B)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I. -I$(B)/bpf -Wall -Werror -c $< -o $@
 

@@ -79,6 +79,10 @@ const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
 /* In struct mm_struct: where the main thread's stack began (its argc, at exec). */
 const volatile __u32 off_start_stack = 0;
+/* task_struct.thread.fsbase, for the Python walk's thread state (0: no Python walk). */
+const volatile __u32 off_fsbase = 0;
+/* Walk CPython frames of the processes in py_procs (bpf/python.bpf.h). */
+const volatile bool python_frames = false;
 
 /*
  * Bumped whenever a cached task may have changed under the cache: by a
@@ -159,6 +163,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct ebprof_unw_rule);
 } unw_rules SEC(".maps");
+
+/* Per process, its CPython layout (struct ebprof_py_proc), loaded by user space. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct ebprof_py_proc);
+} py_procs SEC(".maps");
 
 /* See struct ebprof_rule_cache. */
 struct {
@@ -671,6 +684,8 @@ struct walk {
 	__u32 m_table, m_table_id;
 };
 
+#include "bpf/python.bpf.h"
+
 /* Finds the mapping holding pc among the process's: the last one found, or a binary search. */
 static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 {
@@ -787,6 +802,8 @@ static long walk_frame(__u32 i, void *arg)
 		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
+	if (s->py_emitting || py_frame_begin(w, &s->regs))
+		return py_frame_step(w);
 	pc = s->regs.r[UNW_RIP];
 	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;
 	s->ustack.nr = n + 1;
@@ -918,6 +935,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		w.first = proc->first;
 		w.n_maps = proc->n;
 	}
+	py_walk_init(&w, key);
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	if (w.want_copy) {

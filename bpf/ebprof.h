@@ -250,6 +250,14 @@ enum ebprof_stat {
 	EBPROF_STAT_OFFCPU_THROTTLED,
 	EBPROF_STAT_OFFCPU_SHORT,
 	EBPROF_STAT_OFFCPU_UNTIMED,
+	/*
+	 * Python (bpf/python.bpf.h). Not ways a sample ends: PY_FRAMES
+	 * counts Python frames emitted; PY_FAULTS the walks of a thread's
+	 * Python frames cut short by a read that failed or made no sense
+	 * (its native frames go on).
+	 */
+	EBPROF_STAT_PY_FRAMES,
+	EBPROF_STAT_PY_FAULTS,
 	EBPROF_STAT_NR,
 };
 
@@ -277,6 +285,63 @@ struct ebprof_cpu {
 	__u64 stats[EBPROF_STAT_NR];
 };
 
+/*
+ * CPython frames (bpf/python.bpf.h). User space (symbolizer/pyproc)
+ * recognizes a process's interpreter and loads one struct ebprof_py_proc
+ * per process into the py_procs map: where the evaluation function is,
+ * where a thread finds its thread state, and the byte offsets of the few
+ * fields the walk reads, taken from a per-version table that user space
+ * checked against the running binary. The program itself knows no version.
+ *
+ * A Python frame takes two slots of a user stack, leaf first like native
+ * frames: EBPROF_PY_FRAME | version << 48 | the code object's address,
+ * then checksum << 32 | the instruction index (code units from the start
+ * of the bytecode). The checksum (ebprof_py_checksum) mixes fields of the
+ * code object read at sample time, so that user space never names a frame
+ * after a code object that was freed and its memory reused since. A user
+ * address is below 2^47, so a native frame never has bit 63 set.
+ */
+#define EBPROF_PY_FRAME (1ull << 63)
+#define EBPROF_PY_VERSION_SHIFT 48
+#define EBPROF_PY_ADDR_MASK ((1ull << EBPROF_PY_VERSION_SHIFT) - 1)
+/* Bytes of a frame and of a code object the walk reads (from code_window). */
+#define EBPROF_PY_FRAME_BYTES 80
+#define EBPROF_PY_CODE_BYTES 128
+
+struct ebprof_py_proc {
+	__u64 start_time;	      /* the process this is of (struct ebprof_key's) */
+	__u64 eval_start, eval_end;   /* the evaluation function, [start, end) */
+	__u64 cold_start, cold_end;   /* its .cold part; 0, 0: none */
+	__u64 tsd_offset;	      /* the thread state's pointer is at fsbase + this */
+	__u32 version;		      /* index in symbolizer/pyproc's table (frame tag) */
+	__u16 tstate_cframe;	      /* PyThreadState.cframe */
+	__u16 cframe_frame;	      /* _PyCFrame.current_frame */
+	__u16 frame_code;	      /* _PyInterpreterFrame.f_code */
+	__u16 frame_previous;	      /* .previous */
+	__u16 frame_prev_instr;	      /* .prev_instr */
+	__u16 frame_is_entry;	      /* .is_entry (a byte) */
+	__u16 code_bytecode;	      /* where the bytecode starts: sizeof(PyCodeObject) */
+	__u16 code_window;	      /* code bytes read from here, EBPROF_PY_CODE_BYTES */
+	/* In that window (each + 8 <= EBPROF_PY_CODE_BYTES): */
+	__u8 code_flags, code_argcount, code_kwonly, code_firstlineno; /* 32-bit */
+	__u8 code_qualname, code_linetable, pad[2];		       /* pointers */
+};
+
+/* The checksum of a code object's fields (both sides compute it). */
+static inline __u32 ebprof_py_checksum(__u32 flags, __u32 argcount, __u32 kwonly,
+				       __u32 firstlineno, __u64 qualname, __u64 linetable)
+{
+	__u64 x = (__u64)firstlineno | (__u64)argcount << 32;
+
+	x ^= ((__u64)flags | (__u64)kwonly << 32) * 0x9e3779b97f4a7c15ULL;
+	x ^= qualname * 0xc4ceb9fe1a85ec53ULL;
+	x ^= linetable * 0xff51afd7ed558ccdULL;
+	x ^= x >> 29;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 32;
+	return (__u32)x & 0x7fffffff; /* a second slot never has bit 63 set */
+}
+
 /* Words of x86-64's user ABI struct pt_regs (asm/ptrace.h). */
 #define EBPROF_PT_REGS_WORDS 21
 
@@ -297,6 +362,22 @@ struct ebprof_scratch {
 	 */
 	struct ebprof_chunk chunk;
 	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
+	/* The Python walk (bpf/python.bpf.h): the process's layout, a frame, a code object. */
+	struct ebprof_py_proc py;
+	/*
+	 * The walk's Python state, here rather than in the walk's own struct
+	 * on the stack: the verifier tracks stack slots precisely, and these
+	 * would multiply its states past its limit.
+	 */
+	__u64 py_next;	  /* the next Python frame to emit (0: none) */
+	__u64 py_done_sp; /* the native frame whose Python frames were emitted */
+	__u8 py_on;	  /* the process runs a known Python: its layout is in py */
+	__u8 py_off;	  /* its chain made no sense: native frames only from here */
+	__u8 py_started;  /* py_next was read from the thread state */
+	__u8 py_emitting; /* the rounds emit Python frames, from py_next */
+	__u8 py_pad[4];
+	__u8 py_frame[EBPROF_PY_FRAME_BYTES];
+	__u8 py_code[EBPROF_PY_CODE_BYTES];
 };
 
 /*

@@ -97,6 +97,8 @@
 #define SAMPLER_DEFAULT_TABLES 8192
 #define SAMPLER_DEFAULT_RULES 16384
 #define SAMPLER_UNWIND_PROCS 16384
+/* Python processes whose frames are walked at once (one small entry each). */
+#define SAMPLER_PYTHON_PROCS 4096
 #define SAMPLER_REPORTED_ENTRIES 8192
 #define SAMPLER_WATCH_NICE -10
 
@@ -174,6 +176,8 @@ struct sampler {
 	sampler_oracle_fn oracle_fn;
 	void *oracle_ctx;
 	uint64_t *copy_ips; /* EBPROF_MAX_FRAMES, for the handler */
+	bool python;	     /* the program walks Python frames (py_procs) */
+	uint32_t off_fsbase; /* task_struct.thread.fsbase; 0: unknown, no Python */
 	pthread_mutex_t late_lock; /* late and offcpu_copies, shared with the watch thread */
 	struct late_queue late;
 	struct offcpu_copy *offcpu_copies; /* SAMPLER_OFFCPU_COPIES; NULL until the first */
@@ -208,6 +212,7 @@ void sampler_config_init(struct sampler_config *config)
 	config->kernel_stacks = true;
 	config->user_stacks = true;
 	config->unwind = SAMPLER_UNWIND_AUTO;
+	config->python = true;
 }
 
 uint64_t sampler_stats_lost(const struct sampler_stats *stats)
@@ -330,6 +335,11 @@ static void sampler_load_unwinder(struct sampler *s, struct ebprof_bpf *skel,
 				 tables ? or_default(config->max_tables, SAMPLER_DEFAULT_TABLES) : 1);
 	bpf_map__set_max_entries(skel->maps.unw_rules,
 				 tables ? or_default(config->max_rules, SAMPLER_DEFAULT_RULES) : 1);
+	/* Python frames are found by the table unwinder only (bpf/python.bpf.h). */
+	s->python = tables && config->python && s->off_fsbase;
+	skel->rodata->python_frames = s->python;
+	skel->rodata->off_fsbase = s->off_fsbase;
+	bpf_map__set_max_entries(skel->maps.py_procs, s->python ? SAMPLER_PYTHON_PROCS : 1);
 }
 
 /*
@@ -490,6 +500,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	}
 	bpf_map__set_map_flags(bpf_map__inner_map(skel->maps.counts), flags);
 	bpf_map__set_map_flags(bpf_map__inner_map(skel->maps.stacks), flags);
+	bpf_map__set_map_flags(skel->maps.py_procs, flags);
 	bpf_map__set_max_entries(skel->maps.tgids,
 				 max_u32((uint32_t)config->n_tgids, SAMPLER_MIN_FILTER_ENTRIES));
 	bpf_map__set_max_entries(skel->maps.comms, max_u32((uint32_t)config->n_comms, 1));
@@ -905,6 +916,25 @@ static int sampler_pick_unwind(struct sampler *s, const struct sampler_config *c
 	return -EOPNOTSUPP;
 }
 
+/*
+ * Where a task's user fs base is kept (task_struct.thread.fsbase, x86-64),
+ * for the Python walk's thread state; 0 when the kernel's BTF does not
+ * say (then no Python frames: sampler_python() is false).
+ */
+static uint32_t sampler_fsbase_offset(void)
+{
+	static const char *const thread[] = { "thread" }, *const fsbase[] = { "fsbase" };
+	uint32_t at_thread, at_fsbase;
+	char err[128];
+
+	if (kbtf_member_offsets(KBTF_VMLINUX, "task_struct", thread, &at_thread, 1, err,
+				sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "thread_struct", fsbase, &at_fsbase, 1, err,
+				sizeof(err)))
+		return 0;
+	return at_thread + at_fsbase;
+}
+
 static int sampler_open_unwmaps(struct sampler *s)
 {
 	struct ebprof_bpf *skel = s->skel;
@@ -972,6 +1002,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
+	s->off_fsbase = sampler_fsbase_offset();
 	pthread_mutex_init(&s->late_lock, NULL);
 	s->switch_fd = -1;
 	s->mode = config->mode;
@@ -1093,6 +1124,8 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->offcpu_throttled = d[EBPROF_STAT_OFFCPU_THROTTLED];
 	delta->offcpu_short = d[EBPROF_STAT_OFFCPU_SHORT];
 	delta->offcpu_untimed = d[EBPROF_STAT_OFFCPU_UNTIMED];
+	delta->py_frames = d[EBPROF_STAT_PY_FRAMES];
+	delta->py_faults = d[EBPROF_STAT_PY_FAULTS];
 	delta->samples += delta->offcpu_samples;
 	delta->recorded += delta->offcpu_recorded;
 	return 0;
@@ -1128,6 +1161,8 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->offcpu_throttled += d->offcpu_throttled;
 	sum->offcpu_short += d->offcpu_short;
 	sum->offcpu_untimed += d->offcpu_untimed;
+	sum->py_frames += d->py_frames;
+	sum->py_faults += d->py_faults;
 }
 
 /*
@@ -1375,6 +1410,26 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
 struct unwmaps *sampler_unwmaps(struct sampler *s)
 {
 	return s->unwmaps;
+}
+
+bool sampler_python(const struct sampler *s)
+{
+	return s->python;
+}
+
+int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_proc *py)
+{
+	if (!s->python)
+		return -EOPNOTSUPP;
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid, py, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+void sampler_python_forget(struct sampler *s, uint32_t tgid)
+{
+	if (s->python)
+		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid);
 }
 
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)

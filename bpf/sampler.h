@@ -108,11 +108,16 @@ struct sampler_config {
 	uint64_t offcpu_period_ns;
 	uint64_t offcpu_min_ns;
 	uint32_t offcpu_max_rate;
+	/*
+	 * Walk CPython frames (with tables only) of the processes loaded
+	 * with sampler_python_set(); see bpf/python.bpf.h.
+	 */
+	bool python;
 };
 
 /*
  * Fills *config with the defaults: 99 Hz, both stacks, no idle, no self,
- * no process reports, unwind auto.
+ * no process reports, unwind auto, Python frames.
  */
 void sampler_config_init(struct sampler_config *config);
 
@@ -198,6 +203,13 @@ struct sampler_stats {
 	uint64_t offcpu_throttled;
 	uint64_t offcpu_short;
 	uint64_t offcpu_untimed;
+	/*
+	 * Python: frames emitted (not samples), and walks of a thread's
+	 * Python frames cut short by a failed read (the native frames go
+	 * on: a truncation, not a loss).
+	 */
+	uint64_t py_frames;
+	uint64_t py_faults;
 };
 
 /* Every early stop of the table unwinder (a truncated stack), summed. */
@@ -344,6 +356,20 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
  * the sampler.
  */
 struct unwmaps *sampler_unwmaps(struct sampler *s);
+
+/* Whether the program walks Python frames (config python, tables, the kernel's fsbase). */
+bool sampler_python(const struct sampler *s);
+
+/*
+ * Loads process tgid's CPython layout (symbolizer/pyproc fills it), so that
+ * its samples get Python frames; replaces any earlier one. Returns 0,
+ * -EOPNOTSUPP when the program walks no Python frames, or -errno (-E2BIG:
+ * the map is full).
+ */
+int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_proc *py);
+
+/* Forgets process tgid's layout (it exited, or was not Python after an exec). */
+void sampler_python_forget(struct sampler *s, uint32_t tgid);
 
 /* The off-CPU time one off-CPU sample stands for, in ns (as configured). */
 uint64_t sampler_offcpu_period_ns(const struct sampler *s);

@@ -55,7 +55,8 @@ struct cli_sampling {
 enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CLI_OPT_SELF,
        CLI_OPT_ADDRESSES, CLI_OPT_STALL, CLI_OPT_MAX_SYMTAB, CLI_OPT_MAX_PERFMAP,
        CLI_OPT_UNWIND, CLI_OPT_MAX_FRAMES, CLI_OPT_UNWIND_MEMORY, CLI_OPT_MODE,
-       CLI_OPT_OFFCPU_PERIOD, CLI_OPT_OFFCPU_MIN, CLI_OPT_OFFCPU_RATE, CLI_OPT_SAMPLING_END };
+       CLI_OPT_OFFCPU_PERIOD, CLI_OPT_OFFCPU_MIN, CLI_OPT_OFFCPU_RATE, CLI_OPT_PYTHON,
+       CLI_OPT_NO_PYTHON, CLI_OPT_SAMPLING_END };
 #define CLI_SAMPLING_SHORTOPTS "p:c:F:"
 #define CLI_SAMPLING_OPTIONS                                                     \
 	{ "pid", required_argument, NULL, 'p' },                                 \
@@ -76,7 +77,9 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	{ "mode", required_argument, NULL, CLI_OPT_MODE },                       \
 	{ "offcpu-period-us", required_argument, NULL, CLI_OPT_OFFCPU_PERIOD },  \
 	{ "offcpu-min-us", required_argument, NULL, CLI_OPT_OFFCPU_MIN },        \
-	{ "offcpu-max-rate", required_argument, NULL, CLI_OPT_OFFCPU_RATE }
+	{ "offcpu-max-rate", required_argument, NULL, CLI_OPT_OFFCPU_RATE },     \
+	{ "python", no_argument, NULL, CLI_OPT_PYTHON },                         \
+	{ "no-python", no_argument, NULL, CLI_OPT_NO_PYTHON }
 #define CLI_SAMPLING_USAGE                                                                   \
 	"  -p, --pid PID          profile this process (repeatable); default: all\n"          \
 	"  -c, --comm NAME        profile processes with this exact name (repeatable)\n"      \
@@ -96,6 +99,9 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	"                         (dwarf where the kernel can, else fp; the default)\n"       \
 	"      --max-frames N     deepest user stack with tables (1-4096, default 1024)\n"    \
 	"      --unwind-memory MIB  bound on unwind tables' memory (default 64)\n"            \
+	"      --no-python        no Python functions: CPython 3.11's frames show as\n"      \
+	"                         the interpreter's (--python, the default, names\n"         \
+	"                         them \"qualname (file.py:line)\"; needs dwarf)\n"          \
 	"      --no-kernel        leave kernel stacks out\n"                                  \
 	"      --no-user          leave user stacks out\n"                                    \
 	"      --include-idle     sample the idle task too\n"                                 \

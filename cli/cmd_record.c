@@ -230,6 +230,19 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		(unsigned long long)u->build_stalled, (unsigned long long)u->copy_waits,
 		(unsigned long long)(u->wait_timeout + u->wait_stalled),
 		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled);
+	if (sampler_python(s))
+		fprintf(stderr,
+			"ebprof: python: %llu processes walked, %llu profiled natively (warned), "
+			"%llu not loaded; %llu frames, %llu walks cut short by a read fault; names "
+			"%llu cached, %llu read, %llu of replaced code, %llu unreadable\n",
+			(unsigned long long)cs->python.loaded,
+			(unsigned long long)cs->python.unsupported,
+			(unsigned long long)cs->python.refused, (unsigned long long)t->py_frames,
+			(unsigned long long)t->py_faults,
+			(unsigned long long)cs->symbolizer.python_hits,
+			(unsigned long long)cs->symbolizer.python_reads,
+			(unsigned long long)cs->symbolizer.python_stale,
+			(unsigned long long)cs->symbolizer.python_faults);
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,

@@ -116,6 +116,12 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 	case CLI_OPT_NO_USER:
 		o->sampler.user_stacks = false;
 		return 1;
+	case CLI_OPT_PYTHON:
+		o->sampler.python = true;
+		return 1;
+	case CLI_OPT_NO_PYTHON:
+		o->sampler.python = false;
+		return 1;
 	case CLI_OPT_IDLE:
 		o->sampler.include_idle = true;
 		return 1;
@@ -233,6 +239,12 @@ bool cli_sampling_targets_alive(const struct cli_sampling *o)
 	return false;
 }
 
+/* A Python process profiled without its Python frames (render/pytrack), said once. */
+static void cli_warn(const char *message, void *ctx)
+{
+	fprintf(stderr, "ebprof %s: warning: %s\n", (const char *)ctx, message);
+}
+
 int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		       struct capture **cap, struct sampler **s)
 {
@@ -263,6 +275,10 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;
 	cc.unwind.max_frames = o->sampler.max_frames;
 	cli_sampling_weights(o, &cc);
+	if (!quiet) {
+		cc.warn = cli_warn;
+		cc.warn_ctx = (void *)cmd;
+	}
 	rc = capture_new(&cc, cap);
 	if (rc) {
 		fprintf(stderr, "ebprof %s: cannot start naming samples: %s\n", cmd,

@@ -28,6 +28,7 @@ void pconf_init(struct pconf *c)
 	c->frequency = PCONF_DEFAULT_FREQUENCY;
 	c->kernel_stacks = true;
 	c->user_stacks = true;
+	c->python = true;
 	c->top_functions = PCONF_DEFAULT_TOP;
 	c->keep_files = PCONF_DEFAULT_KEEP_FILES;
 	c->window_bytes = PCONF_DEFAULT_WINDOW_BYTES;
@@ -408,6 +409,8 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_bool(ci, &c->kernel_stacks);
 	} else if (strcasecmp(key, "UserStacks") == 0) {
 		err = pconf_bool(ci, &c->user_stacks);
+	} else if (strcasecmp(key, "Python") == 0) {
+		err = pconf_bool(ci, &c->python);
 	} else if (strcasecmp(key, "IncludeIdle") == 0) {
 		err = pconf_bool(ci, &c->include_idle);
 	} else if (strcasecmp(key, "IncludeSelf") == 0) {
@@ -466,7 +469,7 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 	} else {
 		ERROR(PLUGIN_LOG "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
-				       "IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
+				       "Python, IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
 				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "

@@ -58,6 +58,7 @@ struct pconf {
 	size_t n_processes;
 	bool kernel_stacks;
 	bool user_stacks;
+	bool python;		     /* CPython frames (sampler_config.python) */
 	bool include_idle;
 	bool include_self;	     /* profile collectd itself too */
 	bool addresses;		     /* "func+0x1f" instead of "func" */

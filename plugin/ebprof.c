@@ -214,6 +214,13 @@ static int ebprof_drain(struct sampler_stats *window, double *seconds, double *d
  * What degrades the graphs for as long as it lasts: said once, not every
  * read, and the values keep flowing.
  */
+/* A Python process profiled natively (render/pytrack says each reason once). */
+static void ebprof_warn(const char *message, void *ctx)
+{
+	(void)ctx;
+	WARNING(PLUGIN_LOG "%s", message);
+}
+
 static void ebprof_warn_once(const struct capture_stats *cs)
 {
 	const struct symbolizer_stats *sym = &cs->symbolizer;
@@ -398,6 +405,7 @@ static int ebprof_open_sampler(void)
 	sc.comms = (const char *const *)ebprof.conf.processes;
 	sc.n_comms = ebprof.conf.n_processes;
 	sc.kernel_stacks = ebprof.conf.kernel_stacks;
+	sc.python = ebprof.conf.python;
 	sc.user_stacks = ebprof.conf.user_stacks;
 	sc.include_idle = ebprof.conf.include_idle;
 	sc.include_self = ebprof.conf.include_self;
@@ -475,6 +483,7 @@ static int ebprof_open_capture(void)
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = ebprof.conf.unwind_bytes;
 	cc.unwind.max_frames = ebprof.conf.max_frames;
+	cc.warn = ebprof_warn;
 	/* Off-CPU samples go to their own profile, in microseconds. */
 	cc.offcpu_weight = ebprof.conf.offcpu_period_us ? ebprof.conf.offcpu_period_us
 							: SAMPLER_DEFAULT_OFFCPU_PERIOD_NS / 1000;

@@ -400,6 +400,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "truncated-unsupported", h->total.unw_unsupported },
 		{ "truncated-read_fault", h->total.unw_read_fault },
 		{ "truncated-depth_cap", h->total.unw_depth_cap },
+		/* A thread's Python frames cut short by a read fault (its native ones go on). */
+		{ "truncated-python", h->total.py_faults },
 		{ "copied", h->total.copied },
 		/* The unwind table cache (not losses). */
 		{ "unwind-built", h->unwind_built },

@@ -24,6 +24,7 @@
  * saw, and acts on a stall.
  */
 #include "render/capture.h"
+#include "render/pytrack.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -110,6 +111,8 @@ struct capture_worker {
 	uint64_t busy_build;	     /* the build it runs now (unwinder_job_ticket); 0: none */
 	struct capture_counts counts;
 	struct symbolizer_stats published; /* as of its last end of a drain */
+	struct pytrack *py;		   /* NULL: no Python frames; used unlocked, by the worker */
+	struct pytrack_stats py_published; /* as of its last end of a drain */
 	bool stop, abandoned, exited;
 	unsigned int refs;
 };
@@ -231,6 +234,7 @@ static void worker_put_unlock(struct capture_worker *w)
 	}
 	batch_free_list(w->head);
 	free(w->current);
+	pytrack_free(w->py);
 	free(w);
 	core_put_unlock(core);
 }
@@ -314,6 +318,8 @@ static bool worker_step(struct capture_worker *w)
 		w->busy = p;
 		pthread_mutex_unlock(&core->lock);
 		err = symbolizer_track(w->sym, p.tgid, p.start_time);
+		if (!err && w->py)
+			pytrack_process(w->py, p.tgid, p.start_time);
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;
@@ -398,14 +404,20 @@ static bool worker_step(struct capture_worker *w)
 	if (w->end_done < w->end_asked) {
 		uint64_t asked = w->end_asked;
 		struct symbolizer_stats st;
+		struct pytrack_stats py = { 0 };
 
 		pthread_mutex_unlock(&core->lock);
 		symbolizer_end_drain(w->sym);
 		symbolizer_stats(w->sym, &st);
+		if (w->py) {
+			pytrack_end_drain(w->py);
+			pytrack_stats(w->py, &py);
+		}
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;
 		w->published = st;
+		w->py_published = py;
 		w->end_done = asked;
 		w->progress++;
 		pthread_cond_broadcast(&core->done);
@@ -445,6 +457,15 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
+/* A Python tracker for a worker, when the sampler walks Python frames; else NULL. */
+static struct pytrack *capture_pytrack(struct capture *cap)
+{
+	if (!cap->sampler || !sampler_python(cap->sampler))
+		return NULL;
+	return pytrack_new(cap->sampler, cap->config.symbolizer.proc_root, cap->config.warn,
+			   cap->config.warn_ctx);
+}
+
 /* A new worker with a new symbolizer, started; NULL when that fails. */
 static struct capture_worker *worker_new(struct capture *cap)
 {
@@ -466,6 +487,7 @@ static struct capture_worker *worker_new(struct capture *cap)
 	}
 	pthread_mutex_lock(&cap->core->lock);
 	w->unwinder = cap->unwinder;
+	w->py = capture_pytrack(cap);
 	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
 	w->n_quarantine = cap->n_quarantine;
 	w->core = cap->core;
@@ -521,6 +543,10 @@ static void symbolizer_counters_add(struct symbolizer_stats *to,
 	to->elf_breaches.sections += from->elf_breaches.sections;
 	to->perfmap_lines_too_long += from->perfmap_lines_too_long;
 	to->perfmaps_truncated += from->perfmaps_truncated;
+	to->python_hits += from->python_hits;
+	to->python_reads += from->python_reads;
+	to->python_stale += from->python_stale;
+	to->python_faults += from->python_faults;
 }
 
 static void quarantine_add(struct capture *cap, struct capture_process p)
@@ -869,8 +895,11 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 		/* Its builds run on the worker, under the watchdog, never on the watch thread. */
 		unwinder_set_builder(cap->unwinder, capture_wake, cap->core);
 		pthread_mutex_lock(&cap->core->lock);
-		if (cap->worker)
+		if (cap->worker) {
 			cap->worker->unwinder = cap->unwinder;
+			/* Before the watch thread starts: nothing is tracked yet. */
+			cap->worker->py = capture_pytrack(cap);
+		}
 		pthread_mutex_unlock(&cap->core->lock);
 		sampler_set_copy_handler(sampler, unwinder_unwind_copy, cap->unwinder);
 	}
@@ -924,15 +953,18 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 {
 	struct capture_counts counts;
 	struct symbolizer_stats sym = { 0 };
+	struct pytrack_stats py = { 0 };
 
 	pthread_mutex_lock(&cap->core->lock);
 	counts = cap->retired_counts;
 	if (cap->worker) {
 		sym = cap->worker->published;
 		counts_add(&counts, &cap->worker->counts);
+		py = cap->worker->py_published;
 	}
 	symbolizer_counters_add(&sym, &cap->retired);
 	*stats = (struct capture_stats){
+		.python = py,
 		.received = cap->received,
 		.lost_stalled = cap->lost_stalled,
 		.lost_memory = counts.lost_memory,

@@ -49,6 +49,7 @@
 
 #include "bpf/sampler.h"
 #include "render/profile.h"
+#include "render/pytrack.h"
 #include "symbolizer/symbolizer.h"
 #include "symbolizer/unwinder.h"
 
@@ -81,6 +82,13 @@ struct capture_config {
 	 */
 	uint64_t cpu_weight;
 	uint64_t offcpu_weight;
+	/*
+	 * Said once per distinct reason, on the worker's thread: a Python
+	 * process profiled without its Python frames (render/pytrack). NULL:
+	 * not said (counted in capture_stats.python).
+	 */
+	void (*warn)(const char *message, void *ctx);
+	void *warn_ctx;
 };
 
 void capture_config_init(struct capture_config *config);
@@ -151,6 +159,7 @@ struct capture_stats {
 	uint64_t track_dropped; /* new-process reports not queued: the queue was full */
 	bool given_up;		/* CAPTURE_MAX_STALLS reached: nothing is named any more */
 	bool unwinding;		/* user stacks by tables: unwind below is filled */
+	struct pytrack_stats python; /* Python processes (render/pytrack), as of the last drain */
 	struct unwinder_stats unwind;
 };
 

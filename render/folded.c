@@ -109,7 +109,8 @@ static enum frame_kind folded_frame_kind(char *name, size_t len)
 	static const struct {
 		char letter;
 		enum frame_kind kind;
-	} suffixes[] = { { 'k', FRAME_KERNEL }, { 'j', FRAME_JIT }, { 'i', FRAME_INLINED } };
+	} suffixes[] = { { 'k', FRAME_KERNEL }, { 'j', FRAME_JIT }, { 'i', FRAME_INLINED },
+		       { 'p', FRAME_PYTHON } };
 
 	if (len < 4 || memcmp(name + len - 4, "_[", 2) || name[len - 1] != ']')
 		return FRAME_USER;

@@ -165,7 +165,9 @@ struct svg_range {
 /* Warm for user code as flamegraph.pl's users expect, red-orange for the
  * kernel, aqua for JIT code, light blue for inlined frames, greys for the
  * process root and unresolved frames, deep blue for the state an off-CPU
- * stack waited in (flamegraph.pl's off-CPU graphs are blue). */
+ * stack waited in (flamegraph.pl's off-CPU graphs are blue), violet for
+ * Python functions (apart from every other kind, the warm native ones
+ * they sit on most of all). */
 static const struct svg_range svg_palette[FRAME_KIND_NR] = {
 	[FRAME_PROCESS] = { { 180, 180, 180 }, { 30, 30, 30 } },
 	[FRAME_USER] = { { 225, 110, 30 }, { 30, 110, 40 } },
@@ -174,6 +176,7 @@ static const struct svg_range svg_palette[FRAME_KIND_NR] = {
 	[FRAME_INLINED] = { { 140, 185, 230 }, { 40, 35, 25 } },
 	[FRAME_UNKNOWN] = { { 150, 150, 160 }, { 20, 20, 20 } },
 	[FRAME_OFFCPU] = { { 40, 70, 190 }, { 30, 40, 50 } },
+	[FRAME_PYTHON] = { { 150, 90, 200 }, { 40, 40, 40 } },
 };
 
 /* The same name gets the same colour in every graph: FNV-1a, no random. */

@@ -15,6 +15,8 @@ const char *frame_kind_suffix(enum frame_kind kind)
 		return "_[j]";
 	case FRAME_INLINED:
 		return "_[i]";
+	case FRAME_PYTHON:
+		return "_[p]"; /* ours: flamegraph.pl shows it as part of the name */
 	default:
 		return "";
 	}
@@ -42,7 +44,7 @@ const char *frame_kind_name(enum frame_kind kind)
 		[FRAME_PROCESS] = "process", [FRAME_USER] = "user",
 		[FRAME_KERNEL] = "kernel",   [FRAME_JIT] = "jit",
 		[FRAME_INLINED] = "inlined", [FRAME_UNKNOWN] = "unknown",
-		[FRAME_OFFCPU] = "off-cpu",
+		[FRAME_OFFCPU] = "off-cpu", [FRAME_PYTHON] = "python",
 	};
 
 	if ((unsigned int)kind >= FRAME_KIND_NR)

@@ -20,6 +20,7 @@ enum frame_kind {
 	FRAME_INLINED, /* inlined into its caller */
 	FRAME_UNKNOWN, /* not resolved: "[unknown]" or "[module+0xoff]" */
 	FRAME_OFFCPU,  /* the leaf of an off-CPU stack: "[off-cpu: sleep]" (frame_offcpu_name) */
+	FRAME_PYTHON,  /* a CPython function: "qualname (file.py:line)" (symbolizer/pycode) */
 	FRAME_KIND_NR,
 };
 
@@ -44,7 +45,7 @@ struct frame {
 	uint64_t address;
 };
 
-/* The folded-text suffix of a kind ("_[k]", "_[j]", "_[i]"), or "". */
+/* The folded-text suffix of a kind ("_[k]", "_[j]", "_[i]", "_[p]"), or "". */
 const char *frame_kind_suffix(enum frame_kind kind);
 
 /*

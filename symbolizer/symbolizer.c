@@ -31,6 +31,9 @@
  * becomes one FRAME_KERNEL frame named "[kernel]": the time stays visible
  * and coloured as kernel time, and it is counted as unresolved.
  */
+#include <linux/types.h>
+
+#include "bpf/ebprof.h"
 #include "bpf/grow.h"
 #include "symbolizer/symbolizer.h"
 
@@ -54,6 +57,7 @@
 #include "symbolizer/elfsym.h"
 #include "symbolizer/ksyms.h"
 #include "symbolizer/perfmap.h"
+#include "symbolizer/pycode.h"
 #include "symbolizer/procmaps.h"
 #include "symbolizer/proctab.h"
 #include "symbolizer/target.h"
@@ -73,6 +77,7 @@ struct symbolizer {
 	struct elfsym *vdso;		  /* our own vDSO's table; NULL when unreadable */
 	bool vdso_tried;
 	struct proctab *procs; /* the process records (proctab.h) */
+	struct pycode_cache *pycode; /* Python frames' code objects */
 	/* The names of the frames of the last call, where each starts, and
 	 * the mapping each frame's code is in (frame.mapping points here).
 	 * A mapping's path and build-id are copied into names too (map_offs
@@ -144,6 +149,9 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	});
 	if (!sym->procs)
 		goto err_free;
+	sym->pycode = pycode_cache_new(0);
+	if (!sym->pycode)
+		goto err_free;
 	if (!config->raw_names) {
 		sym->demangled = demangle_cache_new(0);
 		if (!sym->demangled)
@@ -169,6 +177,7 @@ void symbolizer_free(struct symbolizer *sym)
 		return;
 	proctab_free(sym->procs); /* first: the records let go of the tables they hold */
 	ksyms_free(sym->ksyms);
+	pycode_cache_free(sym->pycode);
 	elfcache_free(sym->elfs);
 	elfsym_free(sym->vdso);
 	demangle_cache_free(sym->demangled);
@@ -577,6 +586,25 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	}
 }
 
+/*
+ * A Python frame (its two slots, bpf/ebprof.h): "qualname (file.py:line)",
+ * or why not as an unresolved frame.
+ */
+static void python_frame(struct symbolizer *sym, struct stack_out *out,
+			 const struct symbolizer_sample *sample, uint64_t first, uint64_t second)
+{
+	char name[1200];
+	int err;
+
+	err = pycode_name(sym->pycode, sample->tgid, sample->start_time, first, second, name,
+			  sizeof(name));
+	if (!err)
+		emit(sym, out, FRAME_PYTHON, names_add(sym, "%s", name));
+	else
+		emit(sym, out, FRAME_UNKNOWN,
+		     names_add(sym, err == -ESTALE ? "[python: code replaced]" : "[python]"));
+}
+
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
 			 uint64_t adjust)
 {
@@ -656,6 +684,12 @@ size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *
 		for (size_t i = n_uips; i-- > 0;) {
 			uint64_t adjust = i > 0 && uips[i] ? 1 : 0;
 
+			/* A Python frame's second slot never has the tag; its first always. */
+			if (i > 0 && (uips[i - 1] & EBPROF_PY_FRAME)) {
+				python_frame(sym, &stack, sample, uips[i - 1], uips[i]);
+				i--;
+				continue;
+			}
 			if (proc)
 				user_frame(sym, &stack, proc, uips[i] - adjust, adjust);
 			else
@@ -699,9 +733,11 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 {
 	struct elfcache_stats cache;
 	struct proctab_stats procs;
+	struct pycode_stats py;
 
 	proctab_stats(sym->procs, &procs);
 	elfcache_stats(sym->elfs, &cache);
+	pycode_stats(sym->pycode, &py);
 	*stats = (struct symbolizer_stats){
 	    .frames = sym->frames,
 	    .unresolved = sym->unresolved,
@@ -727,6 +763,10 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 			   sym->name_offs_cap * (sizeof(*sym->name_offs) + sizeof(*sym->mappings) +
 						 sizeof(*sym->map_offs)),
 	    .evicted_over_bytes = procs.evicted_over_bytes,
+	    .python_hits = py.hits,
+	    .python_reads = py.misses,
+	    .python_stale = py.stale,
+	    .python_faults = py.faults,
 	};
 	target_stats(sym->gate, stats->refused);
 }

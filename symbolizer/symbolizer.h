@@ -170,6 +170,10 @@ struct symbolizer_stats {
 	uint64_t perfmap_bytes; /* of those, perf maps */
 	uint64_t names_bytes;	/* demangled names, and the names of the last stack */
 	uint64_t evicted_over_bytes; /* records dropped at the process_bytes bound, ever */
+	/* Python frames (symbolizer/pycode), ever: named from the cache or read; in
+	 * unresolved, those whose code object was replaced since the sample
+	 * ("[python: code replaced]") or could not be read ("[python]"). */
+	uint64_t python_hits, python_reads, python_stale, python_faults;
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

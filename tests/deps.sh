@@ -11,6 +11,8 @@ pkgs=(
 	libcmocka-dev collectd-core collectd-dev
 	liblzma-dev g++ xz-utils
 	linux-perf bpftrace libxml2-utils python3 binutils nodejs
+	# Debian's own CPython 3.11, whose frames tests/e2e/43_names_python.sh names
+	python3.11
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	libdw-dev

@@ -1228,6 +1228,66 @@ class Bench:
             f.write("unset multiplot\n")
         subprocess.run(["gnuplot", gp], check=True, cwd=self.out)
 
+    def section_python(self):
+        """BPF ns/sample on Python stacks, with Python frames against without.
+
+        One Debian python3.11 per CPU spinning 50 recursive Python calls
+        deep (examples/pydeep.py: 52 Python frames a sample), sampled
+        system-wide at 999 Hz by ebprof and by ebprof --no-python, paired
+        and shuffled as the kernel section pairs ebprof with bpftrace; then
+        the profiler's own CPU per 1000 samples, with and without.
+        """
+        log("10 Python frames: kernel ns/sample and user CPU, --python against --no-python")
+        py = "/usr/bin/python3.11"
+        if not os.access(py, os.X_OK):
+            raise RuntimeError("%s is missing: make deps installs python3.11" % py)
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        secs = self.dur(3, 1)
+        self.bg.stop()
+        for _ in range(NCPU):
+            self.bg.start([py, os.path.join(ROOT, "examples", "pydeep.py"), "100000"])
+        time.sleep(0.5)
+        ns = {"python": [], "native": []}
+        ratios, counts = [], []
+        try:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+            for _ in range(self.reps):
+                order = ["python", "native"]
+                self.rng.shuffle(order)
+                got = {k: self.kernel_cost("ebprof", 999, secs,
+                                           [] if k == "python" else ["--no-python"])
+                       for k in order}
+                for k in order:
+                    ns[k].append(got[k][0])
+                counts.append(got["python"][1])
+                ratios.append(got["python"][0] / got["native"][0])
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            # The profiler's own CPU (naming the frames) per 1000 samples.
+            per_k = {"python": [], "native": []}
+            user_ratios = []
+            for _ in range(max(1, self.reps - 2)):
+                order = ["python", "native"]
+                self.rng.shuffle(order)
+                got = {}
+                for k in order:
+                    cpu, _, samples, _, _ = self.user_run(
+                        "ebprof", 999, secs * 2, [] if k == "python" else ["--no-python"])
+                    got[k] = 1000 * cpu / samples if samples else float("nan")
+                    per_k[k].append(got[k])
+                user_ratios.append(got["python"] / got["native"])
+        finally:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            self.bg.stop()
+        self.res.add("10 python", "ns/sample, 52 Python frames", "ebprof", median(ns["python"]),
+                     "ns", 999, "ebprof --no-python", median(ns["native"]), median(ratios),
+                     self.reps, "examples/pydeep.py on every CPU; ~%d samples/run"
+                     % median(counts))
+        self.res.add("10 python", "CPU per 1000 samples, Python workload", "ebprof record",
+                     median(per_k["python"]) * 1e3, "ms", 999, "ebprof --no-python",
+                     median(per_k["native"]) * 1e3, median(user_ratios), len(user_ratios),
+                     "the same processes; py-spy is not packaged in Debian 12 (no PyPI here)")
+
     def section_offcpu(self):
         log("9 off-CPU cost per context switch")
         offcpu_bench.section_offcpu(self, EBPROF, TOOLS, median)
@@ -1238,7 +1298,8 @@ class Bench:
                  ("user", self.section_user), ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols),
                  ("render", self.section_render), ("top", self.section_top),
-                 ("unwind", self.section_unwind), ("offcpu", self.section_offcpu)]
+                 ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
+                 ("python", self.section_python)]
         t0 = time.time()
         for name, fn in steps:
             if "all" in sections or name in sections:
@@ -1280,7 +1341,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,collectd,symbols,render,top,unwind,offcpu "
+                    help="comma list of kernel,slowdown,user,collectd,symbols,render,top,unwind,"
+                         "offcpu,python "
                          "(default all)")
     args = ap.parse_args()
     if os.geteuid() != 0:

@@ -58,6 +58,8 @@ check "4 symbols" "warm resolves" "symbench resolve"
 check "5 render" "render time" "ebprof render" anchor
 check "5 render" "render peak RSS" "ebprof render" anchor
 check "5 render" "SVG size" "ebprof render" anchor
+check "10 python" "ns/sample, 52 Python frames" ebprof anchor
+check "10 python" "CPU per 1000 samples, Python workload" "ebprof record" anchor
 check "6 scaling" "ns/sample by depth" ebprof anchor
 check "6 scaling" "user CPU by unique stacks" "ebprof record"
 check "7 top" "CPU share of one core" "ebprof top" anchor

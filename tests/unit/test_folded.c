@@ -68,6 +68,35 @@ static void test_writer_marks_kinds_with_flamegraph_suffixes(void **state)
 	profile_free(p);
 }
 
+/* Python frames: "_[p]" out, and read back as Python frames. */
+static void test_python_frames_round_trip(void **state)
+{
+	struct profile *p = profile_new(), *q = profile_new();
+	struct frame f[] = {
+		{ "python3.11", FRAME_PROCESS }, { "_PyEval_EvalFrameDefault", FRAME_USER },
+		{ "<module> (app.py:24)", FRAME_PYTHON }, { "Worker.run (app.py:7)", FRAME_PYTHON },
+	};
+	const struct profile_node *n;
+	char *text;
+	FILE *in;
+
+	(void)state;
+	assert_int_equal(profile_add(p, f, 4, 3), 0);
+	text = write_text(p);
+	assert_string_equal(text, "python3.11;_PyEval_EvalFrameDefault;<module> (app.py:24)_[p];"
+				  "Worker.run (app.py:7)_[p] 3\n");
+	in = fmemopen(text, strlen(text), "r");
+	assert_non_null(in);
+	assert_int_equal(folded_read(q, in, NULL), 0);
+	fclose(in);
+	n = profile_node_child(profile_node_child(profile_node_child(profile_root(q), 0), 0), 0);
+	assert_string_equal(profile_node_name(n), "<module> (app.py:24)");
+	assert_int_equal(profile_node_kind(n), FRAME_PYTHON);
+	free(text);
+	profile_free(p);
+	profile_free(q);
+}
+
 /* Only stacks that ended somewhere get a line, in the stable order. */
 static void test_writer_emits_one_line_per_leaf_in_stable_order(void **state)
 {
@@ -418,6 +447,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writer_marks_kinds_with_flamegraph_suffixes),
+		cmocka_unit_test(test_python_frames_round_trip),
 		cmocka_unit_test(test_writer_emits_one_line_per_leaf_in_stable_order),
 		cmocka_unit_test(test_hostile_name_never_splits_a_line_or_adds_frames),
 		cmocka_unit_test(test_reader_takes_flamegraph_pl_lines),

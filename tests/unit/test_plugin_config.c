@@ -88,6 +88,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c.top_functions, 20);
 	assert_true(c.kernel_stacks);
 	assert_true(c.user_stacks);
+	assert_true(c.python);
 	assert_false(c.include_idle);
 	assert_false(c.include_self);
 	assert_false(c.addresses);
@@ -113,6 +114,7 @@ static void test_every_key(void **state)
 		{ "Process", V_STR, 0, "fifteen_chars__" },
 		{ "KernelStacks", V_BOOL, 0, NULL },
 		{ "UserStacks", V_BOOL, 1, NULL },
+		{ "Python", V_BOOL, 0, NULL },
 		{ "IncludeIdle", V_BOOL, 1, NULL },
 		{ "IncludeSelf", V_STR, 0, "yes" },
 		{ "Addresses", V_BOOL, 1, NULL },
@@ -138,6 +140,7 @@ static void test_every_key(void **state)
 	assert_string_equal(c.processes[1], "fifteen_chars__");
 	assert_false(c.kernel_stacks);
 	assert_true(c.user_stacks);
+	assert_false(c.python);
 	assert_true(c.include_idle);
 	assert_true(c.include_self);
 	assert_true(c.addresses);

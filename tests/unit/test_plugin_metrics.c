@@ -109,6 +109,19 @@ static void test_self_and_total_of_a_known_profile(void **state)
 	assert_int_equal(b->n, 13);
 }
 
+/* Python functions are top functions like any other, under their kind's suffix. */
+static void test_python_functions(void **state)
+{
+	struct metrics_test *t = *state;
+
+	ADD(t->p, 60, FRAME_PYTHON, "python3.11", "_PyEval_EvalFrameDefault", "spin (app.py:14)");
+	ADD(t->p, 40, FRAME_USER, "python3.11", "_PyEval_EvalFrameDefault", "PyObject_Malloc");
+	assert_int_equal(metrics_functions(&t->b, t->p, 20, 100, 1.0), 0);
+	assert_float_equal(gauge_of(&t->b, "self", "spin (app.py:14)_[p]"), 60.0, 1e-9);
+	assert_float_equal(gauge_of(&t->b, "self", "PyObject_Malloc"), 40.0, 1e-9);
+	assert_float_equal(gauge_of(&t->b, "total", "_PyEval_EvalFrameDefault"), 100.0, 1e-9);
+}
+
 /* Top N by self, in order, and the top N plus [other] is every sample. */
 static void test_top_n_plus_other_is_every_sample(void **state)
 {
@@ -594,6 +607,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_types_are_stock, metrics_setup, metrics_teardown),
 		cmocka_unit_test(test_heap_and_cache_sizes),
 		cmocka_unit_test(test_offcpu_time_per_function_and_state),
+	    cmocka_unit_test_setup_teardown(test_python_functions, metrics_setup, metrics_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

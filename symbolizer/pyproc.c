@@ -1,0 +1,485 @@
+/*
+ * pyproc: recognizing a CPython process and checking its layout (see
+ * pyproc.h). Runs on the capture's worker, which may read a process's
+ * files; reads a few hundred bytes of the process's memory.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "symbolizer/cfi.h"
+#include "symbolizer/procmaps.h"
+#include "symbolizer/pyproc.h"
+
+/*
+ * The rows. 3.11 from its headers (Include/cpython/code.h, pystate.h,
+ * Include/internal/pycore_frame.h, pycore_runtime.h), verified on
+ * Debian 12's /usr/bin/python3.11 (3.11.2) with ctypes in the process.
+ */
+static const struct pyproc_layout pyproc_layouts[] = {
+	{
+		.major = 3, .minor = 11,
+		.runtime_tss = 0x250, .runtime_interp_head = 0x28,
+		.interp_threads_head = 16, .tstate_thread_id = 152,
+		.tstate_cframe = 56, .cframe_frame = 8,
+		.frame_code = 32, .frame_previous = 48, .frame_prev_instr = 56,
+		.frame_is_entry = 68,
+		.code_size = 184, .code_flags = 48, .code_argcount = 56, .code_kwonly = 64,
+		.code_firstlineno = 72, .code_filename = 112, .code_name = 120,
+		.code_qualname = 128, .code_linetable = 136,
+		.str_length = 16, .str_state = 32, .str_ascii_data = 48, .str_compact_data = 72,
+		.bytes_size = 16, .bytes_data = 32,
+	},
+};
+
+#define PYPROC_N_LAYOUTS (sizeof(pyproc_layouts) / sizeof(pyproc_layouts[0]))
+
+/* PyTypeObject's tp_basicsize and tp_members; PyMemberDef's size and fields (stable ABI). */
+#define PYPROC_TP_BASICSIZE 32
+#define PYPROC_TP_MEMBERS 240
+#define PYPROC_MEMBERDEF_SIZE 40
+#define PYPROC_MEMBERDEF_OFFSET 16
+#define PYPROC_MAX_MEMBERS 64
+/* Branches into one other FDE that make it the evaluation function's .cold part. */
+#define PYPROC_COLD_MIN 16
+#define PYPROC_MAX_EVAL_BYTES (1u << 20)
+
+const struct pyproc_layout *pyproc_layout(unsigned int version)
+{
+	return version < PYPROC_N_LAYOUTS ? &pyproc_layouts[version] : NULL;
+}
+
+int64_t pyproc_tsd_offset(uint32_t key)
+{
+	return key < 32 ? 0x310 + 16 * (int64_t)key + 8 : -1;
+}
+
+int pyproc_read(uint32_t tgid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t n = process_vm_readv((pid_t)tgid, &local, 1, &remote, 1, 0);
+
+	if (n < 0)
+		return errno == ESRCH ? -ESRCH : -EFAULT;
+	return (size_t)n == len ? 0 : -EFAULT;
+}
+
+static int pyproc_u64(uint32_t tgid, uint64_t addr, uint64_t *v)
+{
+	return pyproc_read(tgid, addr, v, sizeof(*v));
+}
+
+/* What a candidate file exports (addresses as linked; 0: absent). */
+struct pyproc_symbols {
+	uint64_t version, eval, eval_size, cold, cold_size, runtime, code_type;
+	uint64_t bias; /* run-time address = linked address + bias */
+};
+
+static void pyproc_take_symbol(struct pyproc_symbols *y, const char *name, const GElf_Sym *sym)
+{
+	if (!strcmp(name, "Py_Version"))
+		y->version = sym->st_value;
+	else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
+		y->eval = sym->st_value;
+		y->eval_size = sym->st_size;
+	} else if (!strcmp(name, "_PyEval_EvalFrameDefault.cold")) {
+		y->cold = sym->st_value;
+		y->cold_size = sym->st_size;
+	} else if (!strcmp(name, "_PyRuntime"))
+		y->runtime = sym->st_value;
+	else if (!strcmp(name, "PyCode_Type"))
+		y->code_type = sym->st_value;
+}
+
+/* The symbols of .dynsym and .symtab (a .cold part is only ever a local one). */
+static void pyproc_read_symbols(Elf *e, struct pyproc_symbols *y)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		Elf_Data *d;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_value || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (name && (name[0] == 'P' || name[0] == '_'))
+				pyproc_take_symbol(y, name, &sym);
+		}
+	}
+}
+
+/* The load bias of the file mapped by m: its PT_LOAD that holds m's offset. */
+static int pyproc_bias(Elf *e, const struct procmaps_mapping *m, uint64_t *bias)
+{
+	size_t n;
+
+	if (elf_getphdrnum(e, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (m->pgoff >= (ph.p_offset & ~0xfffull) && m->pgoff < ph.p_offset + ph.p_filesz) {
+			*bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* The FDE (index in fns) that holds vaddr, or n. */
+static size_t pyproc_fde_at(const struct cfi_function *fns, size_t n, uint64_t vaddr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fns[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && vaddr < fns[lo - 1].end ? lo - 1 : n;
+}
+
+/*
+ * The evaluation function's .cold part where no symbol names it (Debian's
+ * stripped python3.11): GCC moves the function's unlikely paths into a
+ * piece of their own, with an FDE of its own, that only the function
+ * jumps to. The near jumps (e9 rel32, 0f 8x rel32) in the function's
+ * bytes that land outside it are counted per FDE; the FDE at least
+ * PYPROC_COLD_MIN of them land in, and most, is the cold part. Bytes taken
+ * for a jump by mistake land anywhere; 3.11.2's 379 real ones land in one
+ * FDE of 13.9 KB.
+ */
+static void pyproc_find_cold(int fd, struct pyproc_symbols *y)
+{
+	const struct cfi_function *fns;
+	uint32_t *hits = NULL;
+	struct cfi *cfi = NULL;
+	uint8_t *code = NULL;
+	size_t n = 0, best = 0;
+	uint64_t off;
+
+	if (y->cold || !y->eval_size || y->eval_size > PYPROC_MAX_EVAL_BYTES ||
+	    cfi_open_fd(fd, NULL, &cfi))
+		return;
+	if (cfi_vaddr_to_offset(cfi, y->eval, &off))
+		goto out;
+	fns = cfi_functions(cfi, &n);
+	code = malloc(y->eval_size);
+	hits = calloc(n + 1, sizeof(*hits));
+	if (!n || !code || !hits || pread(fd, code, y->eval_size, (off_t)off) != (ssize_t)y->eval_size)
+		goto out;
+	for (uint64_t i = 0; i + 6 <= y->eval_size; i++) {
+		uint64_t len = code[i] == 0xe9 ? 5 : code[i] == 0x0f && (code[i + 1] & 0xf0) == 0x80 ? 6
+										       : 0;
+		int32_t rel;
+		uint64_t to;
+
+		if (!len)
+			continue;
+		memcpy(&rel, code + i + len - 4, 4);
+		to = y->eval + i + len + (int64_t)rel;
+		if (to < y->eval || to >= y->eval + y->eval_size)
+			hits[pyproc_fde_at(fns, n, to)]++;
+	}
+	for (size_t k = 0; k < n; k++)
+		if (hits[k] > hits[best])
+			best = k;
+	if (hits[best] >= PYPROC_COLD_MIN) {
+		y->cold = fns[best].start;
+		y->cold_size = fns[best].end - fns[best].start;
+	}
+out:
+	free(hits);
+	free(code);
+	cfi_free(cfi);
+}
+
+/* Opens the mapped file (as the process sees it) and reads its symbols. */
+static int pyproc_examine(const char *proc_root, uint32_t tgid, const struct procmaps_mapping *m,
+			  struct pyproc_symbols *y)
+{
+	char path[PATH_MAX];
+	Elf *e;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
+		 m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/%u/root%.*s", proc_root, tgid, (int)m->path_len,
+			 m->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	memset(y, 0, sizeof(*y));
+	pyproc_read_symbols(e, y);
+	err = pyproc_bias(e, m, &y->bias);
+	if (!err && y->version && y->eval)
+		pyproc_find_cold(fd, y);
+	elf_end(e);
+	close(fd);
+	return err;
+}
+
+/* Whether a mapping's file may be an interpreter: the executable, or a libpython. */
+static bool pyproc_candidate(const struct procmaps_mapping *m, const char *exe)
+{
+	const char *base = m->path, *slash;
+
+	if (!m->exec || !m->inode || !m->path_len || m->path[0] != '/')
+		return false;
+	if (strlen(exe) == m->path_len && !memcmp(exe, m->path, m->path_len))
+		return true;
+	for (slash = m->path; slash < m->path + m->path_len; slash++)
+		if (*slash == '/')
+			base = slash + 1;
+	return (size_t)(m->path + m->path_len - base) > 9 && !memcmp(base, "libpython", 9);
+}
+
+/* The row for a Py_Version (0xMMmmppxx), or -1. */
+static int pyproc_row(uint32_t hexversion)
+{
+	for (size_t i = 0; i < PYPROC_N_LAYOUTS; i++)
+		if (pyproc_layouts[i].major == (hexversion >> 24) &&
+		    pyproc_layouts[i].minor == ((hexversion >> 16) & 0xff))
+			return (int)i;
+	return -1;
+}
+
+/* The member table of PyCode_Type must place each field the row names where the row does. */
+static int pyproc_check_code_type(uint32_t tgid, uint64_t code_type, const struct pyproc_layout *l,
+				  char *why, size_t whylen)
+{
+	static const struct {
+		const char *name;
+		size_t at;
+	} want[] = {
+		{ "co_flags", offsetof(struct pyproc_layout, code_flags) },
+		{ "co_argcount", offsetof(struct pyproc_layout, code_argcount) },
+		{ "co_kwonlyargcount", offsetof(struct pyproc_layout, code_kwonly) },
+		{ "co_firstlineno", offsetof(struct pyproc_layout, code_firstlineno) },
+		{ "co_filename", offsetof(struct pyproc_layout, code_filename) },
+		{ "co_name", offsetof(struct pyproc_layout, code_name) },
+		{ "co_qualname", offsetof(struct pyproc_layout, code_qualname) },
+		{ "co_linetable", offsetof(struct pyproc_layout, code_linetable) },
+	};
+	unsigned int found = 0;
+	uint64_t size, members;
+
+	if (pyproc_u64(tgid, code_type + PYPROC_TP_BASICSIZE, &size) ||
+	    pyproc_u64(tgid, code_type + PYPROC_TP_MEMBERS, &members) || !members) {
+		snprintf(why, whylen, "PyCode_Type at 0x%" PRIx64 " could not be read", code_type);
+		return -EPROTONOSUPPORT;
+	}
+	if (size != l->code_size) {
+		snprintf(why, whylen, "PyCode_Type's tp_basicsize is %" PRIu64 ", not %u",
+			 size, l->code_size);
+		return -EPROTONOSUPPORT;
+	}
+	for (unsigned int i = 0; i < PYPROC_MAX_MEMBERS; i++) {
+		uint64_t def[PYPROC_MEMBERDEF_SIZE / 8];
+		char name[32] = "";
+
+		if (pyproc_read(tgid, members + (uint64_t)i * PYPROC_MEMBERDEF_SIZE, def, sizeof(def)))
+			break;
+		if (!def[0])
+			break; /* the table's end */
+		if (pyproc_read(tgid, def[0], name, sizeof(name) - 1))
+			continue;
+		for (size_t k = 0; k < sizeof(want) / sizeof(want[0]); k++) {
+			uint16_t expect;
+
+			if (strcmp(name, want[k].name))
+				continue;
+			memcpy(&expect, (const char *)l + want[k].at, sizeof(expect));
+			if (def[PYPROC_MEMBERDEF_OFFSET / 8] != expect) {
+				snprintf(why, whylen, "PyCode_Type says %s is at %" PRIu64
+					 ", the table says %u", name,
+					 def[PYPROC_MEMBERDEF_OFFSET / 8], expect);
+				return -EPROTONOSUPPORT;
+			}
+			found |= 1u << k;
+		}
+	}
+	if (found != (1u << (sizeof(want) / sizeof(want[0]))) - 1) {
+		snprintf(why, whylen, "PyCode_Type's member table lacks some of co_flags .. "
+			 "co_linetable (found mask 0x%x)", found);
+		return -EPROTONOSUPPORT;
+	}
+	return 0;
+}
+
+/*
+ * The TSD key from _PyRuntime, and the check that the main thread's
+ * state is in the slot where the BPF walk will look for it.
+ */
+static int pyproc_check_tsd(uint32_t tgid, uint64_t runtime, const struct pyproc_layout *l,
+			    uint64_t *tsd_offset, char *why, size_t whylen)
+{
+	uint32_t tss[2];
+	uint64_t interp, tstate, thread, slot;
+	int64_t off;
+
+	if (pyproc_read(tgid, runtime + l->runtime_tss, tss, sizeof(tss))) {
+		snprintf(why, whylen, "_PyRuntime at 0x%" PRIx64 " could not be read", runtime);
+		return -EPROTONOSUPPORT;
+	}
+	if (pyproc_u64(tgid, runtime + l->runtime_interp_head, &interp) || !interp || !tss[0] ||
+	    pyproc_u64(tgid, interp + l->interp_threads_head, &tstate) || !tstate)
+		return -EAGAIN; /* not initialized yet */
+	off = pyproc_tsd_offset(tss[1]);
+	if (off < 0) {
+		snprintf(why, whylen, "its thread-state TSD key is %u; only keys below 32 are "
+			 "walked", tss[1]);
+		return -EPROTONOSUPPORT;
+	}
+	/* The list's head is the newest thread; any thread will do for the check. */
+	if (pyproc_u64(tgid, tstate + l->tstate_thread_id, &thread) || !thread ||
+	    pyproc_u64(tgid, thread + (uint64_t)off, &slot) || slot != tstate) {
+		snprintf(why, whylen, "the thread state 0x%" PRIx64 " is not in glibc's TSD slot "
+			 "of key %u (fsbase+0x%" PRIx64 "): a C library laid out otherwise",
+			 tstate, tss[1], (uint64_t)off);
+		return -EPROTONOSUPPORT;
+	}
+	*tsd_offset = (uint64_t)off;
+	return 0;
+}
+
+static void pyproc_fill(struct ebprof_py_proc *out, const struct pyproc_layout *l, int row,
+			const struct pyproc_symbols *y, uint64_t tsd_offset)
+{
+	out->eval_start = y->eval + y->bias;
+	out->eval_end = out->eval_start + y->eval_size;
+	if (y->cold) {
+		out->cold_start = y->cold + y->bias;
+		out->cold_end = out->cold_start + y->cold_size;
+	}
+	out->tsd_offset = tsd_offset;
+	out->version = (uint32_t)row;
+	out->tstate_cframe = l->tstate_cframe;
+	out->cframe_frame = l->cframe_frame;
+	out->frame_code = l->frame_code;
+	out->frame_previous = l->frame_previous;
+	out->frame_prev_instr = l->frame_prev_instr;
+	out->frame_is_entry = l->frame_is_entry;
+	out->code_bytecode = l->code_size;
+	/* The window the walk reads: from co_flags, the first field it checksums. */
+	out->code_window = l->code_flags;
+	out->code_flags = 0;
+	out->code_argcount = (uint8_t)(l->code_argcount - l->code_flags);
+	out->code_kwonly = (uint8_t)(l->code_kwonly - l->code_flags);
+	out->code_firstlineno = (uint8_t)(l->code_firstlineno - l->code_flags);
+	out->code_qualname = (uint8_t)(l->code_qualname - l->code_flags);
+	out->code_linetable = (uint8_t)(l->code_linetable - l->code_flags);
+}
+
+/* One candidate file: Python or not, and if so, which and whether we can walk it. */
+static int pyproc_try(const char *proc_root, uint32_t tgid, const struct procmaps_mapping *m,
+		      struct ebprof_py_proc *out, char *why, size_t whylen)
+{
+	const struct pyproc_layout *l;
+	struct pyproc_symbols y = { 0 };
+	uint64_t tsd_offset = 0;
+	uint32_t hexversion;
+	int row, err;
+
+	err = pyproc_examine(proc_root, tgid, m, &y);
+	if (err || !y.version || !y.eval)
+		return -ENOENT;
+	if (pyproc_read(tgid, y.version + y.bias, &hexversion, sizeof(hexversion)))
+		return -ESRCH;
+	row = pyproc_row(hexversion);
+	if (row < 0) {
+		snprintf(why, whylen, "%.*s: Python %u.%u (Py_Version 0x%08x) has no layout here; "
+			 "profiled without Python frames (supported: 3.11)", (int)m->path_len,
+			 m->path, hexversion >> 24, (hexversion >> 16) & 0xff, hexversion);
+		return -EPROTONOSUPPORT;
+	}
+	l = &pyproc_layouts[row];
+	if (!y.runtime || !y.code_type || y.eval_size == 0) {
+		snprintf(why, whylen, "%.*s: exports Py_Version %u.%u but not _PyRuntime, "
+			 "PyCode_Type and a sized _PyEval_EvalFrameDefault; profiled without "
+			 "Python frames", (int)m->path_len, m->path, l->major, l->minor);
+		return -EPROTONOSUPPORT;
+	}
+	err = pyproc_check_code_type(tgid, y.code_type + y.bias, l, why, whylen);
+	if (!err)
+		err = pyproc_check_tsd(tgid, y.runtime + y.bias, l, &tsd_offset, why, whylen);
+	if (err == -EPROTONOSUPPORT) {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "%s", why);
+		snprintf(why, whylen, "%.*s: Python %u.%u, but %s; profiled without Python frames",
+			 (int)m->path_len, m->path, l->major, l->minor, detail);
+	}
+	if (err)
+		return err;
+	pyproc_fill(out, l, row, &y, tsd_offset);
+	return 0;
+}
+
+int pyproc_detect(const char *proc_root, uint32_t tgid, uint64_t start_time,
+		  struct ebprof_py_proc *out, char *why, size_t whylen)
+{
+	char path[PATH_MAX], exe[PATH_MAX];
+	struct procmaps *maps;
+	ssize_t len;
+	int err, ret = -ENOENT;
+
+	if (whylen)
+		why[0] = '\0';
+	memset(out, 0, sizeof(*out));
+	out->start_time = start_time;
+	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, tgid);
+	len = readlink(path, exe, sizeof(exe) - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
+	err = procmaps_load_opt(path, false, &maps);
+	if (err)
+		return err == -ENOENT ? -ESRCH : err;
+	for (size_t i = 0; i < procmaps_count(maps) && ret == -ENOENT; i++) {
+		const struct procmaps_mapping *m = procmaps_at(maps, i);
+
+		/* One mapping per file is enough: the first executable one. */
+		if (i > 0 && procmaps_at(maps, i - 1)->inode == m->inode &&
+		    procmaps_at(maps, i - 1)->dev_minor == m->dev_minor)
+			continue;
+		if (pyproc_candidate(m, exe))
+			ret = pyproc_try(proc_root, tgid, m, out, why, whylen);
+	}
+	procmaps_free(maps);
+	return ret;
+}
