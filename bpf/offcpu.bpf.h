@@ -12,7 +12,8 @@
  *     the state it leaves in (preempted and runnable, asleep, or
  *     uninterruptible), and its user stack, walked as the on-CPU sample
  *     walks it (frame pointers, or the table unwinder of unwind.h), which
- *     only the current task's memory allows;
+ *     only the current task's memory allows; a walk is kept per place the
+ *     task leaves from, and not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
  * Per-task state lives in task-local storage, so a task that migrates
  * finds its own stamp on any CPU, and a PID reused by a new task starts
