@@ -693,6 +693,7 @@ struct walk {
 	bool may_copy;	     /* a missing table asks for a copy of the sample */
 	bool want_copy;
 	bool no_table;	     /* a missing table was walked by frame pointer */
+	bool fp_file;	     /* a file with no table (yet?) was walked by frame pointer */
 	bool m_valid;	     /* the last mapping found, below */
 	__u64 m_start, m_end, m_adjust;
 	__u32 m_table, m_table_id;
@@ -761,6 +762,7 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	if (!w->have_proc || !walk_mapping(w, pc))
 		return UNW_NO_TABLE;
 	if (!w->m_table) {
+		w->fp_file = true;
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
 		return unw_step_fp(NULL, regs);
 	}
@@ -885,7 +887,7 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, struct ebprof_cp
  * hash (0: no frames). Returns WALK_COPIED when the sample went to user
  * space instead, WALK_PARTIAL when the stack is there but truncated or
  * partly walked by frame pointer for want of a table (the cause is
- * counted), else 0.
+ * counted; a file whose table may come later counts too), else 0.
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
 				     const struct ebprof_key *key, struct ebprof_scratch *s,
@@ -941,7 +943,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
 		*id = stack_hash_end(&w.h);
 	}
-	return w.no_table || w.stop ? WALK_PARTIAL : 0;
+	return w.no_table || w.fp_file || w.stop ? WALK_PARTIAL : 0;
 }
 
 /* --- the sample ------------------------------------------------------------ */
