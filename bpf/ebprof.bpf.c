@@ -92,6 +92,14 @@ const volatile bool python_frames = false;
  */
 __u64 cache_gen = 0;
 
+/*
+ * The PID filter as an array, for the check every sample makes first
+ * (tgid_rejected()). Written by user space before load and when the filter
+ * changes; a section of its own, so that cache_gen's writes (on every exec
+ * of the machine) do not evict it from the CPUs' caches.
+ */
+struct ebprof_fast_filter fast_filter SEC(".data.filter") = { 0 };
+
 /* One slot per CPU: see struct ebprof_cpu. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -450,6 +458,27 @@ static __always_inline bool task_wanted(__u32 tgid, const char *comm)
 	if ((filter_flags & EBPROF_FILTER_COMM) && bpf_map_lookup_elem(&comms, comm))
 		return true;
 	return false;
+}
+
+/*
+ * Whether a PID filter (and no name filter, which needs the task's name)
+ * surely rejects the task: a few compares of its tgid, or one lookup when
+ * the filter is long, and no read of the task. What it lets through is
+ * decided by task_wanted() as before. tgid 0 is never in a filter.
+ */
+static __always_inline bool tgid_rejected(__u32 tgid)
+{
+	bool hit = false;
+
+	if (filter_flags != EBPROF_FILTER_TGID)
+		return false;
+	if (fast_filter.n > EBPROF_FAST_TGIDS)
+		return !bpf_map_lookup_elem(&tgids, &tgid);
+	/* Unused slots repeat a PID of the filter: every slot is compared, no branch. */
+#pragma clang loop unroll(full)
+	for (__u32 i = 0; i < EBPROF_FAST_TGIDS; i++)
+		hit |= fast_filter.tgids[i] == tgid;
+	return !hit;
 }
 
 /*
@@ -902,13 +931,16 @@ static __always_inline bool send_copy(struct ebprof_scratch *s, const struct ebp
 }
 
 #define WALK_COPIED 1
+#define WALK_PARTIAL 2
 
 /*
  * Walks the user stack into s->ustack by the tables, and sets *id to its
  * hash (0: no frames). Returns WALK_COPIED when the sample went to user
- * space instead, else 0 (the stack is there, perhaps truncated: the cause
- * is counted). Off-CPU (no ctx) a copy is sent under copy_id, if not 0,
- * and is counted by the caller.
+ * space instead, WALK_PARTIAL when the stack is there but truncated or
+ * partly walked by frame pointer for want of a table (the cause is
+ * counted; a file whose table may come later counts too), else 0.
+ * Off-CPU (no ctx) a copy is sent under copy_id, if not 0, and is counted
+ * by the caller.
  */
 static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebprof_cpu *c,
 				     const struct ebprof_key *key, struct ebprof_scratch *s,
@@ -917,6 +949,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	struct walk w = { .s = s, .c = c, .may_copy = copy_samples && (ctx || copy_id),
 			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	const struct ebprof_unw_proc *proc;
+	__u64 fp_frames;
 	__u32 zero = 0;
 
 	s->ustack.nr = 0;
@@ -926,9 +959,15 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		return 0; /* cannot happen: a one-slot per-CPU array */
 	if (user_regs(ctx, s)) {
 		stat_add(c, EBPROF_STAT_UNW_READ_FAULT);
-		return 0;
+		return WALK_PARTIAL;
 	}
 	s->copy.regs = s->regs;
+	/*
+	 * Whether a file with no table (yet?) was walked by frame pointer:
+	 * that counter moved. Read from the map, not a flag in w, so that
+	 * the verifier has no more walk states to tell apart.
+	 */
+	fp_frames = c->stats[EBPROF_STAT_UNW_FP_FRAMES];
 	proc = bpf_map_lookup_elem(&unw_procs, &key->tgid);
 	if (proc && proc->start_time == key->start_time) {
 		w.have_proc = true;
@@ -965,7 +1004,8 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
 		*id = stack_hash_end(&w.h);
 	}
-	return 0;
+	return w.no_table || w.stop || c->stats[EBPROF_STAT_UNW_FP_FRAMES] != fp_frames ?
+		       WALK_PARTIAL : 0;
 }
 
 /* --- the sample ------------------------------------------------------------ */
@@ -973,8 +1013,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 SEC("perf_event")
 int ebprof_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen = cache_gen;
-	__u64 task = bpf_get_current_task();
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen, task;
 	__u32 zero = 0, loss, cpu;
 	struct ebprof_scratch *sc;
 	struct ebprof_cpu *s;
@@ -989,6 +1028,13 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		stat_add(s, EBPROF_STAT_IDLE);
 		return 0;
 	}
+	/* Before the task cache: a rejected tick touches one line of s and the filter. */
+	if (tgid_rejected(pid_tgid >> 32)) {
+		stat_add(s, EBPROF_STAT_FILTERED);
+		return 0;
+	}
+	gen = cache_gen;
+	task = bpf_get_current_task();
 	if (s->task_addr != task || s->pid_tgid != pid_tgid || s->gen != gen)
 		task_describe(s, task, pid_tgid, gen);
 	if (!s->wanted) {

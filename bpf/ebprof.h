@@ -439,4 +439,17 @@ struct ebprof_unw_rule {
 #define EBPROF_FILTER_TGID (1u << 0)
 #define EBPROF_FILTER_COMM (1u << 1)
 
+/*
+ * A PID filter of up to this many PIDs is also kept in an array
+ * (fast_tgids in ebprof.bpf.c) that a sample compares its tgid with before
+ * any other work; a longer one is looked up in the tgids map.
+ */
+#define EBPROF_FAST_TGIDS 8
+
+/* The section of the fast PID filter: .data, apart from cache_gen's writes. */
+struct ebprof_fast_filter {
+	__u32 n; /* PIDs in the filter; > EBPROF_FAST_TGIDS: see the tgids map */
+	__u32 tgids[EBPROF_FAST_TGIDS]; /* slots past n repeat tgids[0] */
+};
+
 #endif

@@ -12,7 +12,8 @@
  *     the state it leaves in (preempted and runnable, asleep, or
  *     uninterruptible), and its user stack, walked as the on-CPU sample
  *     walks it (frame pointers, or the table unwinder of unwind.h), which
- *     only the current task's memory allows;
+ *     only the current task's memory allows; a walk is kept per place the
+ *     task leaves from, and not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
  * Per-task state lives in task-local storage, so a task that migrates
  * finds its own stamp on any CPU, and a PID reused by a new task starts
@@ -49,8 +50,27 @@ const volatile __u32 off_state = 0;
 #define OFFCPU_EXIT_MASK 0x00b0
 #define OFFCPU_TASK_NOLOAD 0x0400 /* TASK_IDLE: an idle kernel thread's wait */
 #define OFFCPU_NS_PER_S 1000000000ULL
+/* The saved user registers that name where a thread waits (offcpu_place()). */
+#define OFFCPU_PLACE_WORDS 5
+#define OFFCPU_FRAME_REACH (1 << 20) /* bp at most this far above sp: a frame pointer */
+/*
+ * The places kept per task: a thread mostly leaves the CPU from one of two
+ * (a ping-pong's write(), preempted by the wakeup it made, and its read()).
+ */
+#define OFFCPU_PLACES 2
 /* Waits past this many samples are counted in one step (see offcpu_samples()). */
 #define OFFCPU_DRAWS 16
+
+/*
+ * A user stack a task left the CPU with, leaf first, and the place it
+ * left from (offcpu_place()); valid: a whole walk from that place.
+ */
+struct offcpu_stack {
+	__u64 place[OFFCPU_PLACE_WORDS];
+	__u32 n_uips;
+	__u32 valid;
+	__u64 uips[EBPROF_MAX_DEPTH + 1];
+};
 
 /*
  * One task's off-CPU state. key holds the process as described under
@@ -63,9 +83,9 @@ struct offcpu_task {
 	__u64 t_out;   /* bpf_ktime_get_ns() when it left the CPU */
 	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
 	__u8 described, user, wanted, reported;
-	__u32 n_uips;
-	__u64 copy_id; /* not 0: its user stack went to user space as this copy */
-	__u64 uips[EBPROF_MAX_DEPTH + 1]; /* its user stack when it left, leaf first */
+	__u8 cur;      /* the wait's user stack: stacks[cur], unless copy_id */
+	__u64 copy_id; /* not 0: the wait's user stack went to user space as this copy */
+	struct offcpu_stack stacks[OFFCPU_PLACES];
 };
 
 struct {
@@ -171,40 +191,104 @@ static __always_inline __u32 offcpu_state(bool preempt, __u64 prev)
 }
 
 /*
- * The user stack of the task leaving (the current task) into t->uips:
- * the walk the on-CPU sample would take, from the registers the kernel
- * saved when the task entered it. Deeper stacks keep their innermost
- * EBPROF_MAX_DEPTH + 1 frames. A task whose tables are not loaded yet has
- * its stack copied to user space instead, as an on-CPU sample would, under
- * a new id (t->copy_id): this CPU's count of such copies and the CPU.
+ * Where the current task leaves its user code, as the registers the kernel
+ * saved say (read in place: pt_regs is a BTF pointer here): ip, sp, bp,
+ * the word at sp (a leaf's return address: which caller made the call)
+ * and, where bp points into the stack, the word above it (the return
+ * address of a frame-pointer frame). A thread that leaves again from a
+ * place it left from before has the same user stack. Not the other
+ * registers a call keeps: loops keep their counters there.
+ */
+static __always_inline void offcpu_place(__u64 *now)
+{
+	const __u64 *w = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	__u64 sp = w[19], bp = w[4];
+
+	now[0] = w[16]; /* ip */
+	now[1] = sp;
+	now[2] = bp;
+	now[3] = 0;
+	now[4] = 0;
+	bpf_probe_read_user(&now[3], sizeof(now[3]), (const void *)sp);
+	if (bp >= sp && bp - sp < OFFCPU_FRAME_REACH)
+		bpf_probe_read_user(&now[4], sizeof(now[4]), (const void *)(bp + 8));
+}
+
+static __always_inline bool offcpu_same_place(const struct offcpu_stack *st, const __u64 *now)
+{
+	bool same = st->valid;
+
+#pragma clang loop unroll(full)
+	for (int i = 0; i < OFFCPU_PLACE_WORDS; i++)
+		same &= st->place[i] == now[i];
+	return same;
+}
+
+/*
+ * The user stack of the task leaving (the current task) into one of
+ * t->stacks, which t->cur then names: the walk the on-CPU sample would
+ * take, from the registers the kernel saved when the task entered it.
+ * Deeper stacks keep their innermost EBPROF_MAX_DEPTH + 1 frames. Most
+ * switches of a thread leave from a place it left from before (a server's
+ * read(), a worker's futex wait): the stack walked from there is kept, and
+ * no walk is made while the place is one of the last two. A walk cut short
+ * (no table yet, a fault) is not kept: the next switch walks again.
+ * A task whose tables are not loaded yet has its stack copied to user
+ * space instead, as an on-CPU sample would, under a new id (t->copy_id:
+ * this CPU's count of such copies and the CPU); a copy is not kept either.
  */
 static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 					      struct offcpu_task *t)
 {
+	__u32 cpu = bpf_get_smp_processor_id(), k;
+	__u64 now[OFFCPU_PLACE_WORDS];
+	struct offcpu_stack *st;
 	struct ebprof_scratch *sc;
-	__u32 cpu = bpf_get_smp_processor_id();
 	long bytes;
 	__u64 id, n, copy_id;
+	int walk;
 
-	t->n_uips = 0;
 	t->copy_id = 0;
-	if (!user_stacks || !t->user)
+	st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
+	if (!user_stacks || !t->user) {
+		st->n_uips = 0;
+		st->valid = 0;
 		return;
+	}
+	offcpu_place(now);
+	if (offcpu_same_place(&t->stacks[0], now)) {
+		t->cur = 0;
+		return;
+	}
+	if (offcpu_same_place(&t->stacks[1], now)) {
+		t->cur = 1;
+		return;
+	}
+	/* A new place: walk into the slot not used last. */
+	k = (t->cur + 1) & (OFFCPU_PLACES - 1);
+	t->cur = k;
+	st = &t->stacks[k];
+	__builtin_memcpy(st->place, now, sizeof(now));
+	st->valid = 0;
+	st->n_uips = 0;
 	if (unwind_mode != EBPROF_UNWIND_TABLES) {
-		bytes = bpf_get_stack(ctx, t->uips, EBPROF_MAX_DEPTH * sizeof(__u64),
+		bytes = bpf_get_stack(ctx, st->uips, EBPROF_MAX_DEPTH * sizeof(__u64),
 				      BPF_F_USER_STACK);
-		if (bytes < 0)
+		if (bytes < 0) {
 			stat_add(c, EBPROF_STAT_USTACK_ERR);
-		else
-			t->n_uips = (__u32)((__u64)bytes / sizeof(__u64));
+			return;
+		}
+		st->n_uips = (__u32)((__u64)bytes / sizeof(__u64));
+		st->valid = 1;
 		return;
 	}
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!sc)
-		return;
+		return; /* cannot happen: one slot per possible CPU */
 	sc->kstack.nr = 0; /* the wait's is read when the task comes back */
 	copy_id = EBPROF_COPY_ID | c->copy_ids << 16 | (cpu & 0xffff);
-	if (walk_user(NULL, c, &t->key, sc, &id, copy_id) == WALK_COPIED) {
+	walk = walk_user(NULL, c, &t->key, sc, &id, copy_id);
+	if (walk == WALK_COPIED) {
 		c->copy_ids++;
 		t->copy_id = copy_id;
 		return;
@@ -212,8 +296,9 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	n = sc->ustack.nr;
 	if (n > EBPROF_MAX_DEPTH + 1)
 		n = EBPROF_MAX_DEPTH + 1;
-	if (n && !bpf_probe_read_kernel(t->uips, n * sizeof(__u64), sc->ustack.ips))
-		t->n_uips = (__u32)n;
+	if (n && !bpf_probe_read_kernel(st->uips, n * sizeof(__u64), sc->ustack.ips))
+		st->n_uips = (__u32)n;
+	st->valid = walk != WALK_PARTIAL && st->n_uips == n;
 }
 
 /* prev leaves the CPU: stamp it, unless it is idle, unwanted or exiting. */
@@ -226,6 +311,9 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 
 	if ((__u32)pid_tgid == 0)
 		return; /* the idle task is never timed */
+	/* A task the PID filter rejects costs no storage and no read. */
+	if (tgid_rejected(pid_tgid >> 32))
+		return;
 	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t) {
 		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
@@ -238,6 +326,9 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 		task_read(v, (__u64)prev, pid_tgid >> 32);
 		t->gen = gen;
 		t->described = 1;
+		/* An exec: new mappings, perhaps new tables. */
+		t->stacks[0].valid = 0;
+		t->stacks[1].valid = 0;
 	}
 	if (!t->wanted)
 		return;
@@ -257,6 +348,7 @@ static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_stru
 {
 	struct ebprof_scratch *sc;
 	__u32 cpu = bpf_get_smp_processor_id(), loss;
+	struct offcpu_stack *st;
 	long bytes;
 
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
@@ -272,9 +364,10 @@ static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_stru
 		}
 		sc->kstack.nr = (__u64)bytes / sizeof(__u64);
 	}
-	sc->ustack.nr = t->n_uips <= EBPROF_MAX_DEPTH + 1 ? t->n_uips : EBPROF_MAX_DEPTH + 1;
+	st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
+	sc->ustack.nr = st->n_uips <= EBPROF_MAX_DEPTH + 1 ? st->n_uips : EBPROF_MAX_DEPTH + 1;
 	if (sc->ustack.nr)
-		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), t->uips);
+		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), st->uips);
 	t->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
 	/* A copied stack is named by user space, under its id. */
 	t->key.ustack = t->copy_id ? t->copy_id

@@ -454,6 +454,23 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	sampler_exp_table(skel->rodata->offcpu_exp);
 }
 
+/*
+ * Writes the PID filter's array copy (struct ebprof_fast_filter): the PIDs
+ * themselves when they fit, unused slots repeating the first; else only a
+ * count that sends the BPF side to the tgids map. Before load it sets the
+ * initial image; after, it writes the live map (mapped), one word at a time.
+ */
+static void sampler_fast_filter(struct ebprof_fast_filter *f, const uint32_t *tgids, size_t n)
+{
+	if (n == 0 || n > EBPROF_FAST_TGIDS) {
+		__atomic_store_n(&f->n, EBPROF_FAST_TGIDS + 1, __ATOMIC_RELEASE);
+		return;
+	}
+	for (size_t i = 0; i < EBPROF_FAST_TGIDS; i++)
+		__atomic_store_n(&f->tgids[i], tgids[i < n ? i : 0], __ATOMIC_RELAXED);
+	__atomic_store_n(&f->n, (uint32_t)n, __ATOMIC_RELEASE);
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -467,6 +484,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	}
 	skel->rodata->filter_flags = (config->n_tgids ? EBPROF_FILTER_TGID : 0) |
 				     (config->n_comms ? EBPROF_FILTER_COMM : 0);
+	sampler_fast_filter(&skel->data_filter->fast_filter, config->tgids, config->n_tgids);
 	skel->rodata->self_tgid = config->include_self ? 0 : (uint32_t)getpid();
 	skel->rodata->include_idle = config->include_idle;
 	skel->rodata->kernel_stacks = config->kernel_stacks;
@@ -1477,6 +1495,9 @@ int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)
 
 	if (!s->tgid_filter)
 		return -EINVAL;
+	/* The map is whole at every step: the array copy defers to it while both change. */
+	__atomic_store_n(&s->skel->data_filter->fast_filter.n, EBPROF_FAST_TGIDS + 1,
+			 __ATOMIC_RELEASE);
 	fd = bpf_map__fd(s->skel->maps.tgids);
 	/* Drop the PIDs that left first, so the map has room for newcomers. */
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
@@ -1493,6 +1514,7 @@ int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids)
 		if (bpf_map_update_elem(fd, &tgids[i], &yes, BPF_ANY))
 			return -errno;
 	}
+	sampler_fast_filter(&s->skel->data_filter->fast_filter, tgids, n_tgids);
 	/* Every CPU's cached verdict is stale now. */
 	__atomic_add_fetch(&s->skel->bss->cache_gen, 1, __ATOMIC_RELAXED);
 	return 0;

@@ -845,6 +845,48 @@ static void test_set_tgids_moves_filter(void **state)
 	assert_int_equal(after.wrong_tgid, 0);
 }
 
+/*
+ * A PID filter is checked first in the kernel, as an array of up to
+ * EBPROF_FAST_TGIDS PIDs or, when longer, through the tgids map: a PID in
+ * a later slot of the array, then in a filter too long for it, then in a
+ * short one again is sampled, and the other busy process is counted as
+ * filtered out, not recorded.
+ */
+static void test_pid_filter_array_and_map(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { 0 };
+	struct sampler_config config;
+	struct sampler_stats delta;
+	struct tally t[3] = { 0 };
+	uint32_t tgids[EBPROF_FAST_TGIDS + 1], other;
+	struct sampler *s;
+
+	/* PIDs above any this test machine has given out: never sampled. */
+	for (int i = 0; i < EBPROF_FAST_TGIDS; i++)
+		tgids[i] = 4000000 + (uint32_t)i;
+	tgids[EBPROF_FAST_TGIDS] = (uint32_t)workload_start(f, &w);
+	other = (uint32_t)workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = &tgids[EBPROF_FAST_TGIDS - 2];
+	config.n_tgids = 3; /* the workload is the third */
+	s = open_or_fail(f, &config);
+	for (int phase = 0; phase < 3; phase++) {
+		if (phase == 1)
+			assert_int_equal(sampler_set_tgids(s, tgids, EBPROF_FAST_TGIDS + 1), 0);
+		if (phase == 2)
+			assert_int_equal(sampler_set_tgids(s, &other, 1), 0);
+		drain_or_fail(s, NULL, NULL); /* what raced the change */
+		t[phase].want[0] = phase == 2 ? other : tgids[EBPROF_FAST_TGIDS];
+		sleep_ms(300);
+		drain_or_fail(s, &t[phase], &delta);
+		assert_true(t[phase].samples > 0);
+		assert_int_equal(t[phase].wrong_tgid, 0);
+		assert_true(delta.filtered > 0);
+	}
+}
+
 /* Without a PID filter at open there is no filter to move. */
 static void test_set_tgids_needs_a_pid_filter(void **state)
 {
@@ -1317,6 +1359,7 @@ int main(void)
 		TEST(test_filters_by_process_name),
 		TEST(test_rename_reaches_the_name_filter),
 		TEST(test_set_tgids_moves_filter),
+		TEST(test_pid_filter_array_and_map),
 		TEST(test_set_tgids_needs_a_pid_filter),
 		TEST(test_reports_a_process_once),
 		TEST(test_reports_again_after_exec),
