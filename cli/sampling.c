@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -258,6 +259,11 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	cc.symbolizer.perfmap_max_bytes = o->max_perf_map;
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&o->features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
+	/* The standard variable of debuginfod clients turns fetching on. */
+	cc.symbolizer.debuginfod = getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS");
+	/* Where separate debug files are looked for (the tests point it away). */
+	if (getenv("EBPROF_DEBUG_ROOT"))
+		cc.symbolizer.debug_root = getenv("EBPROF_DEBUG_ROOT");
 	cc.stall_ms = (unsigned int)(o->stall_s * 1000);
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;

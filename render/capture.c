@@ -521,6 +521,9 @@ static void symbolizer_counters_add(struct symbolizer_stats *to,
 	to->elf_breaches.sections += from->elf_breaches.sections;
 	to->perfmap_lines_too_long += from->perfmap_lines_too_long;
 	to->perfmaps_truncated += from->perfmaps_truncated;
+	to->debuginfod_fetched += from->debuginfod_fetched;
+	to->debuginfod_not_found += from->debuginfod_not_found;
+	to->debuginfod_failed += from->debuginfod_failed;
 }
 
 static void quarantine_add(struct capture *cap, struct capture_process p)
