@@ -14,6 +14,8 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	libdw-dev
+	# debuginfod: the client ebprof loads, and the server of tests/e2e/44_names_debuginfod.sh
+	libdebuginfod1 debuginfod
 	time
 	# ebprof top (ncurses); the terminal of the tests 45-47 (tmux); the
 	# manual pages' lint and lookup (tests/e2e/48_man_pages.sh)
