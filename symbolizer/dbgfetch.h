@@ -28,7 +28,7 @@
 #include <time.h>
 
 #define DBGFETCH_MAX_ID 64	   /* bytes of a build-id (GNU's are 20) */
-#define DBGFETCH_MAX_ENTRIES 4096  /* build-ids remembered; more are not fetched */
+#define DBGFETCH_MAX_ENTRIES 1024  /* build-ids remembered (~100 KiB); more are not fetched */
 #define DBGFETCH_TIMEOUT_S 30	   /* default bound of one fetch */
 #define DBGFETCH_RETRY_S 600	   /* default time a miss or failure is remembered */
 
