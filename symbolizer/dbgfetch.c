@@ -56,6 +56,7 @@ struct dbgfetch {
 	uint64_t seq;
 	struct dbgfetch_stats stats;
 	time_t fetch_started; /* of the fetch in flight (CLOCK_MONOTONIC) */
+	bool aborted;	      /* progress_cb ended the fetch in flight */
 };
 
 static time_t monotonic(void *arg)
@@ -219,8 +220,32 @@ static int progress_cb(debuginfod_client *c, long a, long b)
 		return 1;
 	pthread_mutex_lock(&f->lock);
 	end = f->stop || monotonic(NULL) - f->fetch_started >= (time_t)f->timeout_s;
+	f->aborted |= end;
 	pthread_mutex_unlock(&f->lock);
 	return end;
+}
+
+/*
+ * libdebuginfod (0.188) reports a fetch its progress callback ended as
+ * -ENOENT and leaves an empty file in its cache, which it then takes for
+ * the server's "not found" for its cache_miss_s. Ours was a time-out or
+ * a shutdown, not a miss: the marker goes (only an empty one), so that
+ * the next run asks again.
+ */
+static void forget_abort(const unsigned char *id, size_t len)
+{
+	const char *cache = getenv("DEBUGINFOD_CACHE_PATH");
+	char path[4096], hex[2 * DBGFETCH_MAX_ID + 1];
+	struct stat st;
+
+	if (!cache || !*cache)
+		return;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	hex[2 * len] = 0;
+	snprintf(path, sizeof(path), "%s/%s/debuginfo", cache, hex);
+	if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_size == 0)
+		unlink(path);
 }
 
 static void *fetch_thread(void *arg)
@@ -258,11 +283,16 @@ static void *fetch_thread(void *arg)
 		memcpy(id, e->id, e->len);
 		len = e->len;
 		f->fetch_started = monotonic(NULL);
+		f->aborted = false;
 		pthread_mutex_unlock(&f->lock);
 		fd = f->api.find_debuginfo(c, id, (int)len, &path);
 		if (fd >= 0)
 			close(fd);
 		pthread_mutex_lock(&f->lock);
+		if (fd < 0 && f->aborted) {
+			forget_abort(id, len);
+			fd = -ETIMEDOUT;
+		}
 		/* entries only grow (never move: allocated once), so e is still id's */
 		record(f, e, fd < 0 ? fd : 0, fd < 0 ? NULL : path);
 		if (fd < 0)
