@@ -236,6 +236,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			  const struct capture_stats *cs, const struct profile *p, double secs)
 {
 	const struct symbolizer_stats *ss = &cs->symbolizer;
+	const char *urls = getenv("DEBUGINFOD_URLS");
 	struct sampler_stats t;
 	char losses[512];
 	uint64_t lost;
@@ -268,7 +269,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			"ebprof: debuginfod: DEBUGINFOD_URLS is set but the client could not "
 			"start (%s): install libdebuginfod1; stripped files keep grouped names\n",
 			strerror(-ss->debuginfod_error));
-	else if (getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS"))
+	else if (urls && *urls)
 		fprintf(stderr,
 			"ebprof: debuginfod: %llu debug files fetched, %llu not found, %llu failed "
 			"(server down, timeout, unusable file), %llu still in flight\n",

@@ -237,6 +237,7 @@ bool cli_sampling_targets_alive(const struct cli_sampling *o)
 int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		       struct capture **cap, struct sampler **s)
 {
+	const char *urls, *debug_root;
 	struct capture_config cc;
 	char err[512];
 	int rc;
@@ -260,10 +261,12 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&o->features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
 	/* The standard variable of debuginfod clients turns fetching on. */
-	cc.symbolizer.debuginfod = getenv("DEBUGINFOD_URLS") && *getenv("DEBUGINFOD_URLS");
+	urls = getenv("DEBUGINFOD_URLS");
+	cc.symbolizer.debuginfod = urls && *urls;
 	/* Where separate debug files are looked for (the tests point it away). */
-	if (getenv("EBPROF_DEBUG_ROOT"))
-		cc.symbolizer.debug_root = getenv("EBPROF_DEBUG_ROOT");
+	debug_root = getenv("EBPROF_DEBUG_ROOT");
+	if (debug_root)
+		cc.symbolizer.debug_root = debug_root;
 	cc.stall_ms = (unsigned int)(o->stall_s * 1000);
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;

@@ -194,8 +194,9 @@ void symbolizer_free(struct symbolizer *sym)
 		return;
 	proctab_free(sym->procs); /* first: the records let go of the tables they hold */
 	dbgfetch_free(sym->fetch);
-	for (size_t i = 0; i < sym->n_fetched; i++)
-		elfsym_free(sym->fetched[i].elf);
+	if (sym->fetched)
+		for (size_t i = 0; i < sym->n_fetched; i++)
+			elfsym_free(sym->fetched[i].elf);
 	free(sym->fetched);
 	ksyms_free(sym->ksyms);
 	elfcache_free(sym->elfs);
