@@ -249,6 +249,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			  const struct capture_stats *cs, const struct profile *p, double secs)
 {
 	const struct symbolizer_stats *ss = &cs->symbolizer;
+	const char *urls = getenv("DEBUGINFOD_URLS");
 	struct sampler_stats t;
 	char losses[512];
 	uint64_t lost;
@@ -276,6 +277,19 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			"or writable by others; those JIT frames are unnamed\n",
 			(unsigned long long)ss->perfmaps_refused);
 	print_refusals(ss);
+	if (ss->debuginfod_error)
+		fprintf(stderr,
+			"ebprof: debuginfod: DEBUGINFOD_URLS is set but the client could not "
+			"start (%s): install libdebuginfod1; stripped files keep grouped names\n",
+			strerror(-ss->debuginfod_error));
+	else if (urls && *urls)
+		fprintf(stderr,
+			"ebprof: debuginfod: %llu debug files fetched, %llu not found, %llu failed "
+			"(server down, timeout, unusable file), %llu still in flight\n",
+			(unsigned long long)ss->debuginfod_fetched,
+			(unsigned long long)ss->debuginfod_not_found,
+			(unsigned long long)ss->debuginfod_failed,
+			(unsigned long long)ss->debuginfod_pending);
 	if (cs->stalls)
 		fprintf(stderr,
 			"ebprof: the symbolizer stalled %llu time(s) (no progress for %lu s; "

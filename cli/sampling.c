@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -248,6 +249,7 @@ static void cli_warn(const char *message, void *ctx)
 int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		       struct capture **cap, struct sampler **s)
 {
+	const char *urls, *debug_root;
 	struct capture_config cc;
 	char err[512];
 	int rc;
@@ -270,6 +272,13 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	cc.symbolizer.perfmap_max_bytes = o->max_perf_map;
 	cc.symbolizer.maps_text_only =
 		kfeat_state(&o->features, KFEAT_PROCMAP_QUERY) == KFEAT_ABSENT;
+	/* The standard variable of debuginfod clients turns fetching on. */
+	urls = getenv("DEBUGINFOD_URLS");
+	cc.symbolizer.debuginfod = urls && *urls;
+	/* Where separate debug files are looked for (the tests point it away). */
+	debug_root = getenv("EBPROF_DEBUG_ROOT");
+	if (debug_root)
+		cc.symbolizer.debug_root = debug_root;
 	cc.stall_ms = (unsigned int)(o->stall_s * 1000);
 	cc.interrupt_signal = SIGURG;
 	cc.unwind.max_bytes = (uint64_t)o->unwind_mib << 20;

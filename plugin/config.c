@@ -117,6 +117,27 @@ static int pconf_bool(const oconfig_item_t *ci, bool *out)
 	return 0;
 }
 
+/*
+ * DebuginfodURLs "http://host:8002 https://...": the servers, as the
+ * standard DEBUGINFOD_URLS, which libdebuginfod reads from the
+ * environment, so it is set for the daemon (collectd has one plugin
+ * process; other clients in it see the same servers).
+ */
+static int pconf_debuginfod(const oconfig_item_t *ci, struct pconf *c)
+{
+	const char *v;
+
+	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
+		return pconf_bad(ci, "a quoted list of http:// or https:// URLs");
+	v = ci->values[0].value.string;
+	if (strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+		return pconf_bad(ci, "a quoted list of http:// or https:// URLs");
+	if (setenv("DEBUGINFOD_URLS", v, 1))
+		return pconf_bad(ci, "a list that fits the environment");
+	c->debuginfod = true;
+	return 0;
+}
+
 static int pconf_pid(struct pconf *c, const oconfig_item_t *ci)
 {
 	uint32_t *pids;
@@ -466,6 +487,8 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_cache_memory(ci, &c->window_bytes);
 	} else if (strcasecmp(key, "MallocTrim") == 0) {
 		err = pconf_bool(ci, &c->malloc_trim);
+	} else if (strcasecmp(key, "DebuginfodURLs") == 0) {
+		err = pconf_debuginfod(ci, c);
 	} else {
 		ERROR(PLUGIN_LOG "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
@@ -474,8 +497,8 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
 				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "
 				       "OffCPUPeriod, OffCPUMinimum, SymbolCacheMemory, "
-				       "ProcessMemory, NameCacheMemory, SpoolWindowMemory "
-				       "and MallocTrim",
+				       "ProcessMemory, NameCacheMemory, SpoolWindowMemory, "
+				       "MallocTrim and DebuginfodURLs",
 		      key);
 		err = -EINVAL;
 	}

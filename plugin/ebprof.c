@@ -73,6 +73,7 @@ static struct {
 	bool warned_kernel_hidden; /* said once: kptr_restrict hides the kernel */
 	bool warned_perfmaps;	   /* said once: a planted perf map was refused */
 	bool warned_fds;	   /* said once: out of file descriptors */
+	bool warned_debuginfod;
 	struct kfeat features;	   /* what the kernel offers, probed at init */
 } ebprof;
 
@@ -239,6 +240,14 @@ static void ebprof_warn_once(const struct capture_stats *cs)
 				   "its process's user nor root, or writable by others; that "
 				   "process's JIT frames show as [anon]");
 		ebprof.warned_perfmaps = true;
+	}
+	if ((sym->debuginfod_failed || sym->debuginfod_error) && !ebprof.warned_debuginfod) {
+		WARNING(PLUGIN_LOG "debuginfod: %s; stripped files keep grouped names "
+				   "[file+0xstart] (debuginfod-failed counts the failures)",
+			sym->debuginfod_error ? "the client could not start: install libdebuginfod1"
+					      : "a fetch failed (server down, timeout or unusable "
+						"file): check DebuginfodURLs");
+		ebprof.warned_debuginfod = true;
 	}
 	if (sym->refused[TARGET_NO_FDS] && !ebprof.warned_fds) {
 		WARNING(PLUGIN_LOG "Too many open files: raise `ulimit -n` (LimitNOFILE= in "
@@ -471,6 +480,7 @@ static int ebprof_open_capture(void)
 
 	capture_config_init(&cc);
 	cc.symbolizer.addresses = ebprof.conf.addresses;
+	cc.symbolizer.debuginfod = ebprof.conf.debuginfod;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;
 	cc.symbolizer.elf_cache_bytes = ebprof.conf.symbol_cache_bytes;

@@ -327,6 +327,9 @@ static int metrics_files(struct metrics_batch *b, const struct metrics_health *h
 		{ "bound-elf_headers", f->elf_breaches.sections },
 		{ "bound-perfmap_line", f->perfmap_lines_too_long },
 		{ "bound-perfmap_size", f->perfmaps_truncated },
+		{ "debuginfod-fetched", f->debuginfod_fetched },
+		{ "debuginfod-not_found", f->debuginfod_not_found },
+		{ "debuginfod-failed", f->debuginfod_failed },
 	};
 	char name[DATA_MAX_NAME_LEN];
 	int err = 0;

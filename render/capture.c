@@ -547,6 +547,9 @@ static void symbolizer_counters_add(struct symbolizer_stats *to,
 	to->python_reads += from->python_reads;
 	to->python_stale += from->python_stale;
 	to->python_faults += from->python_faults;
+	to->debuginfod_fetched += from->debuginfod_fetched;
+	to->debuginfod_not_found += from->debuginfod_not_found;
+	to->debuginfod_failed += from->debuginfod_failed;
 }
 
 static void quarantine_add(struct capture *cap, struct capture_process p)

@@ -51,6 +51,7 @@
 #include <unistd.h>
 
 #include "symbolizer/cfi.h"
+#include "symbolizer/dbgfetch.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfcache.h"
@@ -92,7 +93,22 @@ struct symbolizer {
 	} *map_offs;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
+	/* debuginfod: NULL when off; the tables of the debug files fetched,
+	 * by build-id, and the drain each was last asked about. */
+	struct dbgfetch *fetch;
+	int fetch_err;
+	struct fetched {
+		unsigned char id[DBGFETCH_MAX_ID];
+		size_t len;
+		uint64_t drain;
+		bool final;	   /* the answer is known: elf, or none */
+		struct elfsym *elf; /* the debug file's table; NULL: none (yet) */
+	} *fetched;
+	size_t n_fetched;
 };
+
+/* Build-ids the symbolizer keeps a fetched table, or its absence, for. */
+#define SYMBOLIZER_MAX_FETCHED 256
 
 void symbolizer_config_init(struct symbolizer_config *config)
 {
@@ -164,6 +180,15 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		goto err_free;
 	if (err == -EMFILE || err == -ENFILE) /* ours, not the file's: counted */
 		target_count(sym->gate, TARGET_NO_FDS);
+	/* Without libdebuginfod names stay grouped; the error is reported. */
+	if (config->debuginfod) {
+		sym->fetched = calloc(SYMBOLIZER_MAX_FETCHED, sizeof(*sym->fetched));
+		if (!sym->fetched)
+			goto err_free;
+		sym->fetch_err = dbgfetch_new(NULL, &sym->fetch);
+		if (sym->fetch_err == -ENOMEM)
+			goto err_free;
+	}
 	return sym;
 
 err_free:
@@ -176,6 +201,11 @@ void symbolizer_free(struct symbolizer *sym)
 	if (!sym)
 		return;
 	proctab_free(sym->procs); /* first: the records let go of the tables they hold */
+	dbgfetch_free(sym->fetch);
+	if (sym->fetched)
+		for (size_t i = 0; i < sym->n_fetched; i++)
+			elfsym_free(sym->fetched[i].elf);
+	free(sym->fetched);
 	ksyms_free(sym->ksyms);
 	pycode_cache_free(sym->pycode);
 	elfcache_free(sym->elfs);
@@ -508,6 +538,52 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 }
 
 /*
+ * The table of the debug file fetched for elf, a file named by .dynsym
+ * alone, or NULL (none, or not yet). Never waits: a build-id not seen is
+ * queued (dbgfetch_get()), and one pending is asked about again once per
+ * drain, so the frames of a later drain get the names once it arrives.
+ */
+static const struct elfsym *fetched_elf(struct symbolizer *sym, const struct elfsym *elf)
+{
+	uint64_t drain = proctab_drain(sym->procs);
+	enum dbgfetch_state state;
+	struct fetched *fe = NULL;
+	const unsigned char *id;
+	const char *path;
+	size_t len;
+
+	if (!sym->fetch || elfsym_complete(elf))
+		return NULL;
+	id = elfsym_build_id(elf, &len);
+	if (!id || !len || len > DBGFETCH_MAX_ID)
+		return NULL;
+	for (size_t i = 0; i < sym->n_fetched && !fe; i++)
+		if (sym->fetched[i].len == len && !memcmp(sym->fetched[i].id, id, len))
+			fe = &sym->fetched[i];
+	if (!fe) {
+		if (sym->n_fetched == SYMBOLIZER_MAX_FETCHED)
+			return NULL;
+		fe = &sym->fetched[sym->n_fetched++];
+		memcpy(fe->id, id, len);
+		fe->len = len;
+		fe->drain = drain - 1;
+	}
+	if (fe->final || fe->drain == drain)
+		return fe->elf;
+	fe->drain = drain;
+	state = dbgfetch_get(sym->fetch, id, len, &path);
+	if (state != DBGFETCH_READY)
+		return NULL;
+	fe->final = true;
+	if (elfsym_open(path, &fe->elf) || !elfsym_complete(fe->elf)) {
+		elfsym_free(fe->elf);
+		fe->elf = NULL;
+		dbgfetch_unusable(sym->fetch, id, len);
+	}
+	return fe->elf;
+}
+
+/*
  * Where the function holding vaddr starts, for a file whose functions are
  * mostly unnamed (its names from .dynsym alone): true and *start. False
  * keeps the exact address: with `addresses`, and in a file with a full
@@ -554,7 +630,11 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		elf = proc_elf(sym, proc, index);
 	in_file = elf && !elfsym_offset_to_vaddr(elf, file_offset, &vaddr);
 	if (in_file) {
-		s = elfsym_lookup(elf, vaddr, &offset);
+		const struct elfsym *debug = fetched_elf(sym, elf);
+
+		s = debug ? elfsym_lookup(debug, vaddr, &offset) : NULL;
+		if (!s)
+			s = elfsym_lookup(elf, vaddr, &offset);
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
 			locate(sym, out, nr, m, elf, sym->addresses ? addr + adjust : addr - offset);
@@ -769,6 +849,16 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .python_faults = py.faults,
 	};
 	target_stats(sym->gate, stats->refused);
+	stats->debuginfod_error = sym->fetch_err;
+	if (sym->fetch) {
+		struct dbgfetch_stats fs;
+
+		dbgfetch_stats(sym->fetch, &fs);
+		stats->debuginfod_fetched = fs.fetched;
+		stats->debuginfod_not_found = fs.not_found;
+		stats->debuginfod_failed = fs.failed + fs.skipped;
+		stats->debuginfod_pending = fs.pending;
+	}
 }
 
 uint64_t symbolizer_progress(const struct symbolizer *sym)

@@ -47,6 +47,12 @@ struct symbolizer_config {
 	struct elfsym_bounds elf_bounds; /* one symbol table: elfsym.h */
 	uint64_t perfmap_max_bytes;	 /* one perf map: PERFMAP_DEFAULT_MAX_BYTES */
 	bool maps_text_only;	 /* never ask PROCMAP_QUERY (kfeat: the kernel lacks it) */
+	/*
+	 * Fetch the debug file of a file named by .dynsym alone, with no local
+	 * debug file, from the DEBUGINFOD_URLS servers (dbgfetch.h), in the
+	 * background: its frames are grouped until it arrives, named after.
+	 */
+	bool debuginfod;
 };
 
 void symbolizer_config_init(struct symbolizer_config *config);
@@ -174,6 +180,11 @@ struct symbolizer_stats {
 	 * unresolved, those whose code object was replaced since the sample
 	 * ("[python: code replaced]") or could not be read ("[python]"). */
 	uint64_t python_hits, python_reads, python_stale, python_faults;
+	/* debuginfod (config.debuginfod), ever but pending (now): dbgfetch.h.
+	 * debuginfod_error: it was asked for but could not start (-errno). */
+	uint64_t debuginfod_fetched, debuginfod_not_found, debuginfod_failed;
+	uint64_t debuginfod_pending;
+	int debuginfod_error;
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

@@ -16,6 +16,8 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	cppcheck clang-tidy valgrind libclang-rt-14-dev gnuplot-nox protobuf-compiler
 	libdw-dev
+	# debuginfod: the client ebprof loads, and the server of tests/e2e/44_names_debuginfod.sh
+	libdebuginfod1 debuginfod
 	time
 	# ebprof top (ncurses); the terminal of the tests 45-47 (tmux); the
 	# manual pages' lint and lookup (tests/e2e/48_man_pages.sh)
@@ -50,6 +52,19 @@ if [ ${#todo[@]} -gt 0 ]; then
 	install "${todo[@]}"
 else
 	echo "deps: all ${#pkgs[@]} packages present"
+fi
+
+# libc6-dbg of the installed libc, not installed but kept as a .deb: the
+# debuginfod test (tests/e2e/44_names_debuginfod.sh) serves its debug files
+# from a private directory, offline.
+DEBS=/var/cache/ebprof-tests
+libc=$(dpkg-query -W -f='${Version}' libc6)
+if ! ls "$DEBS"/libc6-dbg_"${libc//:/%3a}"_*.deb >/dev/null 2>&1; then
+	[ "$(id -u)" -eq 0 ] || { echo "deps: run as root to fetch libc6-dbg" >&2; exit 1; }
+	mkdir -p "$DEBS"
+	echo "deps: downloading libc6-dbg $libc into $DEBS"
+	(cd "$DEBS" && apt-get download -q "libc6-dbg=$libc" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+	ls "$DEBS"/libc6-dbg_*.deb >/dev/null 2>&1 || { echo "deps: libc6-dbg $libc could not be downloaded" >&2; exit 1; }
 fi
 
 # The libraries of the collectd plugins the tests, the demo and contrib/

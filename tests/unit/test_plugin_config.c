@@ -225,6 +225,36 @@ static void test_cache_memory_and_malloc_trim(void **state)
 	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
 }
 
+/* DebuginfodURLs: off by default; a URL list turns it on and is exported. */
+static void test_debuginfod_urls(void **state)
+{
+	const struct option opts[] = {
+		{ "DebuginfodURLs", V_STR, 0, "http://127.0.0.1:8002 https://debuginfod.debian.net" },
+	};
+	const struct option bad[][1] = {
+		{ { "DebuginfodURLs", V_STR, 0, "debuginfod.debian.net" } }, /* no scheme */
+		{ { "DebuginfodURLs", V_NUM, 8002, NULL } },
+		{ { "DebuginfodURLs", V_BOOL, 1, NULL } },
+	};
+	char *saved = getenv("DEBUGINFOD_URLS") ? strdup(getenv("DEBUGINFOD_URLS")) : NULL;
+	struct pconf c;
+
+	(void)state;
+	pconf_init(&c);
+	assert_int_equal(parse(&c, NULL, 0), 0);
+	assert_false(c.debuginfod);
+	assert_int_equal(parse(&c, opts, 1), 0);
+	assert_true(c.debuginfod);
+	assert_string_equal(getenv("DEBUGINFOD_URLS"), opts[0].str);
+	pconf_free(&c);
+	expect_each_refused(bad, sizeof(bad) / sizeof(bad[0]));
+	if (saved)
+		setenv("DEBUGINFOD_URLS", saved, 1);
+	else
+		unsetenv("DEBUGINFOD_URLS");
+	free(saved);
+}
+
 static void test_keys_are_case_insensitive(void **state)
 {
 	const struct option opts[] = {
@@ -562,6 +592,7 @@ int main(void)
 cmocka_unit_test_setup(test_bounds_and_stall_timeout, setup),
 		cmocka_unit_test_setup(test_every_key, setup),
 		cmocka_unit_test_setup(test_cache_memory_and_malloc_trim, setup),
+		cmocka_unit_test_setup(test_debuginfod_urls, setup),
 		cmocka_unit_test_setup(test_keys_are_case_insensitive, setup),
 		cmocka_unit_test_setup(test_unknown_key_is_named, setup),
 		cmocka_unit_test_setup(test_bad_values_name_key_and_value, setup),
