@@ -63,7 +63,10 @@ if ! ls "$DEBS"/libc6-dbg_"${libc//:/%3a}"_*.deb >/dev/null 2>&1; then
 	[ "$(id -u)" -eq 0 ] || { echo "deps: run as root to fetch libc6-dbg" >&2; exit 1; }
 	mkdir -p "$DEBS"
 	echo "deps: downloading libc6-dbg $libc into $DEBS"
-	(cd "$DEBS" && apt-get download -q "libc6-dbg=$libc" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true)
+	get_dbg() { (cd "$DEBS" && apt-get download -q "libc6-dbg=$libc" 2>&1 | grep -v '^W: Download is performed unsandboxed' || true); }
+	get_dbg
+	# Package lists never fetched (or stale) on this machine: once more after an update.
+	ls "$DEBS"/libc6-dbg_*.deb >/dev/null 2>&1 || { apt-get update -qq && get_dbg; }
 	ls "$DEBS"/libc6-dbg_*.deb >/dev/null 2>&1 || { echo "deps: libc6-dbg $libc could not be downloaded" >&2; exit 1; }
 fi
 
