@@ -11,11 +11,14 @@ yield to the event loop only every ~100 ms of work). Every function a thread
 runs is named after it (t0_..t7_, main_), so a stack says which thread it
 came from.
 
-Meanwhile a sampler thread takes sys._current_frames() every 10 ms and
-counts, per thread, the Python stack it sees: qualname and line of each
-frame, outermost first (the order a folded stack is written in). At exit it
-writes OUT, one line per distinct (thread, stack): COUNT, a tab, the thread's
-name, a tab, then the frames "qualname (file.py:line)" joined by ";".
+Meanwhile a sampler thread takes sys._current_frames() every 1-3 ms (or
+as soon as it gets the GIL after) and adds, to each thread's Python stack as
+it sees it, the CPU time that thread used since its last look (its CPU
+clock, in microseconds): the stack it let the GIL go in stands for the turn
+it just ran. Stacks are qualname and line of each frame, outermost first
+(the order a folded stack is written in). At exit it writes OUT, one line
+per distinct (thread, stack): MICROSECONDS, a tab, the thread's name, a
+tab, then the frames "qualname (file.py:line)" joined by ";".
 tests/e2e/49_names_python_async.sh compares ebprof's stacks with it.
 
 Such a sampler sees each thread where it last let the GIL go: in the middle
@@ -28,6 +31,7 @@ the CPU was split between threads.
 import asyncio
 import collections
 import os
+import random
 import sys
 import threading
 import time
@@ -37,6 +41,14 @@ def burn(n):
     x = 0
     for i in range(n): x += i  # BURN
     return x
+
+
+def about(n):
+    """n, give or take half: work of varying length, so that the points
+    where the interpreter makes a thread let the GIL go (every 1 ms of its
+    CPU) do not fall in step with a loop of fixed length, always at the
+    same few places of it, which a sampler of the GIL's turns would see."""
+    return random.randint(n // 2, n * 3 // 2)
 
 
 def t0_entry(end):
@@ -69,30 +81,30 @@ def t3_gen(end):
     """A spin inside a generator body: its frame is called from t3_entry's,
     the frame that calls next() (through the for loop)."""
     while time.monotonic() < end:
-        burn(30000)
+        burn(about(30000))
         yield 1
 
 
 def t3_entry(end):
     for _ in t3_gen(end):
-        burn(20000)
+        burn(about(20000))
 
 
 def t4_source(end):
     while time.monotonic() < end:
-        burn(20000)
+        burn(about(20000))
         yield 1
 
 
 def t4_filter(end):
     for v in t4_source(end):
-        burn(10000)
+        burn(about(10000))
         yield v
 
 
 def t4_entry(end):
     for _ in t4_filter(end):
-        burn(10000)
+        burn(about(10000))
 
 
 async def t5_inner(end):
@@ -115,13 +127,13 @@ def t5_entry(end):
 
 async def t6_worker_a(end):
     while time.monotonic() < end:
-        for _ in range(100): burn(30000)
+        for _ in range(100): burn(about(30000))
         await asyncio.sleep(0)
 
 
 async def t6_worker_b(end):
     while time.monotonic() < end:
-        for _ in range(100): burn(15000)
+        for _ in range(100): burn(about(15000))
         await asyncio.sleep(0)
 
 
@@ -135,13 +147,13 @@ def t6_entry(end):
 
 def t7_gen(end):
     while time.monotonic() < end:
-        burn(20000)
+        burn(about(20000))
         yield 1
 
 
 async def t7_coro(end):
     for _ in t7_gen(end):
-        burn(10000)
+        burn(about(10000))
 
 
 def t7_entry(end):
@@ -160,20 +172,40 @@ def frame_name(f):
     return "%s (%s:%d)" % (code.co_qualname, os.path.basename(code.co_filename), f.f_lineno)
 
 
+def cpu_time(ident):
+    """The thread's CPU time (ns), or None once it has gone."""
+    try:
+        return time.clock_gettime_ns(time.pthread_getcpuclockid(ident))
+    except (OSError, OverflowError):
+        return None
+
+
 def sampler(end, hist):
     me = threading.get_ident()
+    rnd = random.Random(14)
+    ran = {}
     while time.monotonic() < end:
-        time.sleep(0.01)
+        # Not a fixed period: the threads take turns at the GIL in a fixed
+        # order, and a sampler in step with them would see each at the same
+        # few points of its work.
+        time.sleep(rnd.uniform(0.001, 0.003))
         names = {t.ident: t.name for t in threading.enumerate()}
         for ident, f in sys._current_frames().items():
-            if ident == me:
+            # A thread that has not run since the last look is where it
+            # was: counting it again would only repeat that look.
+            cpu = cpu_time(ident)
+            if ident == me or cpu is None or ident not in ran:
+                ran[ident] = cpu
+                continue
+            used, ran[ident] = (cpu - ran[ident]) // 1000, cpu
+            if used <= 0:
                 continue
             frames = []
             while f is not None:
                 frames.append(frame_name(f))
                 f = f.f_back
             frames.reverse()
-            hist[(names.get(ident, "?"), ";".join(frames))] += 1
+            hist[(names.get(ident, "?"), ";".join(frames))] += used
 
 
 def main():

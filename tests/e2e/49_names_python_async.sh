@@ -4,7 +4,9 @@
 # recursion, a spin in a generator body driven by a for loop, generators
 # feeding generators, coroutines awaiting coroutines, a coroutine looping
 # over a generator), while its own sampler thread takes sys._current_frames()
-# every 10 ms and writes the stacks it saw, per thread (the reference).
+# every 1-3 ms and writes the stacks it saw, per thread, each weighted by
+# the CPU time the thread used since the sampler's last look (the
+# reference).
 # ebprof records the same process; each sample's Python frames ("_[p]") are
 # reduced, like the reference's, to the functions' names outermost first and
 # the leaf's line. Then:
@@ -13,7 +15,7 @@
 #     called next(), a coroutine's above the one awaiting it, in order);
 #   - per thread (a stack says which: every function a thread runs is
 #     named t0_..t7_ or main_), for each stack with >= 5% of the thread's
-#     reference snapshots, ebprof's share of the thread's samples is within
+#     CPU in the reference, ebprof's share of the thread's samples is within
 #     5 points of the reference's (read per thread: the reference sees a
 #     thread wherever it last let the GIL go, so it does not say how the
 #     CPU was split between threads; see the example's docstring);
@@ -103,8 +105,9 @@ for tname in ["t%d" % i for i in range(8)] + ["main"]:
     r, o = refs[tname], ours[tname]
     rt, ot = sum(r.values()), sum(o.values())
     share = 100.0 * ot / total if total else 0
-    print("%s: %d reference snapshots, %d samples (%.1f%% of the process's)" % (tname, rt, ot, share))
-    if rt < 100 or share < 2:
+    print("%s: %.2f s of CPU in the reference, %d samples (%.1f%% of the process's)"
+          % (tname, rt / 1e6, ot, share))
+    if rt < 500000 or share < 2:
         bad = True
         continue
     for k, n in r.most_common():
