@@ -30,6 +30,7 @@ the CPU was split between threads.
 """
 import asyncio
 import collections
+import itertools
 import os
 import random
 import sys
@@ -43,12 +44,12 @@ def burn(n):
     return x
 
 
-def about(n):
-    """n, give or take half: work of varying length, so that the points
-    where the interpreter makes a thread let the GIL go (every 1 ms of its
-    CPU) do not fall in step with a loop of fixed length, always at the
-    same few places of it, which a sampler of the GIL's turns would see."""
-    return random.randint(n // 2, n * 3 // 2)
+# n * next(SPREAD) // 100 is n, give or take half (and on average n): work
+# of varying length, so that the points where the interpreter makes a thread
+# let the GIL go (every 1 ms of its CPU) do not fall in step with a loop of
+# fixed length, always at the same few places of it, which a sampler of the
+# GIL's turns would see. (A C iterator: no Python frame of its own.)
+SPREAD = itertools.cycle(random.Random(14).sample(range(50, 151), 101))
 
 
 def t0_entry(end):
@@ -81,30 +82,30 @@ def t3_gen(end):
     """A spin inside a generator body: its frame is called from t3_entry's,
     the frame that calls next() (through the for loop)."""
     while time.monotonic() < end:
-        burn(about(30000))
+        burn(30000 * next(SPREAD) // 100)
         yield 1
 
 
 def t3_entry(end):
     for _ in t3_gen(end):
-        burn(about(20000))
+        burn(20000 * next(SPREAD) // 100)
 
 
 def t4_source(end):
     while time.monotonic() < end:
-        burn(about(20000))
+        burn(20000 * next(SPREAD) // 100)
         yield 1
 
 
 def t4_filter(end):
     for v in t4_source(end):
-        burn(about(10000))
+        burn(10000 * next(SPREAD) // 100)
         yield v
 
 
 def t4_entry(end):
     for _ in t4_filter(end):
-        burn(about(10000))
+        burn(10000 * next(SPREAD) // 100)
 
 
 async def t5_inner(end):
@@ -127,13 +128,13 @@ def t5_entry(end):
 
 async def t6_worker_a(end):
     while time.monotonic() < end:
-        for _ in range(100): burn(about(30000))
+        for _ in range(100): burn(30000 * next(SPREAD) // 100)
         await asyncio.sleep(0)
 
 
 async def t6_worker_b(end):
     while time.monotonic() < end:
-        for _ in range(100): burn(about(15000))
+        for _ in range(100): burn(15000 * next(SPREAD) // 100)
         await asyncio.sleep(0)
 
 
@@ -147,13 +148,13 @@ def t6_entry(end):
 
 def t7_gen(end):
     while time.monotonic() < end:
-        burn(about(20000))
+        burn(20000 * next(SPREAD) // 100)
         yield 1
 
 
 async def t7_coro(end):
     for _ in t7_gen(end):
-        burn(about(10000))
+        burn(10000 * next(SPREAD) // 100)
 
 
 def t7_entry(end):

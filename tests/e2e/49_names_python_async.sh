@@ -16,9 +16,14 @@
 #   - per thread (a stack says which: every function a thread runs is
 #     named t0_..t7_ or main_), for each stack with >= 5% of the thread's
 #     CPU in the reference, ebprof's share of the thread's samples is within
-#     5 points of the reference's (read per thread: the reference sees a
+#     7 points of the reference's (read per thread: the reference sees a
 #     thread wherever it last let the GIL go, so it does not say how the
-#     CPU was split between threads; see the example's docstring);
+#     CPU was split between threads; see the example's docstring). Why 7,
+#     not 5: over 18 runs the reference's own shares scattered up to 6
+#     points from the split the work is built with (60/40, 50/25/25, 2/3),
+#     more than its ~2000 looks a thread would give if they were
+#     independent, while ebprof's stayed within 2.5 of it; a wrong order or
+#     a misplaced frame moves a share by tens of points;
 #   - every thread has >= 2% of ebprof's Python samples;
 #   - CPython 3.11 runs each generator and coroutine in its own native call
 #     of the evaluation function (from next() or send(), in C): in >= 95%
@@ -115,7 +120,7 @@ for tname in ["t%d" % i for i in range(8)] + ["main"]:
         if rp < 5:
             break
         op = 100.0 * o[k] / ot
-        flag = "" if abs(op - rp) <= 5 else "   <-- off by more than 5 points"
+        flag = "" if abs(op - rp) <= 7 else "   <-- off by more than 7 points"
         print("  %5.1f%% reference, %5.1f%% ebprof: %s%s" % (rp, op, short(k), flag))
         if flag:
             bad = True
