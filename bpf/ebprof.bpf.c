@@ -311,6 +311,7 @@ static __always_inline __u64 stack_hash_end(struct stack_hash *h)
 	a ^= a >> 29;
 	a *= 0xc4ceb9fe1a85ec53ULL;
 	a ^= a >> 32;
+	a &= ~EBPROF_COPY_ID; /* that bit marks an off-CPU copy's id (ebprof.h) */
 	return a ? a : 1;
 }
 

@@ -143,7 +143,7 @@ struct ebprof_regs {
  * EBPROF_COPY_ID set) and no kernel stack, and the samples of its wait
  * are counted in the maps with the id as their user stack's (key.ustack).
  * User space keeps the unwound copy under its id until a drain hands them
- * out.
+ * out. The ids the program hashes stacks to never have that bit set.
  */
 #define EBPROF_COPY_ID (1ULL << 63)
 

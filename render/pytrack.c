@@ -38,7 +38,8 @@ struct pytrack {
 	struct pytrack_process pending[PYTRACK_MAX_PENDING];
 	size_t n_pending;
 	uint64_t warned[PYTRACK_MAX_WARNED];
-	size_t n_warned;
+	size_t n_warned;   /* slots in use */
+	size_t next_warned; /* the slot the next reason takes, oldest first once full */
 	struct pytrack_stats stats;
 };
 
@@ -79,9 +80,10 @@ static void pytrack_warn_once(struct pytrack *t, const char *why)
 	for (size_t i = 0; i < t->n_warned; i++)
 		if (t->warned[i] == h)
 			return;
-	t->warned[t->n_warned++ % PYTRACK_MAX_WARNED] = h;
-	if (t->n_warned > PYTRACK_MAX_WARNED)
-		t->n_warned = PYTRACK_MAX_WARNED;
+	t->warned[t->next_warned] = h;
+	t->next_warned = (t->next_warned + 1) % PYTRACK_MAX_WARNED;
+	if (t->n_warned < PYTRACK_MAX_WARNED)
+		t->n_warned++;
 	if (t->warn)
 		t->warn(why, t->warn_ctx);
 }
