@@ -21,6 +21,7 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "symbolizer/dbgfetch.h"
 
 static volatile sig_atomic_t cli_stop_signal_seen;
 
@@ -275,6 +276,15 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	/* The standard variable of debuginfod clients turns fetching on. */
 	urls = getenv("DEBUGINFOD_URLS");
 	cc.symbolizer.debuginfod = urls && *urls;
+	/* Before any thread starts: it may set the environment. */
+	rc = cc.symbolizer.debuginfod ? dbgfetch_prepare() : 0;
+	if (rc) {
+		fprintf(stderr,
+			"ebprof %s: cannot make debuginfod's cache directory: %s; set "
+			"DEBUGINFOD_CACHE_PATH to a writable one\n",
+			cmd, strerror(-rc));
+		return -1;
+	}
 	/* Where separate debug files are looked for (the tests point it away). */
 	debug_root = getenv("EBPROF_DEBUG_ROOT");
 	if (debug_root)

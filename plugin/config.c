@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bpf/sampler.h"
+#include "symbolizer/dbgfetch.h"
 
 #define PCONF_STR_(x) #x
 #define PCONF_STR(x) PCONF_STR_(x)
@@ -126,6 +127,7 @@ static int pconf_bool(const oconfig_item_t *ci, bool *out)
 static int pconf_debuginfod(const oconfig_item_t *ci, struct pconf *c)
 {
 	const char *v;
+	int err;
 
 	if (ci->values_num != 1 || ci->values[0].type != OCONFIG_TYPE_STRING)
 		return pconf_bad(ci, "a quoted list of http:// or https:// URLs");
@@ -134,6 +136,14 @@ static int pconf_debuginfod(const oconfig_item_t *ci, struct pconf *c)
 		return pconf_bad(ci, "a quoted list of http:// or https:// URLs");
 	if (setenv("DEBUGINFOD_URLS", v, 1))
 		return pconf_bad(ci, "a list that fits the environment");
+	/* The config callback runs before collectd's read threads. */
+	err = dbgfetch_prepare();
+	if (err) {
+		ERROR(PLUGIN_LOG "%s: cannot make debuginfod's cache directory: %s; set "
+				 "DEBUGINFOD_CACHE_PATH in collectd's environment to a writable one",
+		      ci->key, strerror(-err));
+		return -1;
+	}
 	c->debuginfod = true;
 	return 0;
 }

@@ -348,27 +348,20 @@ static int make_dirs(const char *path)
 	return 0;
 }
 
-/*
- * Sets DEBUGINFOD_CACHE_PATH, when the user has not, to dir or to our
- * private default, and makes the directory.
- */
-static int set_cache_dir(const char *dir)
+int dbgfetch_prepare(void)
 {
 	const char *base, *env = getenv("DEBUGINFOD_CACHE_PATH");
-	char buf[4096];
+	char dir[4096];
 	int err;
 
 	if (env && *env)
 		return 0;
-	if (!dir) {
-		if ((base = getenv("XDG_CACHE_HOME")) && *base)
-			snprintf(buf, sizeof(buf), "%s/ebprof/debuginfod", base);
-		else if ((base = getenv("HOME")) && *base && strcmp(base, "/"))
-			snprintf(buf, sizeof(buf), "%s/.cache/ebprof/debuginfod", base);
-		else
-			snprintf(buf, sizeof(buf), "/var/cache/ebprof/debuginfod");
-		dir = buf;
-	}
+	if ((base = getenv("XDG_CACHE_HOME")) && *base)
+		snprintf(dir, sizeof(dir), "%s/ebprof/debuginfod", base);
+	else if ((base = getenv("HOME")) && *base && strcmp(base, "/"))
+		snprintf(dir, sizeof(dir), "%s/.cache/ebprof/debuginfod", base);
+	else
+		snprintf(dir, sizeof(dir), "/var/cache/ebprof/debuginfod");
 	err = make_dirs(dir);
 	if (err)
 		return err;
@@ -399,8 +392,6 @@ int dbgfetch_new(const struct dbgfetch_config *config, struct dbgfetch **out)
 	f->now_arg = config->now_arg;
 	if (!config->no_thread) {
 		err = load(f);
-		if (!err)
-			err = set_cache_dir(config->cache_dir);
 		if (!err)
 			err = -pthread_create(&f->thread, NULL, fetch_thread, f);
 		if (err) {

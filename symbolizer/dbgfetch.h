@@ -37,13 +37,6 @@ struct dbgfetch;
 struct dbgfetch_config {
 	unsigned int timeout_s; /* 0: DBGFETCH_TIMEOUT_S */
 	unsigned int retry_s;	/* 0: DBGFETCH_RETRY_S */
-	/*
-	 * The client's cache directory when DEBUGINFOD_CACHE_PATH is not
-	 * set (it is then set to this, for the whole process); NULL: a
-	 * private one, $XDG_CACHE_HOME or $HOME/.cache, or /var/cache, with
-	 * "/ebprof/debuginfod" appended.
-	 */
-	const char *cache_dir;
 	/* The clock of the negative cache; NULL: CLOCK_MONOTONIC. For tests. */
 	time_t (*now)(void *arg);
 	void *now_arg;
@@ -56,6 +49,20 @@ enum dbgfetch_state {
 	DBGFETCH_READY,	  /* fetched: *path is the debug file */
 	DBGFETCH_MISSING, /* not found, or failed: not asked again until retry_s */
 };
+
+/*
+ * Points libdebuginfod's on-disk cache (DEBUGINFOD_CACHE_PATH) at a
+ * private directory when the user has not chosen one, and makes it:
+ * $XDG_CACHE_HOME or $HOME/.cache, else /var/cache, with
+ * "/ebprof/debuginfod" appended. It writes the process's environment,
+ * which other threads may be reading, so call it once at start-up before
+ * any other thread runs (the CLI's main thread, collectd's config
+ * callback). Returns 0 or a negative errno (the directory cannot be made).
+ * Without it the library's own default directory is used, and a fetch we
+ * interrupt leaves its "not found" marker there for the library's retry
+ * time.
+ */
+int dbgfetch_prepare(void);
 
 /*
  * Loads libdebuginfod and starts the thread. Returns 0 and *out, -ENOENT

@@ -37,6 +37,7 @@ struct elfcache {
 	uint64_t bytes, max_bytes; /* of the tables kept, and their bound */
 	uint64_t clock;
 	uint64_t hits, misses;
+	uint64_t drops; /* tables freed, ever */
 };
 
 static bool key_uses_path(const struct elfcache_key *key)
@@ -64,6 +65,7 @@ struct elfcache *elfcache_new(size_t max, uint64_t max_bytes)
 static void entry_clear(struct elfcache *cache, struct elfcache_entry *e)
 {
 	cache->bytes -= e->bytes;
+	cache->drops++;
 	elfsym_free(e->elf);
 	free(e->path);
 	memset(e, 0, sizeof(*e));
@@ -215,6 +217,11 @@ void elfcache_trim(struct elfcache *cache)
 			return;
 		entry_drop(cache, oldest);
 	}
+}
+
+uint64_t elfcache_drops(const struct elfcache *cache)
+{
+	return cache->drops;
 }
 
 void elfcache_stats(const struct elfcache *cache, struct elfcache_stats *stats)

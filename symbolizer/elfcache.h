@@ -69,6 +69,13 @@ void elfcache_release(struct elfcache *cache, const struct elfsym *elf);
 /* Drops least recently used tables nobody holds until at most max are kept. */
 void elfcache_trim(struct elfcache *cache);
 
+/*
+ * Entries dropped so far. A table from elfcache_get() or elfcache_put()
+ * stays valid while this count does not change, which lets a caller keep
+ * it between lookups.
+ */
+uint64_t elfcache_drops(const struct elfcache *cache);
+
 struct elfcache_stats {
 	uint64_t hits, misses;
 	uint64_t cached; /* entries kept now, unreadable files included */

@@ -688,22 +688,15 @@ bool elfsym_complete(const struct elfsym *elf)
 	return elf->complete;
 }
 
-int elfsym_set_ranges(struct elfsym *elf, const struct elfsym_range *ranges, size_t n)
+void elfsym_take_ranges(struct elfsym *elf, struct elfsym_range *ranges, size_t n)
 {
-	struct elfsym_range *copy = NULL;
-
-	if (n) {
-		copy = malloc(n * sizeof(*copy));
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, ranges, n * sizeof(*copy));
-	}
 	elf->bytes -= elf->nr_ranges * sizeof(*elf->ranges);
 	free(elf->ranges);
-	elf->ranges = copy;
+	elf->ranges = n ? ranges : NULL;
 	elf->nr_ranges = n;
-	elf->bytes += n * sizeof(*copy);
-	return 0;
+	elf->bytes += n * sizeof(*ranges);
+	if (!n)
+		free(ranges);
 }
 
 int elfsym_function_start(const struct elfsym *elf, uint64_t vaddr, uint64_t *start)

@@ -166,21 +166,21 @@ struct elfsym_range {
  * True when the names came from a full symbol table (.symtab, a separate
  * debug file's or MiniDebugInfo's), false when from .dynsym alone or none:
  * then most internal functions have no name, and their bounds are worth
- * reading (elfsym_set_ranges).
+ * reading (elfsym_take_ranges).
  */
 bool elfsym_complete(const struct elfsym *elf);
 
 /*
- * Copies n ranges (sorted by start, not overlapping, as cfi_functions()
- * gives them) into elf, replacing any it had; they count in
- * elfsym_bytes(). Returns 0 or -ENOMEM (elf is then unchanged).
+ * Gives elf n ranges (sorted by start, not overlapping, as cfi_functions()
+ * gives them), replacing any it had; elf owns the array (from malloc)
+ * from then on, and it counts in elfsym_bytes().
  */
-int elfsym_set_ranges(struct elfsym *elf, const struct elfsym_range *ranges, size_t n);
+void elfsym_take_ranges(struct elfsym *elf, struct elfsym_range *ranges, size_t n);
 
 /*
  * The first address of the function that holds vaddr, for an address no
  * symbol names (elfsym_lookup() gave NULL), so that one unnamed function
- * is one frame: the start of the range (elfsym_set_ranges) that holds it,
+ * is one frame: the start of the range (elfsym_take_ranges) that holds it,
  * else the start of the gap it is in, which is the furthest of the end of
  * the symbol before it, the end of the range before it and the start of
  * its segment. Returns 0, or -ENOENT when no segment holds vaddr.

@@ -93,22 +93,33 @@ struct symbolizer {
 	} *map_offs;
 	size_t name_offs_cap;
 	uint64_t frames, unresolved;
-	/* debuginfod: NULL when off; the tables of the debug files fetched,
-	 * by build-id, and the drain each was last asked about. */
+	/* debuginfod: NULL when off. What is known of each build-id asked
+	 * about: a hash table (open addressing, never emptied) of at most
+	 * SYMBOLIZER_MAX_FETCHED. The debug files' tables themselves are kept
+	 * in elfs, under the build-id, inside its bounds and its figures. */
 	struct dbgfetch *fetch;
 	int fetch_err;
 	struct fetched {
 		unsigned char id[DBGFETCH_MAX_ID];
-		size_t len;
-		uint64_t drain;
-		bool final;	   /* the answer is known: elf, or none */
-		struct elfsym *elf; /* the debug file's table; NULL: none (yet) */
+		uint8_t len; /* 0: a free slot */
+		bool final;  /* the answer is known: a usable table, or none */
+		bool usable;
+		uint64_t drain; /* the drain it was last asked about, or looked up, in */
+		/* The cached table as looked up in drain, valid while the
+		 * ELF cache has dropped nothing since (drops). */
+		const struct elfsym *table;
+		uint64_t drops;
 	} *fetched;
 	size_t n_fetched;
 };
 
-/* Build-ids the symbolizer keeps a fetched table, or its absence, for. */
+/* Build-ids the symbolizer keeps the state of a fetch for (~20 KiB), and
+ * the slots of their hash table (a power of two, twice as many). */
 #define SYMBOLIZER_MAX_FETCHED 256
+#define SYMBOLIZER_FETCHED_SLOTS (2 * SYMBOLIZER_MAX_FETCHED)
+/* The ELF cache's key of a fetched table: this and the build-id in hex,
+ * as a path (no mapping's path looks like it). */
+#define DEBUGINFOD_KEY "debuginfod:"
 
 void symbolizer_config_init(struct symbolizer_config *config)
 {
@@ -182,7 +193,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		target_count(sym->gate, TARGET_NO_FDS);
 	/* Without libdebuginfod names stay grouped; the error is reported. */
 	if (config->debuginfod) {
-		sym->fetched = calloc(SYMBOLIZER_MAX_FETCHED, sizeof(*sym->fetched));
+		sym->fetched = calloc(SYMBOLIZER_FETCHED_SLOTS, sizeof(*sym->fetched));
 		if (!sym->fetched)
 			goto err_free;
 		sym->fetch_err = dbgfetch_new(NULL, &sym->fetch);
@@ -202,9 +213,6 @@ void symbolizer_free(struct symbolizer *sym)
 		return;
 	proctab_free(sym->procs); /* first: the records let go of the tables they hold */
 	dbgfetch_free(sym->fetch);
-	if (sym->fetched)
-		for (size_t i = 0; i < sym->n_fetched; i++)
-			elfsym_free(sym->fetched[i].elf);
 	free(sym->fetched);
 	ksyms_free(sym->ksyms);
 	pycode_cache_free(sym->pycode);
@@ -397,10 +405,9 @@ static int add_function_ranges(int fd, struct elfsym *elf)
 	}
 	for (size_t i = 0; i < n; i++)
 		ranges[i] = (struct elfsym_range){ .start = fn[i].start, .end = fn[i].end };
-	err = elfsym_set_ranges(elf, ranges, n);
-	free(ranges);
+	elfsym_take_ranges(elf, ranges, n);
 	cfi_free(cfi);
-	return err;
+	return 0;
 }
 
 /*
@@ -538,17 +545,45 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
 }
 
 /*
+ * The slot of build-id id in the fetched table: its own, or the free one
+ * it would take; NULL when it is not there and the table is full.
+ */
+static struct fetched *fetched_slot(struct symbolizer *sym, const unsigned char *id, size_t len)
+{
+	uint64_t h = 0;
+
+	/* A build-id is a hash already: its first bytes spread well. */
+	memcpy(&h, id, len < sizeof(h) ? len : sizeof(h));
+	for (size_t n = 0; n < SYMBOLIZER_FETCHED_SLOTS; n++) {
+		struct fetched *fe = &sym->fetched[(h + n) % SYMBOLIZER_FETCHED_SLOTS];
+
+		if (!fe->len)
+			return sym->n_fetched < SYMBOLIZER_MAX_FETCHED ? fe : NULL;
+		if (fe->len == len && !memcmp(fe->id, id, len))
+			return fe;
+	}
+	return NULL;
+}
+
+/*
  * The table of the debug file fetched for elf, a file named by .dynsym
  * alone, or NULL (none, or not yet). Never waits: a build-id not seen is
  * queued (dbgfetch_get()), and one pending is asked about again once per
  * drain, so the frames of a later drain get the names once it arrives.
+ * The table is kept in the ELF cache under the build-id; dropped from
+ * there (its bounds), it is read again from the client's on-disk cache.
+ * It is valid until the next elfcache_put(), as any cached table.
  */
 static const struct elfsym *fetched_elf(struct symbolizer *sym, const struct elfsym *elf)
 {
 	uint64_t drain = proctab_drain(sym->procs);
+	char key_path[sizeof(DEBUGINFOD_KEY) + 2 * DBGFETCH_MAX_ID];
+	struct elfcache_key key = { .path = key_path };
+	const struct elfsym *cached;
+	struct elfsym *debug = NULL;
 	enum dbgfetch_state state;
-	struct fetched *fe = NULL;
 	const unsigned char *id;
+	struct fetched *fe;
 	const char *path;
 	size_t len;
 
@@ -557,30 +592,53 @@ static const struct elfsym *fetched_elf(struct symbolizer *sym, const struct elf
 	id = elfsym_build_id(elf, &len);
 	if (!id || !len || len > DBGFETCH_MAX_ID)
 		return NULL;
-	for (size_t i = 0; i < sym->n_fetched && !fe; i++)
-		if (sym->fetched[i].len == len && !memcmp(sym->fetched[i].id, id, len))
-			fe = &sym->fetched[i];
-	if (!fe) {
-		if (sym->n_fetched == SYMBOLIZER_MAX_FETCHED)
-			return NULL;
-		fe = &sym->fetched[sym->n_fetched++];
+	fe = fetched_slot(sym, id, len);
+	if (!fe)
+		return NULL;
+	if (!fe->len) {
 		memcpy(fe->id, id, len);
-		fe->len = len;
+		fe->len = (uint8_t)len;
 		fe->drain = drain - 1;
+		sym->n_fetched++;
 	}
-	if (fe->final || fe->drain == drain)
-		return fe->elf;
+	if (fe->final && !fe->usable)
+		return NULL;
+	/* The common case, no lookup: the table seen earlier in this drain. */
+	if (fe->table && fe->drain == drain && fe->drops == elfcache_drops(sym->elfs))
+		return fe->table;
+	fe->table = NULL;
+	memcpy(key_path, DEBUGINFOD_KEY, sizeof(DEBUGINFOD_KEY) - 1);
+	for (size_t i = 0; i < len; i++)
+		snprintf(key_path + sizeof(DEBUGINFOD_KEY) - 1 + 2 * i, 3, "%02x", id[i]);
+	if (fe->final && elfcache_get(sym->elfs, &key, &cached))
+		goto keep;
+	/* Pending, or dropped from the cache: asked about, and read again,
+	 * at most once a drain. */
+	if (fe->drain == drain)
+		return NULL;
 	fe->drain = drain;
 	state = dbgfetch_get(sym->fetch, id, len, &path);
-	if (state != DBGFETCH_READY)
+	if (state != DBGFETCH_READY) {
+		fe->final = false;
 		return NULL;
-	fe->final = true;
-	if (elfsym_open(path, &fe->elf) || !elfsym_complete(fe->elf)) {
-		elfsym_free(fe->elf);
-		fe->elf = NULL;
-		dbgfetch_unusable(sym->fetch, id, len);
 	}
-	return fe->elf;
+	fe->final = true;
+	fe->usable = !elfsym_open(path, &debug) && elfsym_complete(debug);
+	if (!fe->usable) {
+		elfsym_free(debug);
+		dbgfetch_unusable(sym->fetch, id, len);
+		return NULL;
+	}
+	if (elfcache_put(sym->elfs, &key, debug)) {
+		fe->final = false; /* out of memory: tried again next drain */
+		return NULL;
+	}
+	cached = debug;
+keep:
+	fe->table = cached;
+	fe->drain = drain;
+	fe->drops = elfcache_drops(sym->elfs);
+	return cached;
 }
 
 /*

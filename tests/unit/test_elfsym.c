@@ -450,7 +450,7 @@ static void test_unnamed_address_is_grouped_by_function(void **state)
 	char lib[4096], tmp[] = "/tmp/test_elfsym.XXXXXX";
 	struct elfsym *full = NULL, *stripped = NULL;
 	const struct elfsym_segment *text = NULL;
-	struct elfsym_range range;
+	struct elfsym_range *range;
 	uint64_t value = 0, start;
 
 	(void)state;
@@ -478,8 +478,10 @@ static void test_unnamed_address_is_grouped_by_function(void **state)
 	/* No ranges: the gap after the symbol or segment start before it. */
 	assert_int_equal(elfsym_function_start(stripped, value + 4, &start), 0);
 	assert_true(start < value);
-	range = (struct elfsym_range){ .start = value, .end = value + 0x10 };
-	assert_int_equal(elfsym_set_ranges(stripped, &range, 1), 0);
+	range = malloc(sizeof(*range));
+	assert_non_null(range);
+	*range = (struct elfsym_range){ .start = value, .end = value + 0x10 };
+	elfsym_take_ranges(stripped, range, 1);
 	assert_int_equal(elfsym_function_start(stripped, value + 4, &start), 0);
 	assert_int_equal(start, value);
 	assert_int_equal(elfsym_function_start(stripped, value + 0xf, &start), 0);
