@@ -419,8 +419,13 @@ static int sampler_register_switch(char *err, size_t errlen)
 	if (!registered) {
 		ret = kbtf_typedef_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err, errlen);
 		if (!ret) {
-			LIBBPF_OPTS(libbpf_prog_handler_opts, opts, .cookie = (long)id,
-				    .prog_prepare_load_fn = sampler_switch_prepare);
+			/* LIBBPF_OPTS spelled out (sz is libbpf's version check):
+			 * cppcheck cannot expand the macro and gives up on the file. */
+			struct libbpf_prog_handler_opts opts = {
+				.sz = sizeof(opts),
+				.cookie = (long)id,
+				.prog_prepare_load_fn = sampler_switch_prepare,
+			};
 
 			ret = libbpf_register_prog_handler("ebprof_tp_btf",
 							   BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
