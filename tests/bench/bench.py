@@ -82,9 +82,21 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def ci95(values, resamples=2000):
+    """A 95% confidence interval of the median: the percentile bootstrap,
+    seeded, so that one set of runs always gives the same interval."""
+    values = [v for v in values if v is not None]
+    if len(values) < 3:
+        return None
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values)))
+                  for _ in range(resamples))
+    return (meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1])
+
+
 # --- results: one row per figure, printed and written as CSV ----------------
 
-FIELDS = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
+FIELDS = ["section", "row", "variant", "hz", "value", "ci95", "unit", "anchor", "anchor_value",
           "ratio", "runs", "note"]
 
 
@@ -94,10 +106,11 @@ class Results:
         self.rows = []
 
     def add(self, section, row, variant, value, unit, hz="", anchor="", anchor_value=None,
-            ratio=None, runs=1, note=""):
+            ratio=None, runs=1, note="", ci=None):
         self.rows.append({
             "section": section, "row": row, "variant": variant, "hz": hz,
-            "value": fmt(value), "unit": unit, "anchor": anchor,
+            "value": fmt(value), "ci95": "%s..%s" % (fmt(ci[0]), fmt(ci[1])) if ci else "",
+            "unit": unit, "anchor": anchor,
             "anchor_value": fmt(anchor_value), "ratio": fmt(ratio), "runs": runs,
             "note": note,
         })
@@ -111,8 +124,7 @@ class Results:
 
     def markdown(self, path):
         """The same table in Markdown, for the README's Performance section."""
-        cols = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
-                "ratio", "runs", "note"]
+        cols = FIELDS
         with open(path, "w") as f:
             f.write("| " + " | ".join(cols) + " |\n")
             f.write("|" + "---|" * len(cols) + "\n")
@@ -120,8 +132,8 @@ class Results:
                 f.write("| " + " | ".join(str(r[c]).replace("|", "/") for c in cols) + " |\n")
 
     def table(self):
-        cols = ["section", "row", "variant", "hz", "value", "unit", "anchor", "anchor_value",
-                "ratio", "runs"]
+        cols = ["section", "row", "variant", "hz", "value", "ci95", "unit", "anchor",
+                "anchor_value", "ratio", "runs"]
         widths = {c: max([len(c)] + [len(str(r[c])) for r in self.rows]) for c in cols}
         lines = ["  ".join(c.ljust(widths[c]) for c in cols)]
         lines.append("  ".join("-" * widths[c] for c in cols))
@@ -575,6 +587,7 @@ class Bench:
 
     def section_slowdown(self):
         log("2 slowdown of fixed work, system-wide profilers")
+        t0 = time.time()
         # About 3 s of work unprofiled (0.5 s in a smoke run), calibrated here.
         t = self.run_work(1000)
         rounds = max(100, int(1000 * self.dur(2.0, 0.5) / t))
@@ -594,17 +607,29 @@ class Bench:
                         if prof:
                             prof.stop()
             base = times["none"]
+            above = {}
             for kind in kinds[1:]:
                 slow = [100 * (x / b - 1) for x, b in zip(times[kind], base)]
-                above = [100 * (x - f) / b for x, f, b in zip(times[kind], times["floor"], base)]
+                above[kind] = [100 * (x - f) / b
+                               for x, f, b in zip(times[kind], times["floor"], base)]
                 if kind == "floor":
                     self.res.add("2 slowdown", "slowdown", kind, median(slow), "%", hz,
                                  "none", median(base), None, self.reps,
-                                 "the sampling interrupt alone; anchor in s")
+                                 "the sampling interrupt alone; anchor in s", ci95(slow))
                     continue
-                self.res.add("2 slowdown", "slowdown above floor", kind, median(above), "pp",
-                             hz, "floor", median(slow), None, self.reps,
-                             "anchor_value = slowdown vs none, %")
+                self.res.add("2 slowdown", "slowdown above floor", kind, median(above[kind]),
+                             "pp", hz, "floor", median(slow), None, self.reps,
+                             "anchor_value = slowdown vs none, %", ci95(above[kind]))
+            # Who is cheaper, run by run: the paired difference and its
+            # interval say whether the benchmark can tell (the resolution
+            # is the interval's half-width).
+            for other in ("perf", "bpftrace"):
+                diff = [e - o for e, o in zip(above["ebprof"], above[other])]
+                ci = ci95(diff)
+                self.res.add("2 slowdown", "ebprof minus " + other, "ebprof", median(diff), "pp",
+                             hz, other, None, None, self.reps,
+                             "resolution +-%s pp" % fmt((ci[1] - ci[0]) / 2) if ci else "", ci)
+        log("2 slowdown: %d pairs per frequency in %.0f s" % (self.reps, time.time() - t0))
 
     # 3 -------------------------------------------------------------------------
     def busy_start(self, levels=5):

@@ -14,7 +14,7 @@ make -s -C "$ROOT" bench-smoke >"$T/out" 2>&1 || { tail -40 "$T/out" >&2; fail "
 [ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] ||
 	fail "kernel.bpf_stats_enabled was left at $(cat /proc/sys/kernel/bpf_stats_enabled)"
 [ -s "$CSV" ] || fail "no $CSV"
-head -1 "$CSV" | grep -q '^section,row,variant,hz,value,unit,anchor,anchor_value,ratio,runs,note$' ||
+head -1 "$CSV" | grep -q '^section,row,variant,hz,value,ci95,unit,anchor,anchor_value,ratio,runs,note$' ||
 	fail "CSV header changed: $(head -1 "$CSV")"
 
 # row_value SECTION ROW VARIANT: the value column of the first such row.
@@ -46,6 +46,7 @@ check "1 kernel" "ns/sample shallow" ebprof anchor
 check "1 kernel" "ns/sample deep" ebprof anchor
 check "2 slowdown" "slowdown" floor anchor
 for p in perf bpftrace ebprof; do check "2 slowdown" "slowdown above floor" "$p" anchor; done
+for p in perf bpftrace; do check "2 slowdown" "ebprof minus $p" ebprof; done
 check "3 user" "CPU per 1000 samples" "ebprof record" anchor
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
