@@ -1026,7 +1026,9 @@ static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *
 	}
 	t = (struct table_words){ .maps = env->u->maps, .slot = m->table };
 	rule = rule_at(env, unw_find_rule(&t, pc + m->adjust - (regs->exact ? 0 : 1)));
-	if (rule && rule->cfa_kind == EBPROF_CFA_NONE) {
+	if (!rule) /* an index past the rules: as the BPF walk answers it */
+		return UNW_UNSUPPORTED;
+	if (rule->cfa_kind == EBPROF_CFA_NONE) {
 		/* No row (assembly without CFI): its frame pointer, as walk_no_row(). */
 		ret = unw_step_fp(env, regs);
 		return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
