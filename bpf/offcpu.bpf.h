@@ -15,6 +15,10 @@
  *     only the current task's memory allows; a walk is kept per place the
  *     task leaves from, and not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
+ * A new task's first wait, from its wake-up after fork to its first run,
+ * is stamped by a second program, on tp_btf/sched_wakeup_new (once per
+ * fork, nothing per switch): without it a thread's on- and off-CPU time
+ * would start at its first run, not at its creation.
  * Per-task state lives in task-local storage, so a task that migrates
  * finds its own stamp on any CPU, and a PID reused by a new task starts
  * with none (unlike a per-CPU or PID-keyed table: OpenTelemetry's
@@ -43,6 +47,8 @@ const volatile __u64 offcpu_max_rate = 5000; /* sample updates per second per CP
 const volatile __u32 offcpu_exp[EBPROF_OFFCPU_EXP] = { 0 };
 /* Byte offset of task_struct's state word (__state since 5.14, state before). */
 const volatile __u32 off_state = 0;
+/* Byte offset of task_struct's tgid: a new task's, read before it runs. */
+const volatile __u32 off_tgid = 0;
 
 /* The kernel's task states (include/linux/sched.h), stable since 2.6. */
 #define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
@@ -425,5 +431,63 @@ int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_
 	stat_add(c, EBPROF_STAT_OFFCPU_SWITCHES);
 	offcpu_leave(ctx, c, preempt, prev, now);
 	offcpu_enter(c, next, now);
+	return 0;
+}
+
+/*
+ * A new task is woken for its first run (wake_up_new_task(), in the
+ * parent, after fork or clone): it waits from now, runnable, until the
+ * switch that first runs it counts the wait as any other. Its user stack
+ * then is one frame, the address it will return to: the parent's saved
+ * user ip (the child's registers are a copy of the parent's), clone3 for
+ * a thread, fork's syscall for a process; the rest of a thread's stack
+ * does not exist yet. No walk is kept: its first switch-out walks.
+ */
+SEC("ebprof_tp_btf_new")
+int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns(), task = (__u64)p;
+	struct offcpu_task *t;
+	struct ebprof_cpu *c;
+	struct offcpu_stack *st;
+	__u32 zero = 0, tgid = 0;
+
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (!c)
+		return 0; /* cannot happen: a one-slot per-CPU array */
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + off_tgid));
+	if (tgid_rejected(tgid))
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		return 0;
+	}
+	{
+		struct task_view v = { &t->key, &t->user, &t->wanted, &t->reported };
+
+		task_read(v, task, tgid);
+	}
+	t->gen = cache_gen;
+	t->described = 1;
+	t->t_out = 0;
+	t->copy_id = 0;
+	t->cur = 0;
+	t->stacks[0].valid = 0;
+	t->stacks[1].valid = 0;
+	st = &t->stacks[0];
+	st->n_uips = 0;
+	if (!t->wanted)
+		return 0;
+	if (!t->reported)
+		t->reported = report_process(c, &t->key);
+	if (user_stacks && t->user) {
+		const __u64 *w = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		st->uips[0] = w[16]; /* ip */
+		st->n_uips = 1;
+	}
+	t->key.state = EBPROF_OFFCPU_RUNNABLE;
+	t->t_out = now;
 	return 0;
 }
