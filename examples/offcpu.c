@@ -21,7 +21,8 @@
  *                            (offcpu_mixed_d) made one after another on
  *                            CPU 0 behind two spinning loaders; prints
  *                            each one's lifetime in ns from just before
- *                            its creation, and the sum of the short ones'
+ *                            its creation, and the sum of the short ones',
+ *                            and the thread ids of a, b, c and the loaders
  *
  * Each but early first sleeps 1 s in offcpu_settle(): the profiler sees the
  * process at its first wait and loads its unwind tables meanwhile, so
@@ -201,12 +202,14 @@ struct mixed {
 	uint64_t seconds;
 	unsigned int run_ms, sleep_ms, rounds;
 	uint64_t born, lifetime;
+	pid_t tid;
 };
 
 static void mixed_body(struct mixed *m)
 {
 	uint64_t end = now_ns() + m->seconds * 1000000000ull;
 
+	m->tid = gettid();
 	for (unsigned int i = 0; m->rounds ? i < m->rounds : now_ns() < end; i++) {
 		offcpu_burn_until(now_ns() + m->run_ms * 1000000ull);
 		sleep_ms(m->sleep_ms);
@@ -243,6 +246,7 @@ NOCLEVER void *offcpu_loader(void *arg)
 {
 	struct mixed *m = arg;
 
+	m->tid = gettid();
 	pin(0);
 	offcpu_burn_until(m->born + m->seconds * 1000000000ull);
 	m->lifetime = now_ns() - m->born;
@@ -293,10 +297,13 @@ static int do_mixed(unsigned int seconds)
 	}
 	for (int i = 0; i < 3; i++) {
 		pthread_join(m[i].thread, NULL);
-		printf("lifetime_%c_ns %llu\n", 'a' + i, (unsigned long long)m[i].lifetime);
+		printf("lifetime_%c_ns %llu\ntid_%c %d\n", 'a' + i, (unsigned long long)m[i].lifetime,
+		       'a' + i, (int)m[i].tid);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 2; i++) {
 		pthread_join(load[i].thread, NULL);
+		printf("tid_loader%d %d\n", i, (int)load[i].tid);
+	}
 	printf("lifetime_d_ns %llu\nthreads_d %llu\n", (unsigned long long)d_life,
 	       (unsigned long long)n_d);
 	return 0;
