@@ -164,6 +164,7 @@ struct sampler {
 	struct bpf_link *rename_link;
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
 	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
+	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
@@ -454,6 +455,7 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	/* Task storage needs 5.11: a kernel without it still samples on-CPU. */
 	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
 	skel->rodata->off_state = off_state;
+	skel->rodata->offcpu_fp_walk = s->offcpu_fp;
 	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
 	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
 	skel->rodata->offcpu_max_rate =
@@ -849,36 +851,41 @@ static int sampler_attach_hooks(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The off-CPU program, on the scheduler's switch: after the hooks, before the ticks. */
+/*
+ * Attaches a tp_btf program to the point its load named (no name here)
+ * into *fd, which stays -1 on failure. Returns 0 or a negative errno.
+ */
+static int sampler_attach_tp(struct bpf_program *prog, const char *tracepoint, int *fd,
+			     char *err, size_t errlen)
+{
+	char advice[64];
+	int ret = bpf_raw_tracepoint_open(NULL, bpf_program__fd(prog));
+
+	if (ret >= 0) {
+		*fd = ret;
+		return 0;
+	}
+	snprintf(err, errlen, "attaching to the %s tracepoint: %s%s", tracepoint, strerror(-ret),
+		 sampler_diag_advice(ret, advice, sizeof(advice)));
+	return ret;
+}
+
+/*
+ * The off-CPU programs, on the scheduler's switch and on a new task's
+ * first wake-up: after the hooks, before the ticks.
+ */
 static int sampler_attach_switch(struct sampler *s, char *err, size_t errlen)
 {
 	int ret;
 
 	if (s->mode == SAMPLER_MODE_CPU)
 		return 0;
-	/* A tp_btf program attaches to the point its load named: no name here. */
-	s->switch_fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(s->skel->progs.ebprof_switch));
-	if (s->switch_fd < 0) {
-		char advice[64];
-
-		ret = s->switch_fd;
-		s->switch_fd = -1;
-		snprintf(err, errlen, "attaching to the sched_switch tracepoint: %s%s",
-			 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
-		return ret;
-	}
-	s->wakeup_fd =
-		bpf_raw_tracepoint_open(NULL, bpf_program__fd(s->skel->progs.ebprof_wakeup_new));
-	if (s->wakeup_fd < 0) {
-		char advice[64];
-
-		ret = s->wakeup_fd;
-		s->wakeup_fd = -1;
-		snprintf(err, errlen, "attaching to the sched_wakeup_new tracepoint: %s%s",
-			 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
-		return ret;
-	}
-	return 0;
+	ret = sampler_attach_tp(s->skel->progs.ebprof_switch, "sched_switch", &s->switch_fd, err,
+				errlen);
+	if (!ret)
+		ret = sampler_attach_tp(s->skel->progs.ebprof_wakeup_new, "sched_wakeup_new",
+					&s->wakeup_fd, err, errlen);
+	return ret;
 }
 
 /*
@@ -1087,6 +1094,16 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!s->skel && ret == -EINVAL && noprealloc == KFEAT_UNKNOWN) {
 		s->prealloc = true;
 		s->skel = sampler_load(s, config, task_offsets, true, &ret);
+	}
+	/*
+	 * Linux 6.1's verifier gives up on the table walk inside the switch
+	 * program (1M instructions; 6.18's prunes it): auto walks off-CPU
+	 * stacks by frame pointer there, on-CPU ones still by tables.
+	 */
+	if (!s->skel && ret == -E2BIG && s->mode != SAMPLER_MODE_CPU &&
+	    s->unwind == SAMPLER_UNWIND_TABLES && config->unwind == SAMPLER_UNWIND_AUTO) {
+		s->offcpu_fp = true;
+		s->skel = sampler_load(s, config, task_offsets, s->prealloc, &ret);
 	}
 	if (!s->skel) {
 		sampler_diag_load(ret, err, errlen);
@@ -1447,6 +1464,11 @@ void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *c
 enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
 {
 	return s->unwind;
+}
+
+bool sampler_offcpu_fp(const struct sampler *s)
+{
+	return s->offcpu_fp;
 }
 
 struct unwmaps *sampler_unwmaps(struct sampler *s)
