@@ -15,6 +15,10 @@
  *     only the current task's memory allows; a walk is kept per place the
  *     task leaves from, and not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
+ * A new task's first wait, from its wake-up after fork to its first run,
+ * is stamped by a second program, on tp_btf/sched_wakeup_new (once per
+ * fork, nothing per switch): without it a thread's on- and off-CPU time
+ * would start at its first run, not at its creation.
  * Per-task state lives in task-local storage, so a task that migrates
  * finds its own stamp on any CPU, and a PID reused by a new task starts
  * with none (unlike a per-CPU or PID-keyed table: OpenTelemetry's
@@ -43,6 +47,14 @@ const volatile __u64 offcpu_max_rate = 5000; /* sample updates per second per CP
 const volatile __u32 offcpu_exp[EBPROF_OFFCPU_EXP] = { 0 };
 /* Byte offset of task_struct's state word (__state since 5.14, state before). */
 const volatile __u32 off_state = 0;
+/*
+ * Off-CPU user stacks by the kernel's frame-pointer walk even where the
+ * on-CPU ones use tables: set when the kernel's verifier refused the table
+ * walk in this program (Linux 6.1's 1M-instruction limit; sampler.c).
+ */
+const volatile bool offcpu_fp_walk = false;
+/* Byte offset of task_struct's tgid: a new task's, read before it runs. */
+const volatile __u32 off_tgid = 0;
 
 /* The kernel's task states (include/linux/sched.h), stable since 2.6. */
 #define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
@@ -53,6 +65,7 @@ const volatile __u32 off_state = 0;
 /* The saved user registers that name where a thread waits (offcpu_place()). */
 #define OFFCPU_PLACE_WORDS 5
 #define OFFCPU_FRAME_REACH (1 << 20) /* bp at most this far above sp: a frame pointer */
+#define OFFCPU_PLACE_SPAN 8 /* words at sp read at once when bp + 8 is among them */
 /*
  * The places kept per task: a thread mostly leaves the CPU from one of two
  * (a ping-pong's write(), preempted by the wakeup it made, and its read()).
@@ -175,12 +188,15 @@ static __always_inline bool offcpu_allowed(__u64 now)
 	return true;
 }
 
-/* The state prev leaves the CPU in; 0 when it leaves for good (exit). */
-static __always_inline __u32 offcpu_state(bool preempt, __u64 prev)
+/*
+ * The state prev leaves the CPU in; 0 when it leaves for good (exit).
+ * prev is a BTF pointer: its state word is loaded in place, checked by the
+ * verifier against the kernel's task_struct (no helper call).
+ */
+static __always_inline __u32 offcpu_state(bool preempt, const struct task_struct *prev)
 {
-	__u32 st = 0;
+	__u32 st = *(const __u32 *)((const char *)prev + off_state);
 
-	bpf_probe_read_kernel(&st, sizeof(st), (const void *)(prev + off_state));
 	if (st & OFFCPU_EXIT_MASK)
 		return 0;
 	if (preempt || st == 0)
@@ -191,24 +207,36 @@ static __always_inline __u32 offcpu_state(bool preempt, __u64 prev)
 }
 
 /*
- * Where the current task leaves its user code, as the registers the kernel
- * saved say (read in place: pt_regs is a BTF pointer here): ip, sp, bp,
- * the word at sp (a leaf's return address: which caller made the call)
- * and, where bp points into the stack, the word above it (the return
- * address of a frame-pointer frame). A thread that leaves again from a
- * place it left from before has the same user stack. Not the other
- * registers a call keeps: loops keep their counters there.
+ * Where the current task (prev) leaves its user code, as the registers
+ * the kernel saved say (read in place: pt_regs is a BTF pointer here): ip,
+ * sp, bp, the word at sp (a leaf's return address: which caller made the
+ * call) and, where bp points into the stack, the word above it (the
+ * return address of a frame-pointer frame). A thread that leaves again
+ * from a place it left from before has the same user stack. Not the other
+ * registers a call keeps: loops keep their counters there. Both words
+ * come from one read of the top OFFCPU_PLACE_SPAN words of the stack when
+ * bp's is among them (a leaf's wrapper called from a frame-pointer frame:
+ * a read is most of the cost), else from two.
  */
-static __always_inline void offcpu_place(__u64 *now)
+static __always_inline void offcpu_place(struct task_struct *prev, __u64 *now)
 {
-	const __u64 *w = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
-	__u64 sp = w[19], bp = w[4];
+	const __u64 *w = (const __u64 *)bpf_task_pt_regs(prev);
+	__u64 sp = w[19], bp = w[4], top[OFFCPU_PLACE_SPAN], d = bp + 8 - sp;
 
 	now[0] = w[16]; /* ip */
 	now[1] = sp;
 	now[2] = bp;
 	now[3] = 0;
 	now[4] = 0;
+	if (bp >= sp && d < sizeof(top) && !(d & 7) &&
+	    !bpf_probe_read_user(top, sizeof(top), (const void *)sp)) {
+		now[3] = top[0];
+#pragma clang loop unroll(full)
+		for (int i = 1; i < OFFCPU_PLACE_SPAN; i++)
+			if (d == i * 8)
+				now[4] = top[i];
+		return;
+	}
 	bpf_probe_read_user(&now[3], sizeof(now[3]), (const void *)sp);
 	if (bp >= sp && bp - sp < OFFCPU_FRAME_REACH)
 		bpf_probe_read_user(&now[4], sizeof(now[4]), (const void *)(bp + 8));
@@ -238,7 +266,7 @@ static __always_inline bool offcpu_same_place(const struct offcpu_stack *st, con
  * this CPU's count of such copies and the CPU); a copy is not kept either.
  */
 static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
-					      struct offcpu_task *t)
+					      struct task_struct *prev, struct offcpu_task *t)
 {
 	__u32 cpu = bpf_get_smp_processor_id(), k;
 	__u64 now[OFFCPU_PLACE_WORDS];
@@ -255,7 +283,7 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 		st->valid = 0;
 		return;
 	}
-	offcpu_place(now);
+	offcpu_place(prev, now);
 	if (offcpu_same_place(&t->stacks[0], now)) {
 		t->cur = 0;
 		return;
@@ -271,7 +299,7 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	__builtin_memcpy(st->place, now, sizeof(now));
 	st->valid = 0;
 	st->n_uips = 0;
-	if (unwind_mode != EBPROF_UNWIND_TABLES) {
+	if (offcpu_fp_walk || unwind_mode != EBPROF_UNWIND_TABLES) {
 		bytes = bpf_get_stack(ctx, st->uips, EBPROF_MAX_DEPTH * sizeof(__u64),
 				      BPF_F_USER_STACK);
 		if (bytes < 0) {
@@ -332,12 +360,12 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 	}
 	if (!t->wanted)
 		return;
-	state = offcpu_state(preempt, (__u64)prev);
+	state = offcpu_state(preempt, prev);
 	if (!state)
 		return;
 	if (!t->reported)
 		t->reported = report_process(c, &t->key);
-	offcpu_user_stack(ctx, c, t);
+	offcpu_user_stack(ctx, c, prev, t);
 	t->key.state = state;
 	t->t_out = now;
 }
@@ -425,5 +453,63 @@ int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_
 	stat_add(c, EBPROF_STAT_OFFCPU_SWITCHES);
 	offcpu_leave(ctx, c, preempt, prev, now);
 	offcpu_enter(c, next, now);
+	return 0;
+}
+
+/*
+ * A new task is woken for its first run (wake_up_new_task(), in the
+ * parent, after fork or clone): it waits from now, runnable, until the
+ * switch that first runs it counts the wait as any other. Its user stack
+ * then is one frame, the address it will return to: the parent's saved
+ * user ip (the child's registers are a copy of the parent's), clone3 for
+ * a thread, fork's syscall for a process; the rest of a thread's stack
+ * does not exist yet. No walk is kept: its first switch-out walks.
+ */
+SEC("ebprof_tp_btf_new")
+int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
+{
+	__u64 now = bpf_ktime_get_ns(), task = (__u64)p;
+	struct offcpu_task *t;
+	struct ebprof_cpu *c;
+	struct offcpu_stack *st;
+	__u32 zero = 0, tgid = 0;
+
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (!c)
+		return 0; /* cannot happen: a one-slot per-CPU array */
+	bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + off_tgid));
+	if (tgid_rejected(tgid))
+		return 0;
+	t = bpf_task_storage_get(&offcpu_tasks, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t) {
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		return 0;
+	}
+	{
+		struct task_view v = { &t->key, &t->user, &t->wanted, &t->reported };
+
+		task_read(v, task, tgid);
+	}
+	t->gen = cache_gen;
+	t->described = 1;
+	t->t_out = 0;
+	t->copy_id = 0;
+	t->cur = 0;
+	t->stacks[0].valid = 0;
+	t->stacks[1].valid = 0;
+	st = &t->stacks[0];
+	st->n_uips = 0;
+	if (!t->wanted)
+		return 0;
+	if (!t->reported)
+		t->reported = report_process(c, &t->key);
+	if (user_stacks && t->user) {
+		const __u64 *w = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+		st->uips[0] = w[16]; /* ip */
+		st->n_uips = 1;
+	}
+	t->key.state = EBPROF_OFFCPU_RUNNABLE;
+	t->t_out = now;
 	return 0;
 }

@@ -163,6 +163,8 @@ struct sampler {
 	struct bpf_link *exec_link;
 	struct bpf_link *rename_link;
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
+	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
+	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
@@ -385,13 +387,14 @@ static void sampler_exp_table(volatile uint32_t *table)
 }
 
 /*
- * The off-CPU program is a tp_btf program on sched_switch, whose load
- * names the tracepoint by its BTF id (the kernel's typedef
- * btf_trace_sched_switch). Under libbpf's own section name, libbpf finds
- * that id by loading and indexing the whole kernel BTF, 7 MiB of peak RSS
- * measured here, which kbtf exists to avoid. So its section is ours
- * ("ebprof_tp_btf"), registered as a raw tracepoint program, which needs
- * no BTF, and at load this callback makes it the tracing program it is,
+ * The off-CPU programs are tp_btf programs, on sched_switch and on
+ * sched_wakeup_new, whose loads name their tracepoints by BTF id (the
+ * kernel's typedefs btf_trace_sched_switch and btf_trace_sched_wakeup_new).
+ * Under libbpf's own section name, libbpf finds that id by loading and
+ * indexing the whole kernel BTF, 7 MiB of peak RSS measured here, which
+ * kbtf exists to avoid. So their sections are ours ("ebprof_tp_btf",
+ * "ebprof_tp_btf_new"), registered as raw tracepoint programs, which need
+ * no BTF, and at load this callback makes each the tracing program it is,
  * with the id kbtf found (the cookie).
  */
 static int sampler_switch_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
@@ -405,19 +408,22 @@ static int sampler_switch_prepare(struct bpf_program *prog, struct bpf_prog_load
 }
 
 /*
- * Registers the section with libbpf (process-wide, like libbpf's print
- * callback; once, for the kernel's one id). Returns 0 or a negative errno.
+ * Registers the sections with libbpf (process-wide, like libbpf's print
+ * callback; once, for the kernel's ids). Returns 0 or a negative errno.
  */
 static int sampler_register_switch(char *err, size_t errlen)
 {
+	static const char *const sections[] = { "ebprof_tp_btf", "ebprof_tp_btf_new" };
+	static const char *const typedefs[] = { "btf_trace_sched_switch",
+						"btf_trace_sched_wakeup_new" };
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int registered;
 	uint32_t id;
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	if (!registered) {
-		ret = kbtf_typedef_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err, errlen);
+	for (int i = registered; !ret && i < 2; i++) {
+		ret = kbtf_typedef_id(KBTF_VMLINUX, typedefs[i], &id, err, errlen);
 		if (!ret) {
 			/* LIBBPF_OPTS spelled out (sz is libbpf's version check):
 			 * cppcheck cannot expand the macro and gives up on the file. */
@@ -427,15 +433,16 @@ static int sampler_register_switch(char *err, size_t errlen)
 				.prog_prepare_load_fn = sampler_switch_prepare,
 			};
 
-			ret = libbpf_register_prog_handler("ebprof_tp_btf",
+			ret = libbpf_register_prog_handler(sections[i],
 							   BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
 			if (ret < 0)
-				snprintf(err, errlen, "registering the off-CPU program with libbpf: %s",
-					 strerror(-ret));
+				snprintf(err, errlen, "registering the off-CPU program %s with libbpf: %s",
+					 sections[i], strerror(-ret));
 			else
 				ret = 0;
 		}
-		registered = !ret;
+		if (!ret)
+			registered = i + 1;
 	}
 	pthread_mutex_unlock(&lock);
 	return ret;
@@ -449,9 +456,11 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 
 	bpf_program__set_autoload(skel->progs.ebprof_sample, s->mode != SAMPLER_MODE_OFFCPU);
 	bpf_program__set_autoload(skel->progs.ebprof_switch, offcpu);
+	bpf_program__set_autoload(skel->progs.ebprof_wakeup_new, offcpu);
 	/* Task storage needs 5.11: a kernel without it still samples on-CPU. */
 	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
 	skel->rodata->off_state = off_state;
+	skel->rodata->offcpu_fp_walk = s->offcpu_fp;
 	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
 	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
 	skel->rodata->offcpu_max_rate =
@@ -500,6 +509,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_start_boottime = task_offsets[2];
 	skel->rodata->off_mm = task_offsets[3];
 	skel->rodata->off_start_stack = task_offsets[5];
+	skel->rodata->off_tgid = task_offsets[6];
 	sampler_load_offcpu(s, skel, config, task_offsets[4]);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
@@ -846,25 +856,41 @@ static int sampler_attach_hooks(struct sampler *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* The off-CPU program, on the scheduler's switch: after the hooks, before the ticks. */
+/*
+ * Attaches a tp_btf program to the point its load named (no name here)
+ * into *fd, which stays -1 on failure. Returns 0 or a negative errno.
+ */
+static int sampler_attach_tp(struct bpf_program *prog, const char *tracepoint, int *fd,
+			     char *err, size_t errlen)
+{
+	char advice[64];
+	int ret = bpf_raw_tracepoint_open(NULL, bpf_program__fd(prog));
+
+	if (ret >= 0) {
+		*fd = ret;
+		return 0;
+	}
+	snprintf(err, errlen, "attaching to the %s tracepoint: %s%s", tracepoint, strerror(-ret),
+		 sampler_diag_advice(ret, advice, sizeof(advice)));
+	return ret;
+}
+
+/*
+ * The off-CPU programs, on the scheduler's switch and on a new task's
+ * first wake-up: after the hooks, before the ticks.
+ */
 static int sampler_attach_switch(struct sampler *s, char *err, size_t errlen)
 {
 	int ret;
 
 	if (s->mode == SAMPLER_MODE_CPU)
 		return 0;
-	/* A tp_btf program attaches to the point its load named: no name here. */
-	s->switch_fd = bpf_raw_tracepoint_open(NULL, bpf_program__fd(s->skel->progs.ebprof_switch));
-	if (s->switch_fd < 0) {
-		char advice[64];
-
-		ret = s->switch_fd;
-		s->switch_fd = -1;
-		snprintf(err, errlen, "attaching to the sched_switch tracepoint: %s%s",
-			 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
-		return ret;
-	}
-	return 0;
+	ret = sampler_attach_tp(s->skel->progs.ebprof_switch, "sched_switch", &s->switch_fd, err,
+				errlen);
+	if (!ret)
+		ret = sampler_attach_tp(s->skel->progs.ebprof_wakeup_new, "sched_wakeup_new",
+					&s->wakeup_fd, err, errlen);
+	return ret;
 }
 
 /*
@@ -1009,7 +1035,8 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
 						   "mm" };
 	static const char *const mm_members[] = { "start_stack" };
-	uint32_t task_offsets[6];
+	static const char *const tgid_member[] = { "tgid" };
+	uint32_t task_offsets[7];
 
 	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
 				  errlen);
@@ -1018,6 +1045,9 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!ret)
 		ret = kbtf_member_offsets(KBTF_VMLINUX, "mm_struct", mm_members, &task_offsets[5], 1,
 					  err, errlen);
+	if (!ret)
+		ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", tgid_member, &task_offsets[6],
+					  1, err, errlen);
 	if (ret)
 		return ret;
 	libbpf_set_print(sampler_libbpf_print);
@@ -1028,6 +1058,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s->off_fsbase = sampler_fsbase_offset();
 	pthread_mutex_init(&s->late_lock, NULL);
 	s->switch_fd = -1;
+	s->wakeup_fd = -1;
 	s->mode = config->mode;
 	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
 						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
@@ -1068,6 +1099,16 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	if (!s->skel && ret == -EINVAL && noprealloc == KFEAT_UNKNOWN) {
 		s->prealloc = true;
 		s->skel = sampler_load(s, config, task_offsets, true, &ret);
+	}
+	/*
+	 * Linux 6.1's verifier gives up on the table walk inside the switch
+	 * program (1M instructions; 6.18's prunes it): auto walks off-CPU
+	 * stacks by frame pointer there, on-CPU ones still by tables.
+	 */
+	if (!s->skel && ret == -E2BIG && s->mode != SAMPLER_MODE_CPU &&
+	    s->unwind == SAMPLER_UNWIND_TABLES && config->unwind == SAMPLER_UNWIND_AUTO) {
+		s->offcpu_fp = true;
+		s->skel = sampler_load(s, config, task_offsets, s->prealloc, &ret);
 	}
 	if (!s->skel) {
 		sampler_diag_load(ret, err, errlen);
@@ -1430,6 +1471,11 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
 	return s->unwind;
 }
 
+bool sampler_offcpu_fp(const struct sampler *s)
+{
+	return s->offcpu_fp;
+}
+
 struct unwmaps *sampler_unwmaps(struct sampler *s)
 {
 	return s->unwmaps;
@@ -1679,6 +1725,8 @@ void sampler_free(struct sampler *s)
 	bpf_link__destroy(s->rename_link);
 	if (s->switch_fd >= 0)
 		close(s->switch_fd);
+	if (s->wakeup_fd >= 0)
+		close(s->wakeup_fd);
 	ring_buffer__free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);

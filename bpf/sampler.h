@@ -351,6 +351,13 @@ void sampler_set_oracle_handler(struct sampler *s, sampler_oracle_fn fn, void *c
 enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
 
 /*
+ * Whether off-CPU user stacks are walked by frame pointer although
+ * sampler_unwind_mode() is tables: --unwind auto on a kernel whose
+ * verifier refused the table walk in the switch program (Linux 6.1).
+ */
+bool sampler_offcpu_fp(const struct sampler *s);
+
+/*
  * The unwind maps, for the caller that loads tables into them
  * (bpf/unwmaps.h); NULL when stacks are walked by frame pointer. Owned by
  * the sampler.

@@ -428,8 +428,11 @@ static void record_subtitle(const struct record_opts *o, const struct sampler *s
 /* Loading takes a moment (the verifier checks the unwinder): say when it samples. */
 static void record_say_start(const struct record_opts *o, const struct sampler *s)
 {
-	const char *walk = sampler_unwind_mode(s) == SAMPLER_UNWIND_TABLES ? "unwind tables"
-									   : "frame pointers";
+	const char *walk = sampler_unwind_mode(s) != SAMPLER_UNWIND_TABLES ? "frame pointers"
+			   : sampler_offcpu_fp(s)
+				   ? "unwind tables (off-CPU ones by frame pointers: this kernel's "
+				     "verifier refused the table walk on sched_switch)"
+				   : "unwind tables";
 	double period_ms = sampler_offcpu_period_ns(s) / 1e6;
 	unsigned int hz = o->sampling.sampler.frequency;
 

@@ -17,8 +17,12 @@
  *   offcpu mixed S           three threads for S seconds of wall time
  *                            each, running and sleeping in different
  *                            shares, each in a function of its own
- *                            (offcpu_mixed_a, _b, _c); prints each one's
- *                            lifetime in ns, from its own clock
+ *                            (offcpu_mixed_a, _b, _c), and short threads
+ *                            (offcpu_mixed_d) made one after another on
+ *                            CPU 0 behind two spinning loaders; prints
+ *                            each one's lifetime in ns from just before
+ *                            its creation, and the sum of the short ones',
+ *                            and the thread ids of a, b, c and the loaders
  *
  * Each but early first sleeps 1 s in offcpu_settle(): the profiler sees the
  * process at its first wait and loads its unwind tables meanwhile, so
@@ -33,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -187,23 +192,29 @@ static int do_migrate(int n, unsigned int ms)
 	return 0;
 }
 
-/* A thread of the mixed workload: run_ms on the CPU, then sleep_ms, until its lifetime is up. */
+/*
+ * A thread of the mixed workload: run_ms on the CPU, then sleep_ms, until
+ * its lifetime is up (rounds times, if rounds is set). Its lifetime runs
+ * from just before its creation (born, the creator's clock) to its end.
+ */
 struct mixed {
 	pthread_t thread;
 	uint64_t seconds;
-	unsigned int run_ms, sleep_ms;
-	uint64_t lifetime;
+	unsigned int run_ms, sleep_ms, rounds;
+	uint64_t born, lifetime;
+	pid_t tid;
 };
 
 static void mixed_body(struct mixed *m)
 {
-	uint64_t t0 = now_ns(), end = t0 + m->seconds * 1000000000ull;
+	uint64_t end = now_ns() + m->seconds * 1000000000ull;
 
-	while (now_ns() < end) {
+	m->tid = gettid();
+	for (unsigned int i = 0; m->rounds ? i < m->rounds : now_ns() < end; i++) {
 		offcpu_burn_until(now_ns() + m->run_ms * 1000000ull);
 		sleep_ms(m->sleep_ms);
 	}
-	m->lifetime = now_ns() - t0;
+	m->lifetime = now_ns() - m->born;
 }
 
 NOCLEVER void *offcpu_mixed_a(void *arg)
@@ -224,6 +235,37 @@ NOCLEVER void *offcpu_mixed_c(void *arg)
 	return NULL;
 }
 
+NOCLEVER void *offcpu_mixed_d(void *arg)
+{
+	mixed_body(arg);
+	return NULL;
+}
+
+/* The load on CPU 0 that new threads of offcpu_mixed_d wait behind. */
+NOCLEVER void *offcpu_loader(void *arg)
+{
+	struct mixed *m = arg;
+
+	m->tid = gettid();
+	pin(0);
+	offcpu_burn_until(m->born + m->seconds * 1000000000ull);
+	m->lifetime = now_ns() - m->born;
+	return NULL;
+}
+
+static void mixed_start(struct mixed *m, void *(*fn)(void *))
+{
+	m->born = now_ns();
+	pthread_create(&m->thread, NULL, fn, m);
+}
+
+/*
+ * Threads a, b and c live S seconds each; meanwhile two loaders spin on
+ * CPU 0 and the main thread, pinned there too at nice 10, makes short
+ * threads (d: 1 ms on the CPU, 1 ms asleep) one after another, each
+ * waiting for the CPU from its creation on (tens of ms: it inherits the
+ * pin and the nice).
+ */
 static int do_mixed(unsigned int seconds)
 {
 	void *(*fn[3])(void *) = { offcpu_mixed_a, offcpu_mixed_b, offcpu_mixed_c };
@@ -232,15 +274,38 @@ static int do_mixed(unsigned int seconds)
 		{ .run_ms = 60, .sleep_ms = 40 },
 		{ .run_ms = 5, .sleep_ms = 45 },
 	};
+	struct mixed load[2] = { { .seconds = seconds }, { .seconds = seconds } };
+	uint64_t end, d_life = 0, n_d = 0;
 
 	for (int i = 0; i < 3; i++) {
 		m[i].seconds = seconds;
-		pthread_create(&m[i].thread, NULL, fn[i], &m[i]);
+		mixed_start(&m[i], fn[i]);
+	}
+	for (int i = 0; i < 2; i++)
+		mixed_start(&load[i], offcpu_loader);
+	pin(0);
+	/* Inherited by the short threads: they wait long for CPU 0. */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
+	end = now_ns() + seconds * 1000000000ull;
+	while (now_ns() < end) {
+		struct mixed d = { .run_ms = 1, .sleep_ms = 1, .rounds = 1 };
+
+		mixed_start(&d, offcpu_mixed_d);
+		pthread_join(d.thread, NULL);
+		d_life += d.lifetime;
+		n_d++;
 	}
 	for (int i = 0; i < 3; i++) {
 		pthread_join(m[i].thread, NULL);
-		printf("lifetime_%c_ns %llu\n", 'a' + i, (unsigned long long)m[i].lifetime);
+		printf("lifetime_%c_ns %llu\ntid_%c %d\n", 'a' + i, (unsigned long long)m[i].lifetime,
+		       'a' + i, (int)m[i].tid);
 	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(load[i].thread, NULL);
+		printf("tid_loader%d %d\n", i, (int)load[i].tid);
+	}
+	printf("lifetime_d_ns %llu\nthreads_d %llu\n", (unsigned long long)d_life,
+	       (unsigned long long)n_d);
 	return 0;
 }
 

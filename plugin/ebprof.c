@@ -578,8 +578,11 @@ static int ebprof_init(void)
 	     : ebprof.conf.mode == PCONF_MODE_WALL ? "on- and off-CPU time, " : "",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
-	     sampler_unwind_mode(ebprof.sampler) == SAMPLER_UNWIND_TABLES ? "unwind tables"
-									  : "frame pointers",
+	     sampler_unwind_mode(ebprof.sampler) != SAMPLER_UNWIND_TABLES ? "frame pointers"
+	     : sampler_offcpu_fp(ebprof.sampler)
+		     ? "unwind tables, off-CPU ones by frame pointers: this kernel's verifier "
+		       "refused the table walk on sched_switch"
+		     : "unwind tables",
 	     ebprof.conf.top_functions, ebprof.read_interval,
 	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
 	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");

@@ -3,9 +3,11 @@
  * a CPU-clock perf event on every online CPU, configured as bpf/sampler.c
  * configures ebprof's: software CPU clock, frequency mode, all tasks. It
  * then waits for SIGINT or SIGTERM. bench.py runs it as the floor that every
- * profiler's overhead is measured above.
+ * profiler's overhead is measured above. With "switch" for HZ it attaches
+ * only the empty program on the scheduler's switch instead (the off-CPU
+ * section's floor).
  *
- * Usage: floor FLOOR.BPF.O HZ
+ * Usage: floor FLOOR.BPF.O HZ|switch
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -34,6 +36,51 @@ static int floor_event_open(int cpu, unsigned int frequency)
 	return fd < 0 ? -errno : (int)fd;
 }
 
+/* Waits for SIGINT or SIGTERM (blocked by the caller). */
+static void floor_wait(void)
+{
+	sigset_t stop;
+	int sig;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigwait(&stop, &sig);
+}
+
+/* The switch floor: the empty tp_btf program on sched_switch, alone. */
+static int floor_switch(const char *path)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_link *link = NULL;
+	struct bpf_program *prog;
+	int ret = 1;
+
+	if (!obj) {
+		fprintf(stderr, "floor: opening %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "bench_floor"), false);
+	prog = bpf_object__find_program_by_name(obj, "bench_switch_floor");
+	if (!prog || bpf_object__load(obj)) {
+		fprintf(stderr, "floor: loading %s: %s\n", path, strerror(errno));
+		goto close_obj;
+	}
+	link = bpf_program__attach(prog);
+	if (!link) {
+		fprintf(stderr, "floor: attaching to sched_switch: %s\n", strerror(errno));
+		goto close_obj;
+	}
+	printf("floor: attached to sched_switch\n");
+	fflush(stdout);
+	floor_wait();
+	ret = 0;
+	bpf_link__destroy(link);
+close_obj:
+	bpf_object__close(obj);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	struct bpf_link *links[FLOOR_MAX_CPUS];
@@ -42,24 +89,27 @@ int main(int argc, char **argv)
 	int n_links = 0, n_cpus, ret = 1;
 	unsigned int frequency;
 	sigset_t stop;
-	int sig;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: floor FLOOR.BPF.O HZ\n");
+		fprintf(stderr, "usage: floor FLOOR.BPF.O HZ|switch\n");
 		return 2;
 	}
-	frequency = (unsigned int)strtoul(argv[2], NULL, 10);
 	/* Block the stop signals first, so that one sent early is not lost. */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
 	sigprocmask(SIG_BLOCK, &stop, NULL);
+	if (!strcmp(argv[2], "switch"))
+		return floor_switch(argv[1]);
+	frequency = (unsigned int)strtoul(argv[2], NULL, 10);
 
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj) {
 		fprintf(stderr, "floor: opening %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
+	bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "bench_switch_floor"),
+				  false);
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "floor: loading %s: %s\n", argv[1], strerror(errno));
 		goto close_obj;
@@ -88,7 +138,7 @@ int main(int argc, char **argv)
 	}
 	printf("floor: attached on %d CPUs at %u Hz\n", n_links, frequency);
 	fflush(stdout);
-	sigwait(&stop, &sig);
+	floor_wait();
 	ret = 0;
 detach:
 	while (n_links > 0)

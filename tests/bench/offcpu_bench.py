@@ -6,8 +6,12 @@ alone, under `ebprof record --mode offcpu` system-wide (every switch of the
 machine runs the program), and under `perf sched record -a` (BCC's
 offcputime is not packaged for Debian 12, so perf is the anchor); with
 kernel.bpf_stats_enabled, the kernel's own run_time_ns / run_cnt of the
-switch program gives its cost per switch. Runs are paired and shuffled as
-the other sections' are; medians are reported.
+switch program gives its cost per switch. The floor, an empty program on
+the same tracepoint (floor.bpf.c's bench_switch_floor: the tracepoint's
+call into BPF and the run-time accounting, which no switch program can
+avoid), is attached during the same ping-pong as ebprof, and alone; each
+figure is stated above the floor of its own run. Runs are paired and
+shuffled as the other sections' are; medians are reported.
 """
 import json
 import os
@@ -17,16 +21,22 @@ import time
 SWITCHES_PER_TRIP = 2  # one process blocks in read(), the other runs
 
 
-def _switch_prog():
-    """(run_time_ns, run_cnt) of the loaded ebprof_switch program(s)."""
+def _switch_prog(prefix):
+    """(run_time_ns, run_cnt) of the loaded tracing programs named prefix*."""
     out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True,
                          check=True).stdout
     ns = cnt = 0
     for p in json.loads(out or "[]"):
-        if p.get("type") == "tracing" and p.get("name", "").startswith("ebprof_switch"):
+        if p.get("type") == "tracing" and p.get("name", "").startswith(prefix):
             ns += p.get("run_time_ns", 0)
             cnt += p.get("run_cnt", 0)
     return ns, cnt
+
+
+def _per_run(before, after):
+    """ns per run between two _switch_prog() readings; None without runs."""
+    runs = after[1] - before[1]
+    return (after[0] - before[0]) / runs if runs > 0 else None
 
 
 def _pingpong(tools, seconds):
@@ -36,9 +46,9 @@ def _pingpong(tools, seconds):
     return float(got["round_trips"]) * SWITCHES_PER_TRIP / float(got["seconds"])
 
 
-def _start(argv, tmp, ready, name):
+def _start(argv, tmp, ready, name, stdout=subprocess.DEVNULL):
     err = open(os.path.join(tmp, name + ".err"), "w")
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=tmp)
+    proc = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=tmp)
     for _ in range(600):
         if proc.poll() is not None:
             raise RuntimeError("%s exited %d" % (name, proc.returncode))
@@ -57,30 +67,46 @@ def _stop(proc, err):
     err.close()
 
 
+def _start_floor(tools, tmp):
+    """The empty program on sched_switch (floor.c's switch mode), attached."""
+    out = os.path.join(tmp, "floor.out")
+    with open(out, "w") as f:
+        return _start([os.path.join(tools, "floor"), os.path.join(tools, "floor.bpf.o"),
+                       "switch"], tmp, lambda: "attached" in open(out).read(), "floor",
+                      stdout=f)
+
+
 def _run(kind, ebprof, tools, tmp, seconds):
-    """Switches a second of the ping-pong under kind, and ns per switch (ebprof)."""
+    """Switches a second of the ping-pong under kind, ns per switch of ebprof's
+    program (None but for ebprof) and of the floor's (None without it)."""
     if kind == "none":
-        return _pingpong(tools, seconds), None
+        return _pingpong(tools, seconds), None, None
+    floor = None
     if kind.startswith("ebprof"):
+        floor = _start_floor(tools, tmp)
         errpath = os.path.join(tmp, "ebprof.err")
         argv = [ebprof, "record", "--mode", "offcpu", "-d", "100000", "--format", "folded",
                 "-o", os.path.join(tmp, "offcpu.folded")]
         if kind == "ebprof-fp":
             argv += ["--unwind", "fp"]
         proc, err = _start(argv, tmp, lambda: "sampling" in open(errpath).read(), "ebprof")
+    elif kind == "floor":
+        floor = proc, err = _start_floor(tools, tmp)
     else:
         data = os.path.join(tmp, "perf-sched.data")
         argv = ["perf", "sched", "record", "-a", "-o", data]
         proc, err = _start(argv, tmp, lambda: os.path.exists(data) and os.path.getsize(data) > 0,
                            "perf")
     try:
-        ns0, cnt0 = _switch_prog()
+        ours0, floor0 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
         rate = _pingpong(tools, seconds)
-        ns1, cnt1 = _switch_prog()
+        ours1, floor1 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
     finally:
         _stop(proc, err)
-    per_switch = (ns1 - ns0) / (cnt1 - cnt0) if kind != "perf" and cnt1 > cnt0 else None
-    return rate, per_switch
+        if floor is not None and floor[0] is not proc:
+            _stop(*floor)
+    ours = _per_run(ours0, ours1) if kind.startswith("ebprof") else None
+    return rate, ours, _per_run(floor0, floor1) if floor is not None else None
 
 
 def section_offcpu(bench, ebprof, tools, median):
@@ -89,27 +115,36 @@ def section_offcpu(bench, ebprof, tools, median):
     reps = bench.reps
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
-    rates = {"none": [], "ebprof": [], "ebprof-fp": [], "perf": []}
-    lost = {"ebprof": [], "ebprof-fp": [], "perf": []}
+    rates = {"none": [], "floor": [], "ebprof": [], "ebprof-fp": [], "perf": []}
+    lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": []}
     per_switch = {"ebprof": [], "ebprof-fp": []}
+    floor_ns = {"floor": [], "ebprof": [], "ebprof-fp": []}
+    above = {"ebprof": [], "ebprof-fp": []}
     try:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
         for _ in range(reps):
-            order = ["none", "ebprof", "ebprof-fp", "perf"]
+            order = list(rates)
             bench.rng.shuffle(order)
             got = {k: _run(k, ebprof, tools, bench.tmp, seconds) for k in order}
             for k in rates:
                 rates[k].append(got[k][0])
             for k in lost:
                 lost[k].append(100.0 * (1 - got[k][0] / got["none"][0]))
+            for k in floor_ns:
+                if got[k][2] is not None:
+                    floor_ns[k].append(got[k][2])
             for k in per_switch:
                 if got[k][1] is not None:
                     per_switch[k].append(got[k][1])
+                    if got[k][2] is not None:
+                        above[k].append(got[k][1] - got[k][2])
     finally:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
     note = "pipe ping-pong, two processes on CPU 0"
     bench.res.add("9 offcpu", "switches/s alone", "none", median(rates["none"]), "/s", "",
                   "", None, None, reps, note)
+    bench.res.add("9 offcpu", "throughput lost", "floor (empty tp_btf/sched_switch)",
+                  median(lost["floor"]), "%", "", "", None, None, reps, note + "; system-wide")
     bench.res.add("9 offcpu", "throughput lost", "ebprof --mode offcpu", median(lost["ebprof"]),
                   "%", "", "perf sched record", median(lost["perf"]), None, reps,
                   note + "; system-wide")
@@ -121,3 +156,10 @@ def section_offcpu(bench, ebprof, tools, median):
         if per_switch[k]:
             bench.res.add("9 offcpu", "BPF ns/switch", variant, median(per_switch[k]), "ns", "",
                           "", None, None, reps, "run_time_ns / run_cnt of ebprof_switch")
+        if above[k]:
+            bench.res.add("9 offcpu", "BPF ns/switch above floor", variant, median(above[k]),
+                          "ns", "", "floor, same run", median(floor_ns[k]), None, reps,
+                          "ebprof_switch minus bench_switch_floor, attached together")
+    if floor_ns["floor"]:
+        bench.res.add("9 offcpu", "BPF ns/switch", "floor alone", median(floor_ns["floor"]),
+                      "ns", "", "", None, None, reps, "run_time_ns / run_cnt of bench_switch_floor")

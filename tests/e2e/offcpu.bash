@@ -18,7 +18,8 @@ offcpu_record() {
 		2>"$out.err" &
 	rec=$!
 	BG_PIDS+=("$rec")
-	wait_for 60 grep -qs '^ebprof: sampling' "$out.err" ||
+	# Long enough for a kernel whose verifier refuses a program first (6.1 under emulation: 75 s).
+	wait_for 240 grep -qs '^ebprof: sampling' "$out.err" ||
 		{ cat "$out.err" >&2; fail "ebprof record did not start"; }
 	"$OFFCPU" "$@" >"$out.out" || fail "workload offcpu $* failed"
 	# The last waits are counted when their task runs again: give the
