@@ -383,6 +383,8 @@ static bool worker_step(struct capture_worker *w)
 		w->busy = (struct capture_process){ s->tgid, s->start_time };
 		pthread_mutex_unlock(&core->lock);
 		n = worker_offcpu_leaf(w, s, worker_name(w, s, &stalled));
+		if (w->py && !stalled)
+			pytrack_sample(w->py, s->tgid, s->start_time, s->ips, s->n_uips, s->count);
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;

@@ -28,6 +28,8 @@ struct pytrack_process {
 	uint32_t tgid;
 	uint32_t tries;
 	uint64_t start_time;
+	/* Where its interpreter's evaluation function is (loaded ones). */
+	uint64_t eval_start, eval_end, cold_start, cold_end;
 };
 
 struct pytrack {
@@ -124,17 +126,35 @@ static bool pytrack_first_time(struct pytrack *t, const char *why)
 	return true;
 }
 
-static void pytrack_remember(struct pytrack *t, uint32_t tgid, uint64_t start_time)
+/* The loaded process tgid's index, or where it would go (the list is sorted by tgid). */
+static size_t pytrack_find(const struct pytrack *t, uint32_t tgid)
 {
-	for (size_t i = 0; i < t->n_loaded; i++) {
-		if (t->loaded[i].tgid == tgid) {
-			t->loaded[i].start_time = start_time;
-			return;
-		}
+	size_t lo = 0, hi = t->n_loaded;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->loaded[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void pytrack_remember(struct pytrack *t, const struct pytrack_process *p)
+{
+	size_t i = pytrack_find(t, p->tgid);
+
+	if (i < t->n_loaded && t->loaded[i].tgid == p->tgid) {
+		t->loaded[i] = *p;
+		return;
 	}
 	if (GROW_ARRAY(&t->loaded, &t->cap_loaded, t->n_loaded + 1, 16))
 		return; /* only its forgetting is lost: the map's start time guards it */
-	t->loaded[t->n_loaded++] = (struct pytrack_process){ tgid, 0, start_time };
+	memmove(t->loaded + i + 1, t->loaded + i, (t->n_loaded - i) * sizeof(t->loaded[0]));
+	t->loaded[i] = *p;
+	t->n_loaded++;
 }
 
 /* Asks pyproc about the process, no hook held; the gate's refusals meanwhile go in v. */
@@ -187,7 +207,10 @@ static int pytrack_apply(struct pytrack *t, struct pytrack_verdict *v, bool *say
 		*say = pytrack_first_time(t, v->why);
 		return err;
 	}
-	pytrack_remember(t, v->tgid, v->start_time);
+	pytrack_remember(t, &(struct pytrack_process){
+		.tgid = v->tgid, .start_time = v->start_time,
+		.eval_start = v->py.eval_start, .eval_end = v->py.eval_end,
+		.cold_start = v->py.cold_start, .cold_end = v->py.cold_end });
 	return 0;
 }
 
@@ -273,6 +296,27 @@ void pytrack_end_drain(struct pytrack *t)
 	free(gone);
 }
 
+void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
+		    size_t n, uint64_t count)
+{
+	const struct pytrack_process *p;
+	bool in_eval = false;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ips[i] & EBPROF_PY_FRAME)
+			return; /* it has Python frames */
+	i = pytrack_find(t, tgid);
+	if (i == t->n_loaded || t->loaded[i].tgid != tgid || t->loaded[i].start_time != start_time)
+		return;
+	p = &t->loaded[i];
+	for (i = 0; i < n && !in_eval; i++)
+		in_eval = (ips[i] >= p->eval_start && ips[i] < p->eval_end) ||
+			  (ips[i] >= p->cold_start && ips[i] < p->cold_end);
+	if (in_eval)
+		t->stats.native_only += count;
+}
+
 int pytrack_adopt(struct pytrack *to, const struct pytrack *from)
 {
 	int err = 0;
@@ -280,7 +324,7 @@ int pytrack_adopt(struct pytrack *to, const struct pytrack *from)
 	for (size_t i = 0; i < from->n_loaded; i++) {
 		size_t before = to->n_loaded;
 
-		pytrack_remember(to, from->loaded[i].tgid, from->loaded[i].start_time);
+		pytrack_remember(to, &from->loaded[i]);
 		if (to->n_loaded == before) {
 			sampler_python_forget(to->config.sampler, from->loaded[i].tgid);
 			err = -ENOMEM;
@@ -330,4 +374,5 @@ void pytrack_counters_add(struct pytrack_stats *to, const struct pytrack_stats *
 		to->refused_open[i] += from->refused_open[i];
 	to->examined += from->examined;
 	to->reused += from->reused;
+	to->native_only += from->native_only;
 }

@@ -65,6 +65,17 @@ void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time);
 void pytrack_end_drain(struct pytrack *t);
 
 /*
+ * A sample of process tgid (its user stack as the sampler gives it: ips, n
+ * slots) weighing count. One that runs in a loaded Python's evaluation
+ * function yet carries no Python frame (copied to user space before the
+ * process's tables or its detection, or a walk that found none) is
+ * counted in native_only: the loss is reported, not silent. One binary
+ * search for a process that is not a loaded Python.
+ */
+void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
+		    size_t n, uint64_t count);
+
+/*
  * Takes over from's processes (loaded, still starting) and the reasons it
  * said, for a worker replacing an abandoned one: the new one forgets them
  * when they exit, asks again about the starting ones, and does not say
@@ -85,6 +96,7 @@ struct pytrack_stats {
 	uint64_t examined;    /* files whose symbol table was read (verdict cache misses) */
 	uint64_t reused;      /* files whose verdict came from the cache */
 	uint64_t cache_entries, cache_bytes; /* the verdict cache, now */
+	uint64_t native_only; /* samples in a loaded Python's interpreter without Python frames */
 };
 
 void pytrack_stats(const struct pytrack *t, struct pytrack_stats *stats);

@@ -33,13 +33,14 @@ static struct {
 	bool refuse;	  /* enter says no */
 	unsigned int enters, outside; /* calls of the sampler outside the hooks */
 	uint32_t set[16], forgot[16];
+	struct ebprof_py_proc py; /* the last one set */
 	size_t n_set, n_forgot;
 } seen;
 
 int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_proc *py)
 {
 	(void)s;
-	(void)py;
+	seen.py = *py;
 	seen.outside += !seen.in_hook;
 	if (seen.n_set < 16)
 		seen.set[seen.n_set++] = tgid;
@@ -138,6 +139,21 @@ static void test_loaded_examined_once_forgotten_at_exit(void **state)
 	assert_int_equal(st.examined, 1); /* one file, two processes */
 	assert_int_equal(st.reused, 1);
 	assert_true(st.cache_bytes > 0);
+	/* Samples in the interpreter: with Python frames, or without (counted). */
+	{
+		uint64_t native[3] = { 0x1000, seen.py.eval_start + 64, 0x2000 };
+		uint64_t python[4] = { 0x1000, EBPROF_PY_FRAME | 0x5000, 3, seen.py.eval_start + 64 };
+		uint64_t elsewhere[2] = { 0x1000, 0x2000 };
+
+		assert_true(seen.py.eval_end > seen.py.eval_start);
+		pytrack_sample(t, (uint32_t)b, 2, native, 3, 5);
+		pytrack_sample(t, (uint32_t)b, 2, python, 4, 7);
+		pytrack_sample(t, (uint32_t)b, 2, elsewhere, 2, 11);
+		pytrack_sample(t, (uint32_t)b, 3, native, 3, 13); /* another process, same pid */
+		pytrack_sample(t, 1, 2, native, 3, 17);		  /* not a Python */
+		pytrack_stats(t, &st);
+		assert_int_equal(st.native_only, 5);
+	}
 	stop(a);
 	pytrack_end_drain(t);
 	pytrack_stats(t, &st);
