@@ -234,7 +234,9 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		fprintf(stderr,
 			"ebprof: python: %llu processes walked, %llu profiled natively (warned), "
 			"%llu not loaded; %llu frames, %llu walks cut short by a read fault; names "
-			"%llu cached, %llu read, %llu of replaced code, %llu unreadable\n",
+			"%llu cached, %llu read, %llu of replaced code, %llu unreadable; files "
+			"%llu examined, %llu verdicts reused (%llu kept, %.0f KiB); %llu samples in "
+			"the interpreter without Python frames\n",
 			(unsigned long long)cs->python.loaded,
 			(unsigned long long)cs->python.unsupported,
 			(unsigned long long)cs->python.refused, (unsigned long long)t->py_frames,
@@ -242,7 +244,10 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 			(unsigned long long)cs->symbolizer.python_hits,
 			(unsigned long long)cs->symbolizer.python_reads,
 			(unsigned long long)cs->symbolizer.python_stale,
-			(unsigned long long)cs->symbolizer.python_faults);
+			(unsigned long long)cs->symbolizer.python_faults,
+			(unsigned long long)cs->python.examined, (unsigned long long)cs->python.reused,
+			(unsigned long long)cs->python.cache_entries, cs->python.cache_bytes / 1024.0,
+			(unsigned long long)cs->python.native_only);
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,

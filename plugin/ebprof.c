@@ -287,6 +287,7 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	health.lost_memory = ebprof.lost_memory + cs.lost_memory;
 	health.lost_stalled = cs.lost_stalled;
 	health.stalls = cs.stalls;
+	health.python_native_only = cs.python.native_only;
 	ebprof_warn_once(&cs);
 	health.frames = sym->frames - ebprof.last_frames;
 	health.unresolved = sym->unresolved - ebprof.last_unresolved;

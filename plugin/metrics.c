@@ -405,6 +405,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "truncated-depth_cap", h->total.unw_depth_cap },
 		/* A thread's Python frames cut short by a read fault (its native ones go on). */
 		{ "truncated-python", h->total.py_faults },
+		/* Samples in a walked Python's interpreter that have no Python frames. */
+		{ "python-native_only", h->python_native_only },
 		{ "copied", h->total.copied },
 		/* The unwind table cache (not losses). */
 		{ "unwind-built", h->unwind_built },

@@ -133,6 +133,8 @@ struct metrics_health {
 	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
 	uint64_t unwind_user_bytes;  /* and our heap memory for them now */
+	/* Since start: samples in a walked Python's interpreter without Python frames. */
+	uint64_t python_native_only;
 	uint64_t window_bytes;	     /* the spool window's tree now */
 	uint64_t interval_bytes;     /* the interval's tree now */
 	uint64_t lost_window_bytes;  /* since start: of lost_memory, over SpoolWindowMemory */

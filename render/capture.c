@@ -132,6 +132,9 @@ struct capture {
 	struct profile *offcpu_into; /* of the drain in progress */
 	struct symbolizer_stats retired; /* counters of abandoned symbolizers */
 	struct capture_counts retired_counts;
+	struct pytrack_stats retired_py; /* counters of abandoned workers' Python trackers */
+	/* An abandoned worker's Python processes, for the worker that replaces it. */
+	struct pytrack *py_heir;
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
 	size_t n_quarantine;
 	uint64_t received, lost_stalled, stalls, interrupts, track_dropped;
@@ -380,6 +383,8 @@ static bool worker_step(struct capture_worker *w)
 		w->busy = (struct capture_process){ s->tgid, s->start_time };
 		pthread_mutex_unlock(&core->lock);
 		n = worker_offcpu_leaf(w, s, worker_name(w, s, &stalled));
+		if (w->py && !stalled)
+			pytrack_sample(w->py, s->tgid, s->start_time, s->ips, s->n_uips, s->count);
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;
@@ -457,13 +462,55 @@ static void *worker_run(void *arg)
 	return NULL;
 }
 
-/* A Python tracker for a worker, when the sampler walks Python frames; else NULL. */
-static struct pytrack *capture_pytrack(struct capture *cap)
+/*
+ * The Python tracker's hooks: it touches the sampler only under the lock,
+ * and not at all once its worker was abandoned (the sampler may be freed).
+ */
+static bool worker_py_enter(void *ctx)
 {
+	struct capture_worker *w = ctx;
+
+	pthread_mutex_lock(&w->core->lock);
+	if (!w->abandoned)
+		return true;
+	pthread_mutex_unlock(&w->core->lock);
+	return false;
+}
+
+static void worker_py_leave(void *ctx)
+{
+	struct capture_worker *w = ctx;
+
+	pthread_mutex_unlock(&w->core->lock);
+}
+
+/*
+ * A Python tracker for worker w (lock held, w not started), when the
+ * sampler walks Python frames; else NULL. It takes over the processes of
+ * the worker w replaces, if any.
+ */
+static struct pytrack *capture_pytrack(struct capture *cap, struct capture_worker *w)
+{
+	struct pytrack *py;
+
 	if (!cap->sampler || !sampler_python(cap->sampler))
 		return NULL;
-	return pytrack_new(cap->sampler, cap->config.symbolizer.proc_root, cap->config.warn,
-			   cap->config.warn_ctx);
+	py = pytrack_new(&(struct pytrack_config){
+		.sampler = cap->sampler,
+		.proc_root = cap->config.symbolizer.proc_root,
+		.gate = w->gate,
+		.warn = cap->config.warn,
+		.warn_ctx = cap->config.warn_ctx,
+		.enter = worker_py_enter,
+		.leave = worker_py_leave,
+		.hook_ctx = w,
+	});
+	if (py && cap->py_heir) {
+		pytrack_adopt(py, cap->py_heir);
+		pytrack_free(cap->py_heir);
+		cap->py_heir = NULL;
+	}
+	return py;
 }
 
 /* A new worker with a new symbolizer, started; NULL when that fails. */
@@ -487,10 +534,10 @@ static struct capture_worker *worker_new(struct capture *cap)
 	}
 	pthread_mutex_lock(&cap->core->lock);
 	w->unwinder = cap->unwinder;
-	w->py = capture_pytrack(cap);
+	w->core = cap->core;
+	w->py = capture_pytrack(cap, w);
 	memcpy(w->quarantine, cap->quarantine, sizeof(w->quarantine));
 	w->n_quarantine = cap->n_quarantine;
-	w->core = cap->core;
 	w->cpu_weight = cap->config.cpu_weight;
 	w->offcpu_weight = cap->config.offcpu_weight;
 	w->core->refs++;
@@ -565,6 +612,35 @@ static void quarantine_add(struct capture *cap, struct capture_process p)
 }
 
 /*
+ * Keeps an abandoned worker's Python processes (lock held: its tracker
+ * changes its lists only under it, and no more once abandoned) for the
+ * worker that replaces it, which forgets them from the sampler when they
+ * exit. Without one the map would keep them until it is full.
+ */
+static void capture_py_handover(struct capture *cap, struct capture_worker *w)
+{
+	if (!w->py)
+		return;
+	if (!cap->py_heir)
+		cap->py_heir = pytrack_new(&(struct pytrack_config){ .sampler = cap->sampler });
+	if (cap->py_heir)
+		pytrack_adopt(cap->py_heir, w->py);
+	else
+		pytrack_forget_all(w->py); /* no memory: forgotten now, walked natively */
+}
+
+/* No worker will replace the abandoned one (lock held): nobody would forget them later. */
+static void capture_py_orphaned(struct capture *cap)
+{
+	if (!cap->py_heir)
+		return;
+	if (!cap->closing)
+		pytrack_forget_all(cap->py_heir);
+	pytrack_free(cap->py_heir);
+	cap->py_heir = NULL;
+}
+
+/*
  * Gives up on the current worker (lock held): what it held is lost and
  * counted, the process it was naming quarantined, and a new worker takes
  * over unless the capture is closing or has had CAPTURE_MAX_STALLS.
@@ -590,6 +666,8 @@ static void capture_abandon(struct capture *cap)
 		unwinder_job_stalled(w->unwinder, w->busy_build);
 	symbolizer_counters_add(&cap->retired, &w->published);
 	counts_add(&cap->retired_counts, &w->counts);
+	pytrack_counters_add(&cap->retired_py, &w->py_published);
+	capture_py_handover(cap, w);
 	cap->stalls++;
 	cap->worker = NULL;
 	pthread_detach(w->thread);
@@ -597,6 +675,7 @@ static void capture_abandon(struct capture *cap)
 	w->refs--; /* the capture's; the thread still holds its own */
 	if (cap->closing || cap->stalls >= CAPTURE_MAX_STALLS) {
 		cap->given_up = !cap->closing;
+		capture_py_orphaned(cap);
 		return;
 	}
 	pthread_mutex_unlock(&cap->core->lock);
@@ -605,6 +684,7 @@ static void capture_abandon(struct capture *cap)
 	cap->worker = next;
 	if (!next) {
 		cap->given_up = true;
+		capture_py_orphaned(cap);
 		return;
 	}
 	next->into = cap->into;
@@ -901,7 +981,7 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 		if (cap->worker) {
 			cap->worker->unwinder = cap->unwinder;
 			/* Before the watch thread starts: nothing is tracked yet. */
-			cap->worker->py = capture_pytrack(cap);
+			cap->worker->py = capture_pytrack(cap, cap->worker);
 		}
 		pthread_mutex_unlock(&cap->core->lock);
 		sampler_set_copy_handler(sampler, unwinder_unwind_copy, cap->unwinder);
@@ -946,6 +1026,7 @@ void capture_free(struct capture *cap)
 		worker_put_unlock(w);
 		pthread_mutex_lock(&cap->core->lock);
 	}
+	capture_py_orphaned(cap);
 	core_put_unlock(cap->core);
 	/* Its tables live in the sampler's maps: before sampler_free(). */
 	unwinder_free(cap->unwinder);
@@ -966,6 +1047,7 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 		py = cap->worker->py_published;
 	}
 	symbolizer_counters_add(&sym, &cap->retired);
+	pytrack_counters_add(&py, &cap->retired_py);
 	*stats = (struct capture_stats){
 		.python = py,
 		.received = cap->received,
@@ -989,5 +1071,8 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 		for (int i = 0; i < TARGET_CAUSES; i++)
 			sym.refused[i] += stats->unwind.refused_open[i];
 	}
+	/* So are the Python detection's (through the worker's gate too). */
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		sym.refused[i] += py.refused_open[i];
 	stats->symbolizer = sym;
 }

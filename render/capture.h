@@ -24,7 +24,9 @@
  * name and kernel frames, their user part is one "[stalled]" frame), and
  * a new worker with a new symbolizer takes over the rest. An abandoned
  * worker that wakes up later frees what it holds and ends without
- * touching anything shared. After CAPTURE_MAX_STALLS abandoned workers
+ * touching anything shared (its Python tracker loads nothing into the
+ * sampler once abandoned; the Python processes it had loaded, and its
+ * counters, pass to the worker that replaces it). After CAPTURE_MAX_STALLS abandoned workers
  * nothing is named any more: every sample counts in lost_stalled.
  *
  * When the sampler walks user stacks by unwind tables, the capture also

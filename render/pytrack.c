@@ -4,6 +4,8 @@
  * Two small arrays: the loaded processes, checked against /proc at each
  * end of a drain, and the ones still starting (asked again at most
  * PYTRACK_RETRIES times). Warnings are told apart by a hash of their text.
+ * A detection is done with no hook held; its verdict is applied (the
+ * sampler's map, the lists, the counters, the warned ring) inside one.
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,13 +28,16 @@ struct pytrack_process {
 	uint32_t tgid;
 	uint32_t tries;
 	uint64_t start_time;
+	/* Where its interpreter's evaluation function is (loaded ones). */
+	uint64_t eval_start, eval_end, cold_start, cold_end;
 };
 
 struct pytrack {
-	struct sampler *sampler;
+	struct pytrack_config config;
 	char *proc_root;
-	pytrack_warn_fn warn;
-	void *warn_ctx;
+	struct pyproc_cache *cache;
+	bool cut_off; /* enter said no: the owner is gone */
+	/* The rest is changed only inside the hooks. */
 	struct pytrack_process *loaded;
 	size_t n_loaded, cap_loaded;
 	struct pytrack_process pending[PYTRACK_MAX_PENDING];
@@ -43,21 +48,30 @@ struct pytrack {
 	struct pytrack_stats stats;
 };
 
-struct pytrack *pytrack_new(struct sampler *sampler, const char *proc_root, pytrack_warn_fn warn,
-			    void *warn_ctx)
+/* One detection's outcome, to be applied inside the hooks. */
+struct pytrack_verdict {
+	uint32_t tgid;
+	uint64_t start_time;
+	int err;
+	struct ebprof_py_proc py;
+	uint64_t refused_open[TARGET_CAUSES];
+	char why[768];
+};
+
+struct pytrack *pytrack_new(const struct pytrack_config *config)
 {
 	struct pytrack *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		return NULL;
-	t->proc_root = strdup(proc_root ? proc_root : "/proc");
-	if (!t->proc_root) {
-		free(t);
+	t->config = *config;
+	t->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
+	t->cache = pyproc_cache_new(0);
+	if (!t->proc_root || !t->cache) {
+		pytrack_free(t);
 		return NULL;
 	}
-	t->sampler = sampler;
-	t->warn = warn;
-	t->warn_ctx = warn_ctx;
+	t->config.proc_root = t->proc_root;
 	return t;
 }
 
@@ -65,76 +79,161 @@ void pytrack_free(struct pytrack *t)
 {
 	if (!t)
 		return;
+	pyproc_cache_free(t->cache);
 	free(t->loaded);
 	free(t->proc_root);
 	free(t);
 }
 
-/* Says a reason once: FNV-1a of its text among the last PYTRACK_MAX_WARNED said. */
-static void pytrack_warn_once(struct pytrack *t, const char *why)
+static bool pytrack_enter(struct pytrack *t)
+{
+	if (t->cut_off)
+		return false;
+	if (t->config.enter && !t->config.enter(t->config.hook_ctx)) {
+		t->cut_off = true;
+		return false;
+	}
+	return true;
+}
+
+static void pytrack_leave(struct pytrack *t)
+{
+	if (t->config.leave)
+		t->config.leave(t->config.hook_ctx);
+}
+
+static uint64_t pytrack_hash(const char *why)
 {
 	uint64_t h = 14695981039346656037ull;
 
 	for (const unsigned char *s = (const unsigned char *)why; *s; s++)
 		h = (h ^ *s) * 1099511628211ull;
+	return h;
+}
+
+/* Whether a reason is new (inside the hooks): FNV-1a of its text among the last said. */
+static bool pytrack_first_time(struct pytrack *t, const char *why)
+{
+	uint64_t h = pytrack_hash(why);
+
 	for (size_t i = 0; i < t->n_warned; i++)
 		if (t->warned[i] == h)
-			return;
+			return false;
 	t->warned[t->next_warned] = h;
 	t->next_warned = (t->next_warned + 1) % PYTRACK_MAX_WARNED;
 	if (t->n_warned < PYTRACK_MAX_WARNED)
 		t->n_warned++;
-	if (t->warn)
-		t->warn(why, t->warn_ctx);
+	return true;
 }
 
-static void pytrack_remember(struct pytrack *t, uint32_t tgid, uint64_t start_time)
+/* The loaded process tgid's index, or where it would go (the list is sorted by tgid). */
+static size_t pytrack_find(const struct pytrack *t, uint32_t tgid)
 {
-	for (size_t i = 0; i < t->n_loaded; i++) {
-		if (t->loaded[i].tgid == tgid) {
-			t->loaded[i].start_time = start_time;
-			return;
-		}
+	size_t lo = 0, hi = t->n_loaded;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->loaded[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void pytrack_remember(struct pytrack *t, const struct pytrack_process *p)
+{
+	size_t i = pytrack_find(t, p->tgid);
+
+	if (i < t->n_loaded && t->loaded[i].tgid == p->tgid) {
+		t->loaded[i] = *p;
+		return;
 	}
 	if (GROW_ARRAY(&t->loaded, &t->cap_loaded, t->n_loaded + 1, 16))
 		return; /* only its forgetting is lost: the map's start time guards it */
-	t->loaded[t->n_loaded++] = (struct pytrack_process){ tgid, 0, start_time };
+	memmove(t->loaded + i + 1, t->loaded + i, (t->n_loaded - i) * sizeof(t->loaded[0]));
+	t->loaded[i] = *p;
+	t->n_loaded++;
 }
 
-/* Asks pyproc about the process; returns -EAGAIN when it should be asked again. */
-static int pytrack_try(struct pytrack *t, uint32_t tgid, uint64_t start_time)
+/* Asks pyproc about the process, no hook held; the gate's refusals meanwhile go in v. */
+static void pytrack_detect(struct pytrack *t, uint32_t tgid, uint64_t start_time,
+			   struct pytrack_verdict *v)
 {
-	struct ebprof_py_proc py;
-	char why[768];
-	int err;
+	uint64_t before[TARGET_CAUSES] = { 0 };
 
-	err = pyproc_detect(t->proc_root, tgid, start_time, &py, why, sizeof(why));
+	v->tgid = tgid;
+	v->start_time = start_time;
+	if (t->config.gate)
+		target_stats(t->config.gate, before);
+	v->err = pyproc_detect(t->cache, t->config.gate, t->proc_root, tgid, start_time, &v->py,
+			       v->why, sizeof(v->why));
+	memset(v->refused_open, 0, sizeof(v->refused_open));
+	if (t->config.gate) {
+		target_stats(t->config.gate, v->refused_open);
+		for (int i = 0; i < TARGET_CAUSES; i++)
+			v->refused_open[i] -= before[i];
+	}
+}
+
+/*
+ * Applies a verdict (inside the hooks): the layout loaded or forgotten,
+ * the counters. Returns its error (-EAGAIN: ask again); *say is set when
+ * v->why is a reason said for the first time.
+ */
+static int pytrack_apply(struct pytrack *t, struct pytrack_verdict *v, bool *say)
+{
+	int err = v->err;
+
+	*say = false;
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		t->stats.refused_open[i] += v->refused_open[i];
 	if (err == -EPROTONOSUPPORT) {
 		t->stats.unsupported++;
-		pytrack_warn_once(t, why);
+		*say = pytrack_first_time(t, v->why);
 	}
 	if (err) {
 		/* An exec keeps the start time: a Python that became something else
 		 * must not keep its old layout (reported again after each exec). */
-		sampler_python_forget(t->sampler, tgid);
+		sampler_python_forget(t->config.sampler, v->tgid);
 		return err;
 	}
-	err = sampler_python_set(t->sampler, tgid, &py);
+	err = sampler_python_set(t->config.sampler, v->tgid, &v->py);
 	if (err) {
 		t->stats.refused++;
-		snprintf(why, sizeof(why), "Python process %u: its layout could not be loaded "
-			 "(%s); profiled without Python frames", tgid, strerror(-err));
-		pytrack_warn_once(t, why);
+		snprintf(v->why, sizeof(v->why), "Python process %u: its layout could not be "
+			 "loaded (%s); profiled without Python frames", v->tgid, strerror(-err));
+		*say = pytrack_first_time(t, v->why);
 		return err;
 	}
-	pytrack_remember(t, tgid, start_time);
+	pytrack_remember(t, &(struct pytrack_process){
+		.tgid = v->tgid, .start_time = v->start_time,
+		.eval_start = v->py.eval_start, .eval_end = v->py.eval_end,
+		.cold_start = v->py.cold_start, .cold_end = v->py.cold_end });
 	return 0;
+}
+
+static void pytrack_say(struct pytrack *t, const struct pytrack_verdict *v, bool say)
+{
+	if (say && t->config.warn)
+		t->config.warn(v->why, t->config.warn_ctx);
 }
 
 void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time)
 {
-	if (pytrack_try(t, tgid, start_time) == -EAGAIN && t->n_pending < PYTRACK_MAX_PENDING)
+	struct pytrack_verdict v;
+	bool say;
+
+	if (t->cut_off)
+		return;
+	pytrack_detect(t, tgid, start_time, &v);
+	if (!pytrack_enter(t))
+		return;
+	if (pytrack_apply(t, &v, &say) == -EAGAIN && t->n_pending < PYTRACK_MAX_PENDING)
 		t->pending[t->n_pending++] = (struct pytrack_process){ tgid, 0, start_time };
+	pytrack_leave(t);
+	pytrack_say(t, &v, say);
 }
 
 static bool pytrack_alive(const struct pytrack *t, uint32_t tgid)
@@ -147,27 +246,133 @@ static bool pytrack_alive(const struct pytrack *t, uint32_t tgid)
 
 void pytrack_end_drain(struct pytrack *t)
 {
-	size_t kept = 0;
+	struct pytrack_verdict v;
+	bool *gone = NULL;
+	size_t kept = 0, n;
+	bool say;
 
-	for (size_t i = 0; i < t->n_pending; i++) {
+	/* The starting ones: each asked with no hook held, its answer applied in one. */
+	for (size_t i = 0; i < t->n_pending && !t->cut_off; i++) {
 		struct pytrack_process p = t->pending[i];
 
-		if (++p.tries <= PYTRACK_RETRIES && pytrack_try(t, p.tgid, p.start_time) == -EAGAIN)
-			t->pending[kept++] = p;
+		if (p.tries >= PYTRACK_RETRIES)
+			continue;
+		pytrack_detect(t, p.tgid, p.start_time, &v);
+		if (!pytrack_enter(t))
+			return;
+		t->pending[i].tries++;
+		if (pytrack_apply(t, &v, &say) != -EAGAIN)
+			t->pending[i].tries = PYTRACK_RETRIES; /* answered */
+		pytrack_leave(t);
+		pytrack_say(t, &v, say);
 	}
+	/* The loaded ones that exited, found with no hook held. */
+	n = t->n_loaded;
+	if (n) {
+		gone = calloc(n, sizeof(*gone));
+		if (!gone)
+			return; /* asked again at the next end of a drain */
+		for (size_t i = 0; i < n; i++)
+			gone[i] = !pytrack_alive(t, t->loaded[i].tgid);
+	}
+	if (!pytrack_enter(t)) {
+		free(gone);
+		return;
+	}
+	for (size_t i = 0; i < t->n_pending; i++)
+		if (t->pending[i].tries < PYTRACK_RETRIES)
+			t->pending[kept++] = t->pending[i];
 	t->n_pending = kept;
 	kept = 0;
+	/* Only this thread appends, inside the hooks: the first n are the ones checked. */
 	for (size_t i = 0; i < t->n_loaded; i++) {
-		if (pytrack_alive(t, t->loaded[i].tgid))
-			t->loaded[kept++] = t->loaded[i];
+		if (i < n && gone[i])
+			sampler_python_forget(t->config.sampler, t->loaded[i].tgid);
 		else
-			sampler_python_forget(t->sampler, t->loaded[i].tgid);
+			t->loaded[kept++] = t->loaded[i];
 	}
 	t->n_loaded = kept;
+	pytrack_leave(t);
+	free(gone);
+}
+
+void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
+		    size_t n, uint64_t count)
+{
+	const struct pytrack_process *p;
+	bool in_eval = false;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ips[i] & EBPROF_PY_FRAME)
+			return; /* it has Python frames */
+	i = pytrack_find(t, tgid);
+	if (i == t->n_loaded || t->loaded[i].tgid != tgid || t->loaded[i].start_time != start_time)
+		return;
+	p = &t->loaded[i];
+	for (i = 0; i < n && !in_eval; i++)
+		in_eval = (ips[i] >= p->eval_start && ips[i] < p->eval_end) ||
+			  (ips[i] >= p->cold_start && ips[i] < p->cold_end);
+	if (in_eval)
+		t->stats.native_only += count;
+}
+
+int pytrack_adopt(struct pytrack *to, const struct pytrack *from)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < from->n_loaded; i++) {
+		size_t before = to->n_loaded;
+
+		pytrack_remember(to, &from->loaded[i]);
+		if (to->n_loaded == before) {
+			sampler_python_forget(to->config.sampler, from->loaded[i].tgid);
+			err = -ENOMEM;
+		}
+	}
+	for (size_t i = 0; i < from->n_pending && to->n_pending < PYTRACK_MAX_PENDING; i++)
+		to->pending[to->n_pending++] = from->pending[i];
+	for (size_t i = 0; i < from->n_warned; i++) {
+		/* In the order they were said, so that the oldest still goes first. */
+		size_t k = (from->next_warned + PYTRACK_MAX_WARNED - from->n_warned + i) %
+			   PYTRACK_MAX_WARNED;
+
+		to->warned[to->next_warned] = from->warned[k];
+		to->next_warned = (to->next_warned + 1) % PYTRACK_MAX_WARNED;
+		if (to->n_warned < PYTRACK_MAX_WARNED)
+			to->n_warned++;
+	}
+	return err;
+}
+
+void pytrack_forget_all(struct pytrack *t)
+{
+	for (size_t i = 0; i < t->n_loaded; i++)
+		sampler_python_forget(t->config.sampler, t->loaded[i].tgid);
+	t->n_loaded = 0;
+	t->n_pending = 0;
 }
 
 void pytrack_stats(const struct pytrack *t, struct pytrack_stats *stats)
 {
+	struct pyproc_cache_stats c;
+
+	pyproc_cache_stats(t->cache, &c);
 	*stats = t->stats;
 	stats->loaded = t->n_loaded;
+	stats->examined = c.read;
+	stats->reused = c.hits;
+	stats->cache_entries = c.entries;
+	stats->cache_bytes = c.bytes;
+}
+
+void pytrack_counters_add(struct pytrack_stats *to, const struct pytrack_stats *from)
+{
+	to->unsupported += from->unsupported;
+	to->refused += from->refused;
+	for (int i = 0; i < TARGET_CAUSES; i++)
+		to->refused_open[i] += from->refused_open[i];
+	to->examined += from->examined;
+	to->reused += from->reused;
+	to->native_only += from->native_only;
 }

@@ -12,27 +12,49 @@
  * through warn(), once per distinct reason (a fleet of one unsupported
  * version says it once), and profiled natively.
  *
+ * Files are opened through the worker's gate (symbolizer/target.h: a
+ * hostile "libpython" is refused, counted in refused_open), and each
+ * distinct file is examined once (symbolizer/pyproc's verdict cache).
+ *
+ * Detection reads a process's files and may block; the sampler's map is
+ * touched only between the owner's enter and leave hooks (the capture's
+ * lock, and the check that its worker was not abandoned meanwhile), and
+ * so are the lists pytrack_adopt() reads: a tracker whose enter said no
+ * touches nothing shared again.
+ *
  * Not thread-safe: one per worker.
  */
 #ifndef EBPROF_RENDER_PYTRACK_H
 #define EBPROF_RENDER_PYTRACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "symbolizer/target.h"
 
 struct pytrack;
 struct sampler;
 
 typedef void (*pytrack_warn_fn)(const char *message, void *ctx);
 
-/*
- * A tracker loading into sampler (not owned; it must walk Python frames:
- * sampler_python()), reading processes under proc_root (NULL: "/proc").
- * warn may be NULL. Returns NULL when out of memory; free with
- * pytrack_free() (which leaves the loaded layouts in the map: the
- * sampler's to free).
- */
-struct pytrack *pytrack_new(struct sampler *sampler, const char *proc_root, pytrack_warn_fn warn,
-			    void *warn_ctx);
+struct pytrack_config {
+	struct sampler *sampler; /* not owned; it must walk Python frames (sampler_python()) */
+	const char *proc_root;	 /* NULL: "/proc" */
+	struct target *gate;	 /* not owned; NULL: opens uncounted */
+	pytrack_warn_fn warn;	 /* NULL: not said (counted) */
+	void *warn_ctx;
+	/*
+	 * Around every touch of the sampler and of the lists: enter returns
+	 * false when the owner is gone (nothing is touched, leave is not
+	 * called, and the tracker does nothing from then on). NULL: none.
+	 */
+	bool (*enter)(void *ctx);
+	void (*leave)(void *ctx);
+	void *hook_ctx;
+};
+
+/* Returns NULL when out of memory; free with pytrack_free() (the loaded layouts stay in the map). */
+struct pytrack *pytrack_new(const struct pytrack_config *config);
 
 void pytrack_free(struct pytrack *t);
 
@@ -42,12 +64,44 @@ void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time);
 /* The end of a drain: asks again about the Pythons still starting, forgets the exited. */
 void pytrack_end_drain(struct pytrack *t);
 
+/*
+ * A sample of process tgid (its user stack as the sampler gives it: ips, n
+ * slots) weighing count. One that runs in a loaded Python's evaluation
+ * function yet carries no Python frame (copied to user space before the
+ * process's tables or its detection, or a walk that found none) is
+ * counted in native_only: the loss is reported, not silent. One binary
+ * search for a process that is not a loaded Python.
+ */
+void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
+		    size_t n, uint64_t count);
+
+/*
+ * Takes over from's processes (loaded, still starting) and the reasons it
+ * said, for a worker replacing an abandoned one: the new one forgets them
+ * when they exit, asks again about the starting ones, and does not say
+ * the same reasons again. Call it under the owners' lock, with to's
+ * worker not running yet. A loaded process that finds no room is
+ * forgotten from the sampler. Returns 0 or -ENOMEM.
+ */
+int pytrack_adopt(struct pytrack *to, const struct pytrack *from);
+
+/* Forgets every loaded process from the sampler (nobody will watch them exit). */
+void pytrack_forget_all(struct pytrack *t);
+
 struct pytrack_stats {
 	uint64_t loaded;      /* Python processes whose frames are walked now */
 	uint64_t unsupported; /* Pythons profiled natively (warned), ever */
 	uint64_t refused;     /* layouts the map had no room for, ever */
+	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
+	uint64_t examined;    /* files whose symbol table was read (verdict cache misses) */
+	uint64_t reused;      /* files whose verdict came from the cache */
+	uint64_t cache_entries, cache_bytes; /* the verdict cache, now */
+	uint64_t native_only; /* samples in a loaded Python's interpreter without Python frames */
 };
 
 void pytrack_stats(const struct pytrack *t, struct pytrack_stats *stats);
+
+/* Adds from's counters (not what it holds now: loaded, the cache) to to. */
+void pytrack_counters_add(struct pytrack_stats *to, const struct pytrack_stats *from);
 
 #endif

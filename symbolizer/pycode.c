@@ -5,6 +5,12 @@
  * holds max_entries it is emptied at once (counted): a host's hot code
  * objects fill it again within one drain, and emptying keeps it bounded
  * without an LRU list per entry.
+ *
+ * A code object that could not be read (gone, replaced, its address
+ * nonsense) is kept too, as a negative entry with its error, so that
+ * every frame of it does not read the process again; it is only trusted
+ * during the drain it was read in (c->drain): the next drain reads that
+ * address again, so a later good read is not hidden for long.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,11 +38,14 @@ struct pycode_entry {
 	uint8_t *table;
 	uint32_t table_len;
 	int firstlineno;
+	int err;	/* 0, or why it could not be read (a negative entry) */
+	uint64_t drain; /* the drain a negative entry was read in */
 };
 
 struct pycode_cache {
 	struct pycode_entry *slots;
 	size_t n_slots, max_entries;
+	uint64_t drain;
 	struct pycode_stats stats;
 };
 
@@ -310,6 +319,36 @@ static size_t pycode_slot(const struct pycode_cache *c, uint32_t tgid, uint64_t 
 	return (size_t)h & (c->n_slots - 1);
 }
 
+/* Reads the code object into e (its key set), or makes it a negative entry. */
+static int pycode_fill(struct pycode_cache *c, struct pycode_entry *e,
+		       const struct pyproc_layout *l)
+{
+	int err;
+
+	c->stats.misses++;
+	err = pycode_load(e, l);
+	if (err) {
+		free(e->qualname);
+		free(e->file);
+		free(e->table);
+		e->qualname = e->file = NULL;
+		e->table = NULL;
+		e->table_len = 0;
+		e->err = err;
+		e->drain = c->drain;
+	} else {
+		e->err = 0;
+	}
+	return err;
+}
+
+static int pycode_refused(struct pycode_cache *c, int err)
+{
+	c->stats.stale += err == -ESTALE;
+	c->stats.faults += err == -EFAULT;
+	return err;
+}
+
 /* The entry of a code object: found, or read now. */
 static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time, uint64_t code,
 		      uint32_t checksum, const struct pyproc_layout *l, struct pycode_entry **out)
@@ -324,12 +363,16 @@ static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time
 			break;
 		if (e->code == code && e->tgid == tgid && e->start_time == start_time &&
 		    e->checksum == checksum) {
-			c->stats.hits++;
+			if (e->err && e->drain != c->drain)
+				err = pycode_fill(c, e, l); /* a drain later: read again */
+			else if (e->err)
+				err = (c->stats.negative_hits++, e->err);
+			else
+				err = (c->stats.hits++, 0);
 			*out = e;
-			return 0;
+			return err ? pycode_refused(c, err) : 0;
 		}
 	}
-	c->stats.misses++;
 	if (c->stats.entries >= c->max_entries) {
 		pycode_flush(c);
 		i = pycode_slot(c, tgid, start_time, code, checksum);
@@ -337,16 +380,19 @@ static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time
 	}
 	*e = (struct pycode_entry){ .tgid = tgid, .checksum = checksum, .start_time = start_time,
 				    .code = code };
-	err = pycode_load(e, l);
-	if (err) {
-		c->stats.stale += err == -ESTALE;
-		c->stats.faults += err == -EFAULT;
-		pycode_entry_clear(e);
+	err = pycode_fill(c, e, l);
+	if (err == -ENOMEM) {
+		pycode_entry_clear(e); /* not an answer about the code object */
 		return err;
 	}
 	c->stats.entries++;
 	*out = e;
-	return 0;
+	return err ? pycode_refused(c, err) : 0;
+}
+
+void pycode_end_drain(struct pycode_cache *c)
+{
+	c->drain++;
 }
 
 int pycode_name(struct pycode_cache *c, uint32_t tgid, uint64_t start_time, uint64_t first,

@@ -8,7 +8,8 @@
  * still has the checksum the walk saw (a code object freed and its memory
  * reused since is refused, never named after the new one), reads its
  * qualified name, file name, first line and location table, and keeps
- * them in a cache keyed by (process, start time, address, checksum). The
+ * them in a cache keyed by (process, start time, address, checksum), as
+ * it keeps, until the end of the drain, that one could not be read. The
  * line is the location table's line for the instruction: 3.11's table
  * (Objects/locations.md) is decoded here, by pycode_line().
  *
@@ -50,8 +51,15 @@ int pycode_name(struct pycode_cache *c, uint32_t tgid, uint64_t start_time, uint
  */
 int pycode_line(const uint8_t *table, size_t n, int firstlineno, uint32_t lasti);
 
+/*
+ * The end of a drain: code objects that could not be read (kept, so that
+ * their frames do not read the process again) are read again from now on.
+ */
+void pycode_end_drain(struct pycode_cache *c);
+
 struct pycode_stats {
-	uint64_t hits, misses;
+	uint64_t hits, misses;	/* misses: code objects read */
+	uint64_t negative_hits; /* frames refused by a failed read of this drain */
 	uint64_t stale;	  /* frames refused: their code object was replaced */
 	uint64_t faults;  /* frames whose code object could not be read */
 	uint64_t entries; /* held now */

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include "symbolizer/cfi.h"
 #include "symbolizer/procmaps.h"
 #include "symbolizer/pyproc.h"
+#include "symbolizer/target.h"
 
 /*
  * The rows. 3.11 from its headers (Include/cpython/code.h, pystate.h,
@@ -80,8 +82,103 @@ static int pyproc_u64(uint32_t tgid, uint64_t addr, uint64_t *v)
 /* What a candidate file exports (addresses as linked; 0: absent). */
 struct pyproc_symbols {
 	uint64_t version, eval, eval_size, cold, cold_size, runtime, code_type;
-	uint64_t bias; /* run-time address = linked address + bias */
 };
+
+/* A PT_LOAD segment, for the load bias of a mapping of the file. */
+struct pyproc_load {
+	uint64_t offset, filesz, vaddr;
+};
+
+#define PYPROC_MAX_LOADS 8
+
+/*
+ * The verdict on one file, kept in the cache: its identity (a file
+ * replaced or rewritten in place has another inode, size or mtime, and
+ * is examined again), and what it exports.
+ */
+struct pyproc_file {
+	uint64_t dev, inode, size;
+	int64_t mtime_sec, mtime_nsec;
+	struct pyproc_symbols y; /* all 0: no interpreter */
+	struct pyproc_load loads[PYPROC_MAX_LOADS];
+	unsigned int n_loads;
+};
+
+struct pyproc_cache {
+	struct pyproc_file *files; /* a ring: the oldest verdict goes first */
+	size_t n, next, max;
+	struct pyproc_cache_stats stats;
+};
+
+struct pyproc_cache *pyproc_cache_new(size_t max_entries)
+{
+	struct pyproc_cache *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->max = max_entries ? max_entries : PYPROC_CACHE_DEFAULT_ENTRIES;
+	if (c->max > PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file))
+		c->max = PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file);
+	c->files = calloc(c->max, sizeof(*c->files));
+	if (!c->files) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void pyproc_cache_free(struct pyproc_cache *c)
+{
+	if (!c)
+		return;
+	free(c->files);
+	free(c);
+}
+
+void pyproc_cache_stats(const struct pyproc_cache *c, struct pyproc_cache_stats *stats)
+{
+	*stats = c->stats;
+	stats->entries = c->n;
+	stats->bytes = c->max * sizeof(struct pyproc_file);
+}
+
+static void pyproc_file_id(struct pyproc_file *f, const struct stat *st)
+{
+	f->dev = st->st_dev;
+	f->inode = st->st_ino;
+	f->size = (uint64_t)st->st_size;
+	f->mtime_sec = st->st_mtim.tv_sec;
+	f->mtime_nsec = st->st_mtim.tv_nsec;
+}
+
+static bool pyproc_file_same(const struct pyproc_file *a, const struct pyproc_file *b)
+{
+	return a->dev == b->dev && a->inode == b->inode && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
+}
+
+static const struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c,
+						   const struct pyproc_file *id)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		if (pyproc_file_same(&c->files[i], id)) {
+			c->stats.hits++;
+			return &c->files[i];
+		}
+	}
+	c->stats.misses++;
+	return NULL;
+}
+
+static void pyproc_cache_put(struct pyproc_cache *c, const struct pyproc_file *f)
+{
+	if (c->n == c->max)
+		c->stats.evicted++;
+	else
+		c->n++;
+	c->files[c->next] = *f;
+	c->next = (c->next + 1) % c->max;
+}
 
 static void pyproc_take_symbol(struct pyproc_symbols *y, const char *name, const GElf_Sym *sym)
 {
@@ -129,20 +226,31 @@ static void pyproc_read_symbols(Elf *e, struct pyproc_symbols *y)
 	}
 }
 
-/* The load bias of the file mapped by m: its PT_LOAD that holds m's offset. */
-static int pyproc_bias(Elf *e, const struct procmaps_mapping *m, uint64_t *bias)
+/* The PT_LOAD segments of the file (the first PYPROC_MAX_LOADS). */
+static void pyproc_read_loads(Elf *e, struct pyproc_file *f)
 {
 	size_t n;
 
 	if (elf_getphdrnum(e, &n))
-		return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
+		return;
+	for (size_t i = 0; i < n && f->n_loads < PYPROC_MAX_LOADS; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (m->pgoff >= (ph.p_offset & ~0xfffull) && m->pgoff < ph.p_offset + ph.p_filesz) {
-			*bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+			f->loads[f->n_loads++] = (struct pyproc_load){ ph.p_offset, ph.p_filesz,
+								       ph.p_vaddr };
+	}
+}
+
+/* The load bias of the file mapped by m: its PT_LOAD that holds m's offset. */
+static int pyproc_bias(const struct pyproc_file *f, const struct procmaps_mapping *m,
+		       uint64_t *bias)
+{
+	for (unsigned int i = 0; i < f->n_loads; i++) {
+		const struct pyproc_load *l = &f->loads[i];
+
+		if (m->pgoff >= (l->offset & ~0xfffull) && m->pgoff < l->offset + l->filesz) {
+			*bias = m->start - m->pgoff - (l->vaddr - l->offset);
 			return 0;
 		}
 	}
@@ -220,38 +328,49 @@ out:
 	cfi_free(cfi);
 }
 
-/* Opens the mapped file (as the process sees it) and reads its symbols. */
-static int pyproc_examine(const char *proc_root, uint32_t tgid, const struct procmaps_mapping *m,
-			  struct pyproc_symbols *y)
+/*
+ * The verdict on the file of mapping m: opened through the gate (a FIFO,
+ * a device, a file bigger than its bound or out of the process's root is
+ * refused there, counted, and is no interpreter), then found in the cache
+ * by its identity, or read (its symbols, segments and .cold part) and
+ * kept. Returns 0 with *out filled, or the gate's negative errno.
+ */
+static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint32_t tgid,
+			  const struct procmaps_mapping *m, struct pyproc_file *out)
 {
-	char path[PATH_MAX];
+	const struct pyproc_file *known;
+	struct target_file tf;
 	Elf *e;
-	int fd, err;
+	int err;
 
-	snprintf(path, sizeof(path), "%s/%u/map_files/%" PRIx64 "-%" PRIx64, proc_root, tgid,
-		 m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(path, sizeof(path), "%s/%u/root%.*s", proc_root, tgid, (int)m->path_len,
-			 m->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	memset(out, 0, sizeof(*out));
+	err = target_open_mapping(gate, tgid, m, &tf);
+	if (err)
+		return err;
+	pyproc_file_id(out, &tf.st);
+	known = cache ? pyproc_cache_find(cache, out) : NULL;
+	if (known) {
+		*out = *known;
+		target_file_close(&tf);
+		return 0;
 	}
-	if (fd < 0)
-		return -errno;
+	if (cache)
+		cache->stats.read++;
 	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e) {
-		close(fd);
-		return -ENOEXEC;
+	e = elf_begin(tf.fd, ELF_C_READ_MMAP, NULL);
+	if (e) {
+		pyproc_read_symbols(e, &out->y);
+		pyproc_read_loads(e, out);
+		if (out->y.version && out->y.eval)
+			pyproc_find_cold(tf.fd, &out->y);
+		else
+			memset(&out->y, 0, sizeof(out->y)); /* no interpreter */
+		elf_end(e);
 	}
-	memset(y, 0, sizeof(*y));
-	pyproc_read_symbols(e, y);
-	err = pyproc_bias(e, m, &y->bias);
-	if (!err && y->version && y->eval)
-		pyproc_find_cold(fd, y);
-	elf_end(e);
-	close(fd);
-	return err;
+	target_file_close(&tf);
+	if (cache)
+		pyproc_cache_put(cache, out);
+	return 0;
 }
 
 /* Whether a mapping's file may be an interpreter: the executable, or a libpython. */
@@ -379,12 +498,12 @@ static int pyproc_check_tsd(uint32_t tgid, uint64_t runtime, const struct pyproc
 }
 
 static void pyproc_fill(struct ebprof_py_proc *out, const struct pyproc_layout *l, int row,
-			const struct pyproc_symbols *y, uint64_t tsd_offset)
+			const struct pyproc_symbols *y, uint64_t bias, uint64_t tsd_offset)
 {
-	out->eval_start = y->eval + y->bias;
+	out->eval_start = y->eval + bias;
 	out->eval_end = out->eval_start + y->eval_size;
 	if (y->cold) {
-		out->cold_start = y->cold + y->bias;
+		out->cold_start = y->cold + bias;
 		out->cold_end = out->cold_start + y->cold_size;
 	}
 	out->tsd_offset = tsd_offset;
@@ -407,19 +526,23 @@ static void pyproc_fill(struct ebprof_py_proc *out, const struct pyproc_layout *
 }
 
 /* One candidate file: Python or not, and if so, which and whether we can walk it. */
-static int pyproc_try(const char *proc_root, uint32_t tgid, const struct procmaps_mapping *m,
-		      struct ebprof_py_proc *out, char *why, size_t whylen)
+static int pyproc_try(struct pyproc_cache *cache, struct target *gate, uint32_t tgid,
+		      const struct procmaps_mapping *m, struct ebprof_py_proc *out, char *why,
+		      size_t whylen)
 {
 	const struct pyproc_layout *l;
-	struct pyproc_symbols y = { 0 };
-	uint64_t tsd_offset = 0;
+	struct pyproc_file f;
+	struct pyproc_symbols y;
+	uint64_t tsd_offset = 0, bias;
 	uint32_t hexversion;
 	int row, err;
 
-	err = pyproc_examine(proc_root, tgid, m, &y);
-	if (err || !y.version || !y.eval)
+	/* A file the gate refused is no interpreter of ours: counted there. */
+	if (pyproc_examine(cache, gate, tgid, m, &f) || !f.y.version || !f.y.eval ||
+	    pyproc_bias(&f, m, &bias))
 		return -ENOENT;
-	if (pyproc_read(tgid, y.version + y.bias, &hexversion, sizeof(hexversion)))
+	y = f.y;
+	if (pyproc_read(tgid, y.version + bias, &hexversion, sizeof(hexversion)))
 		return -ESRCH;
 	row = pyproc_row(hexversion);
 	if (row < 0) {
@@ -435,9 +558,9 @@ static int pyproc_try(const char *proc_root, uint32_t tgid, const struct procmap
 			 "Python frames", (int)m->path_len, m->path, l->major, l->minor);
 		return -EPROTONOSUPPORT;
 	}
-	err = pyproc_check_code_type(tgid, y.code_type + y.bias, l, why, whylen);
+	err = pyproc_check_code_type(tgid, y.code_type + bias, l, why, whylen);
 	if (!err)
-		err = pyproc_check_tsd(tgid, y.runtime + y.bias, l, &tsd_offset, why, whylen);
+		err = pyproc_check_tsd(tgid, y.runtime + bias, l, &tsd_offset, why, whylen);
 	if (err == -EPROTONOSUPPORT) {
 		char detail[256];
 
@@ -447,12 +570,13 @@ static int pyproc_try(const char *proc_root, uint32_t tgid, const struct procmap
 	}
 	if (err)
 		return err;
-	pyproc_fill(out, l, row, &y, tsd_offset);
+	pyproc_fill(out, l, row, &y, bias, tsd_offset);
 	return 0;
 }
 
-int pyproc_detect(const char *proc_root, uint32_t tgid, uint64_t start_time,
-		  struct ebprof_py_proc *out, char *why, size_t whylen)
+int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *proc_root,
+		  uint32_t tgid, uint64_t start_time, struct ebprof_py_proc *out, char *why,
+		  size_t whylen)
 {
 	char path[PATH_MAX], exe[PATH_MAX];
 	struct procmaps *maps;
@@ -478,7 +602,7 @@ int pyproc_detect(const char *proc_root, uint32_t tgid, uint64_t start_time,
 		    procmaps_at(maps, i - 1)->dev_minor == m->dev_minor)
 			continue;
 		if (pyproc_candidate(m, exe))
-			ret = pyproc_try(proc_root, tgid, m, out, why, whylen);
+			ret = pyproc_try(cache, gate, tgid, m, out, why, whylen);
 	}
 	procmaps_free(maps);
 	return ret;

@@ -59,8 +59,39 @@ const struct pyproc_layout *pyproc_layout(unsigned int version);
 int64_t pyproc_tsd_offset(uint32_t key);
 
 /*
+ * The verdicts on the files examined (executables and libpythons, by
+ * device, inode, size and mtime): what each exports, or that it is no
+ * interpreter. Each distinct file's symbol table is read once, however
+ * many processes run it and however often a starting Python is asked
+ * again. A ring: the oldest verdict goes first. Not thread-safe.
+ */
+struct pyproc_cache;
+
+#define PYPROC_CACHE_DEFAULT_ENTRIES 1024
+#define PYPROC_CACHE_MAX_BYTES (1u << 20) /* entries are fixed-size: the entries' bound */
+
+/* 0 entries: PYPROC_CACHE_DEFAULT_ENTRIES. NULL when out of memory. */
+struct pyproc_cache *pyproc_cache_new(size_t max_entries);
+void pyproc_cache_free(struct pyproc_cache *c);
+
+struct pyproc_cache_stats {
+	uint64_t entries; /* verdicts held */
+	uint64_t bytes;	  /* the cache's memory, allocated up front */
+	uint64_t hits, misses, evicted;
+	uint64_t read; /* files whose symbol table was read */
+};
+
+void pyproc_cache_stats(const struct pyproc_cache *c, struct pyproc_cache_stats *stats);
+
+struct target;
+
+/*
  * Examines process tgid (start_time: as struct ebprof_key's, copied into
- * *out) under proc_root ("/proc" unless a test points elsewhere). Returns
+ * *out) under proc_root ("/proc" unless a test points elsewhere). The
+ * executable and libpython are opened through gate (symbolizer/target.h;
+ * NULL: uncounted, under "/proc"), never otherwise: a file it refuses is
+ * counted there and taken for no interpreter. cache may be NULL (every
+ * file is read). Returns
  * 0 with *out filled; -ENOENT when it is no CPython (nothing to say);
  * -EAGAIN when it is one that has not started its main thread yet (ask
  * again later); -EPROTONOSUPPORT when it looks like one we cannot walk
@@ -68,8 +99,9 @@ int64_t pyproc_tsd_offset(uint32_t key);
  * with why in why (a sentence naming the file and the value; say it
  * once); -ESRCH when the process is gone.
  */
-int pyproc_detect(const char *proc_root, uint32_t tgid, uint64_t start_time,
-		  struct ebprof_py_proc *out, char *why, size_t whylen);
+int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *proc_root,
+		  uint32_t tgid, uint64_t start_time, struct ebprof_py_proc *out, char *why,
+		  size_t whylen);
 
 /* Reads len bytes at addr of process tgid. Returns 0, or a negative errno (-EFAULT). */
 int pyproc_read(uint32_t tgid, uint64_t addr, void *buf, size_t len);

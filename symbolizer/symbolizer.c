@@ -865,6 +865,7 @@ void symbolizer_end_drain(struct symbolizer *sym)
 {
 	proctab_end_drain(sym->procs);
 	elfcache_trim(sym->elfs);
+	pycode_end_drain(sym->pycode);
 }
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats)

@@ -267,6 +267,143 @@ static void test_an_interrupt_frees_a_worker_blocked_in_a_system_call(void **sta
 	assert_int_equal(profile_total(f->profile), cs.received);
 }
 
+/* Forks a child that waits for a byte on a pipe (not sampled meanwhile), then burns. */
+static pid_t start_burner_on_cue(int *cue)
+{
+	int fds[2];
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		char c;
+		uint64_t sink = 0;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			sink += capture_burn(100000);
+	}
+	close(fds[0]);
+	*cue = fds[1];
+	return pid;
+}
+
+/* Starts Debian's python3.11 spinning, once it says it runs. */
+static pid_t start_python(void)
+{
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl("/usr/bin/python3.11", "python3.11", "-c",
+		      "import sys\nsys.stdout.write('r'); sys.stdout.flush()\nwhile True: pass",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	return pid;
+}
+
+/*
+ * A worker that loaded a Python process, then is abandoned (stuck on
+ * another process): its Python counters stay in the totals, and the
+ * worker that replaces it keeps the Python process (and forgets it from
+ * the sampler's map once it exits; without that the map only fills).
+ */
+static void test_an_abandoned_workers_python_state_is_kept(void **state)
+{
+	struct fixture *f = *state;
+	struct capture_config cc;
+	struct capture_stats cs;
+	struct sampler_stats delta;
+	struct sampler_config sc;
+	uint32_t tgids[2];
+	pid_t python, stuck;
+	char path[160], err[512];
+	uint64_t examined;
+	int cue, i;
+
+	/* This test's own sampler: the Python process and the one that will stall. */
+	capture_free(f->capture);
+	f->capture = NULL;
+	sampler_free(f->sampler);
+	python = start_python();
+	stuck = start_burner_on_cue(&cue);
+	tgids[0] = (uint32_t)python;
+	tgids[1] = (uint32_t)stuck;
+	sampler_config_init(&sc);
+	sc.tgids = tgids;
+	sc.n_tgids = 2;
+	sc.frequency = 499;
+	sc.report_processes = true;
+	assert_int_equal(sampler_open(&sc, &f->sampler, err, sizeof(err)), 0);
+	assert_true(sampler_python(f->sampler));
+	/* Our /proc: the Python process's directory is the real one; the other's stat blocks. */
+	strcpy(f->proc, "/tmp/test_capture.XXXXXX");
+	assert_non_null(mkdtemp(f->proc));
+	snprintf(path, sizeof(path), "%s/%d", f->proc, python);
+	snprintf(err, sizeof(err), "/proc/%d", python);
+	assert_int_equal(symlink(err, path), 0);
+	snprintf(path, sizeof(path), "%s/%d", f->proc, stuck);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(f->fifo, sizeof(f->fifo), "%s/%d/stat", f->proc, stuck);
+	assert_int_equal(mkfifo(f->fifo, 0644), 0);
+	capture_config_init(&cc);
+	cc.symbolizer.proc_root = f->proc;
+	cc.stall_ms = STALL_MS;
+	start(f, &cc);
+
+	for (i = 0; i < 50; i++) {
+		usleep(100 * 1000);
+		assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+		capture_stats(f->capture, &cs);
+		if (cs.python.loaded == 1)
+			break;
+	}
+	assert_int_equal(cs.python.loaded, 1);
+	assert_int_equal(cs.stalls, 0);
+	examined = cs.python.examined;
+	assert_true(examined >= 1);
+
+	/* The other process runs: its snapshot blocks, the worker is abandoned. */
+	assert_int_equal(write(cue, "x", 1), 1);
+	for (i = 0; i < 20 && cs.stalls == 0; i++) {
+		usleep(200 * 1000);
+		assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+		capture_stats(f->capture, &cs);
+	}
+	assert_int_equal(cs.stalls, 1);
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	capture_stats(f->capture, &cs);
+	assert_int_equal(cs.stalls, 1);
+	assert_int_equal(cs.python.loaded, 1);	      /* kept by the new worker */
+	assert_true(cs.python.examined >= examined); /* the old one's count is not lost */
+
+	/* It exits: the new worker forgets it. */
+	kill(python, SIGKILL);
+	waitpid(python, NULL, 0);
+	usleep(100 * 1000);
+	assert_int_equal(capture_drain(f->capture, f->profile, &delta), 0);
+	capture_stats(f->capture, &cs);
+	assert_int_equal(cs.python.loaded, 0);
+	kill(stuck, SIGKILL);
+	waitpid(stuck, NULL, 0);
+	close(cue);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +413,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_an_interrupt_frees_a_worker_blocked_in_a_system_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_an_abandoned_workers_python_state_is_kept,
+						setup, teardown),
 	};
 
 	if (geteuid() != 0) {

@@ -226,6 +226,67 @@ static void test_cache_bound(void **state)
 	pycode_cache_free(c);
 }
 
+/*
+ * A code object that cannot be read (its file name points nowhere) is
+ * read once a drain, however many frames name it; and read again at the
+ * next drain, so that a good read then is not hidden. Failed reads take
+ * room like the others: the bound holds.
+ */
+static void test_failed_read_cached_for_the_drain(void **state)
+{
+	const struct pyproc_layout *l = pyproc_layout(0);
+	static struct fake_str qualname, filename;
+	static struct fake_code code, bad[10];
+	static uint8_t bytes[32 + sizeof(sample_table)];
+	uint64_t size = sizeof(sample_table), first, second;
+	struct pycode_cache *c = pycode_cache_new(4);
+	struct pycode_stats st;
+	char name[256];
+
+	(void)state;
+	assert_non_null(c);
+	fake_ascii(&qualname, "Late.ready", l);
+	fake_ascii(&filename, "late.py", l);
+	memcpy(bytes + l->bytes_size, &size, 8);
+	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
+	put32(&code, l->code_firstlineno, 2);
+	put64(&code, l->code_qualname, (uint64_t)(uintptr_t)&qualname);
+	put64(&code, l->code_filename, 0x10); /* not in the checksum: same frame, unreadable */
+	put64(&code, l->code_linetable, (uint64_t)(uintptr_t)bytes);
+	first = EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&code;
+	second = (uint64_t)fake_checksum(&code, l) << 32 | 44;
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1, first, second, name,
+					     sizeof(name)), -EFAULT);
+	pycode_stats(c, &st);
+	assert_int_equal(st.misses, 1);
+	assert_int_equal(st.negative_hits, 4);
+	assert_int_equal(st.faults, 5); /* every frame refused is counted */
+	/* Readable now; this drain still says no, the next one reads it. */
+	put64(&code, l->code_filename, (uint64_t)(uintptr_t)&filename);
+	assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1, first, second, name, sizeof(name)),
+			 -EFAULT);
+	pycode_end_drain(c);
+	assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1, first, second, name, sizeof(name)), 0);
+	assert_string_equal(name, "Late.ready (late.py:19)");
+	assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1, first, second, name, sizeof(name)), 0);
+	pycode_stats(c, &st);
+	assert_int_equal(st.misses, 2);
+	assert_int_equal(st.hits, 1);
+	/* Ten unreadable code objects in a cache of four. */
+	for (int i = 0; i < 10; i++) {
+		put64(&bad[i], l->code_qualname, 0x20);
+		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1,
+					     EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&bad[i],
+					     (uint64_t)fake_checksum(&bad[i], l) << 32, name,
+					     sizeof(name)), -EFAULT);
+	}
+	pycode_stats(c, &st);
+	assert_true(st.entries <= 4);
+	assert_true(st.flushes >= 2);
+	pycode_cache_free(c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -234,6 +295,7 @@ int main(void)
 		cmocka_unit_test(test_line_malformed),
 		cmocka_unit_test(test_name_and_replaced_code),
 		cmocka_unit_test(test_cache_bound),
+		cmocka_unit_test(test_failed_read_cached_for_the_drain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

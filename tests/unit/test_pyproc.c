@@ -14,12 +14,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "symbolizer/pyproc.h"
+#include "symbolizer/target.h"
 
 #define PYTHON "/usr/bin/python3.11"
 
@@ -82,7 +87,7 @@ static void test_debian_python311(void **state)
 	(void)state;
 	assert_int_equal(access(PYTHON, X_OK), 0);
 	pid = start(argv);
-	err = pyproc_detect("/proc", (uint32_t)pid, 42, &py, why, sizeof(why));
+	err = pyproc_detect(NULL, NULL, "/proc", (uint32_t)pid, 42, &py, why, sizeof(why));
 	if (err)
 		fail_msg("pyproc_detect: %d: %s", err, why);
 	assert_int_equal(py.start_time, 42);
@@ -122,10 +127,141 @@ static void test_not_python(void **state)
 	(void)state;
 	pid = start(argv);
 	usleep(100 * 1000); /* the exec of sleep */
-	assert_int_equal(pyproc_detect("/proc", (uint32_t)pid, 1, &py, why, sizeof(why)), -ENOENT);
+	assert_int_equal(pyproc_detect(NULL, NULL, "/proc", (uint32_t)pid, 1, &py, why, sizeof(why)), -ENOENT);
 	assert_string_equal(why, "");
 	stop(pid);
-	assert_int_equal(pyproc_detect("/proc", (uint32_t)pid, 1, &py, why, sizeof(why)), -ESRCH);
+	assert_int_equal(pyproc_detect(NULL, NULL, "/proc", (uint32_t)pid, 1, &py, why, sizeof(why)), -ESRCH);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A copy of PYTHON, run: detected (its symbol table read), detected again
+ * (the verdict reused, nothing read), and once its file changes (a new
+ * mtime: it may have been rewritten in place) read again.
+ */
+static void test_verdict_cached_per_file(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", copy[64], cmd[192];
+	char *argv[] = { copy, "-c", "import time; print('ready', flush=True); time.sleep(60)",
+			 NULL };
+	struct pyproc_cache *cache = pyproc_cache_new(4);
+	struct pyproc_cache_stats cs;
+	struct ebprof_py_proc py, again;
+	char why[512];
+	pid_t pid, other;
+
+	(void)state;
+	assert_non_null(cache);
+	assert_non_null(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/python3.11", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", PYTHON, copy);
+	assert_int_equal(system(cmd), 0);
+	pid = start(argv);
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)pid, 1, &py, why,
+				       sizeof(why)), 0);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.misses, 1);
+	assert_int_equal(cs.hits, 0);
+	assert_int_equal(cs.entries, 1);
+	assert_true(cs.bytes > 0 && cs.bytes <= PYPROC_CACHE_MAX_BYTES);
+	/* Asked again (a Python still starting is), and another process of the file. */
+	other = start(argv);
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)pid, 1, &again, why,
+				       sizeof(why)), 0);
+	assert_memory_equal(&py, &again, sizeof(py));
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)other, 1, &again, why,
+				       sizeof(why)), 0);
+	assert_int_equal(again.eval_end - again.eval_start, py.eval_end - py.eval_start);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.hits, 2);
+	/* The file changes: its old verdict is not trusted. */
+	assert_int_equal(utimes(copy, (struct timeval[2]){ { 1000, 0 }, { 1000, 0 } }), 0);
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)pid, 1, &again, why,
+				       sizeof(why)), 0);
+	assert_memory_equal(&py, &again, sizeof(py));
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 2);
+	assert_int_equal(cs.entries, 2);
+	stop(pid);
+	stop(other);
+	pyproc_cache_free(cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static sigjmp_buf hung;
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	siglongjmp(hung, 1);
+}
+
+/*
+ * A process (a /proc of the test's own) whose mapped "libpython" is, by
+ * the time it is looked at, a FIFO nobody writes: an open() of it would
+ * wait forever. Detection refuses it at once through the gate, counts it
+ * (not_regular), and says the process is no Python.
+ */
+static void test_hostile_libpython_refused(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", path[256], proc[128], cmd[512];
+	struct ebprof_py_proc py;
+	uint64_t refused[TARGET_CAUSES];
+	struct target *gate;
+	struct stat st;
+	char why[512];
+	double t0;
+	FILE *f;
+	int err;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	snprintf(path, sizeof(path), "%s/root/opt/py/lib", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/4242' '%s'", proc, path);
+	assert_int_equal(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/root/opt/py/lib/libpython3.11.so.1.0", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(path, sizeof(path), "%s/4242/maps", proc);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "7f0000000000-7f0000100000 r-xp 00000000 %02x:%02x %lu "
+		"/opt/py/lib/libpython3.11.so.1.0\n", major(st.st_dev), minor(st.st_dev),
+		(unsigned long)st.st_ino);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/4242/exe", proc);
+	assert_int_equal(symlink("/opt/py/bin/python3", path), 0);
+	snprintf(path, sizeof(path), "%s/4242/root", proc);
+	snprintf(cmd, sizeof(cmd), "%s/root", dir);
+	assert_int_equal(symlink(cmd, path), 0);
+	gate = target_new(&(struct target_config){ .proc_root = proc });
+	assert_non_null(gate);
+
+	signal(SIGALRM, on_alarm);
+	if (sigsetjmp(hung, 1))
+		fail_msg("pyproc_detect blocked on the FIFO");
+	alarm(5);
+	t0 = now();
+	err = pyproc_detect(NULL, gate, proc, 4242, 1, &py, why, sizeof(why));
+	alarm(0);
+	assert_int_equal(err, -ENOENT);
+	assert_true(now() - t0 < 1.0);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_NOT_REGULAR], 1);
+	target_free(gate);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 static void test_tsd_offset(void **state)
@@ -143,6 +279,8 @@ int main(void)
 		cmocka_unit_test(test_debian_python311),
 		cmocka_unit_test(test_not_python),
 		cmocka_unit_test(test_tsd_offset),
+		cmocka_unit_test(test_verdict_cached_per_file),
+		cmocka_unit_test(test_hostile_libpython_refused),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

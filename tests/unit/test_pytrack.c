@@ -1,0 +1,230 @@
+/*
+ * pytrack tests, without BPF: the sampler's two Python calls are stubs
+ * here that record what they were asked and check that they were asked
+ * inside the owner's hooks (the capture's lock). A real Debian
+ * /usr/bin/python3.11, started here, is loaded once detected, its file
+ * examined once for two processes, forgotten when it exits; a tracker
+ * whose enter hook says no (its worker was abandoned) touches nothing,
+ * then or later; another tracker adopts its processes and forgets them
+ * at their exit; the counters add up.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "bpf/sampler.h"
+#include "render/pytrack.h"
+
+#define PYTHON "/usr/bin/python3.11"
+
+/* What the stubs saw. */
+static struct {
+	bool in_hook;	  /* between enter and leave */
+	bool refuse;	  /* enter says no */
+	unsigned int enters, outside; /* calls of the sampler outside the hooks */
+	uint32_t set[16], forgot[16];
+	struct ebprof_py_proc py; /* the last one set */
+	size_t n_set, n_forgot;
+} seen;
+
+int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_proc *py)
+{
+	(void)s;
+	seen.py = *py;
+	seen.outside += !seen.in_hook;
+	if (seen.n_set < 16)
+		seen.set[seen.n_set++] = tgid;
+	return 0;
+}
+
+void sampler_python_forget(struct sampler *s, uint32_t tgid)
+{
+	(void)s;
+	seen.outside += !seen.in_hook;
+	if (seen.n_forgot < 16)
+		seen.forgot[seen.n_forgot++] = tgid;
+}
+
+static bool enter(void *ctx)
+{
+	(void)ctx;
+	seen.enters++;
+	if (seen.refuse)
+		return false;
+	seen.in_hook = true;
+	return true;
+}
+
+static void leave(void *ctx)
+{
+	(void)ctx;
+	assert_true(seen.in_hook);
+	seen.in_hook = false;
+}
+
+static struct pytrack *tracker(struct target *gate)
+{
+	struct pytrack *t = pytrack_new(&(struct pytrack_config){
+		.sampler = (struct sampler *)&seen, /* never dereferenced by the stubs */
+		.gate = gate,
+		.enter = enter,
+		.leave = leave,
+	});
+
+	assert_non_null(t);
+	return t;
+}
+
+static pid_t start_python(void)
+{
+	int fds[2];
+	char c;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		execl(PYTHON, "python3.11", "-c",
+		      "import sys, time\nsys.stdout.write('r'); sys.stdout.flush()\ntime.sleep(60)",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_int_equal(read(fds[0], &c, 1), 1);
+	close(fds[0]);
+	return pid;
+}
+
+static void stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+static int reset(void **state)
+{
+	(void)state;
+	memset(&seen, 0, sizeof(seen));
+	return 0;
+}
+
+static void test_loaded_examined_once_forgotten_at_exit(void **state)
+{
+	struct target *gate = target_new(&(struct target_config){ .proc_root = "/proc" });
+	struct pytrack *t = tracker(gate);
+	struct pytrack_stats st;
+	pid_t a = start_python(), b = start_python();
+
+	(void)state;
+	pytrack_process(t, (uint32_t)a, 1);
+	pytrack_process(t, (uint32_t)b, 2);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 2);
+	assert_int_equal(seen.n_set, 2);
+	assert_int_equal(seen.set[0], (uint32_t)a);
+	assert_int_equal(seen.set[1], (uint32_t)b);
+	assert_int_equal(st.examined, 1); /* one file, two processes */
+	assert_int_equal(st.reused, 1);
+	assert_true(st.cache_bytes > 0);
+	/* Samples in the interpreter: with Python frames, or without (counted). */
+	{
+		uint64_t native[3] = { 0x1000, seen.py.eval_start + 64, 0x2000 };
+		uint64_t python[4] = { 0x1000, EBPROF_PY_FRAME | 0x5000, 3, seen.py.eval_start + 64 };
+		uint64_t elsewhere[2] = { 0x1000, 0x2000 };
+
+		assert_true(seen.py.eval_end > seen.py.eval_start);
+		pytrack_sample(t, (uint32_t)b, 2, native, 3, 5);
+		pytrack_sample(t, (uint32_t)b, 2, python, 4, 7);
+		pytrack_sample(t, (uint32_t)b, 2, elsewhere, 2, 11);
+		pytrack_sample(t, (uint32_t)b, 3, native, 3, 13); /* another process, same pid */
+		pytrack_sample(t, 1, 2, native, 3, 17);		  /* not a Python */
+		pytrack_stats(t, &st);
+		assert_int_equal(st.native_only, 5);
+	}
+	stop(a);
+	pytrack_end_drain(t);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(seen.n_forgot, 1);
+	assert_int_equal(seen.forgot[0], (uint32_t)a);
+	assert_int_equal(seen.outside, 0); /* the sampler only inside the hooks */
+	stop(b);
+	pytrack_free(t);
+	target_free(gate);
+}
+
+/* A worker abandoned mid-detection: its tracker must not touch the sampler, then or later. */
+static void test_refused_hook_touches_nothing(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct pytrack_stats st;
+	pid_t a = start_python();
+
+	(void)state;
+	seen.refuse = true;
+	pytrack_process(t, (uint32_t)a, 1);
+	seen.refuse = false;
+	pytrack_process(t, (uint32_t)a, 1);
+	pytrack_end_drain(t);
+	assert_int_equal(seen.enters, 1); /* never asked again */
+	assert_int_equal(seen.n_set + seen.n_forgot, 0);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 0);
+	stop(a);
+	pytrack_free(t);
+}
+
+/* The worker that replaces an abandoned one takes its processes and forgets them at their exit. */
+static void test_adopted_processes_are_forgotten_at_exit(void **state)
+{
+	struct pytrack *old = tracker(NULL), *heir = tracker(NULL);
+	struct pytrack_stats st, sum = { 0 };
+	pid_t a = start_python();
+
+	(void)state;
+	pytrack_process(old, (uint32_t)a, 7);
+	pytrack_stats(old, &st);
+	assert_int_equal(st.loaded, 1);
+	pytrack_counters_add(&sum, &st);
+	seen.in_hook = true; /* the capture adopts under its lock */
+	assert_int_equal(pytrack_adopt(heir, old), 0);
+	seen.in_hook = false;
+	pytrack_free(old);
+	pytrack_stats(heir, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(st.examined, 0);
+	pytrack_counters_add(&sum, &st);
+	assert_int_equal(sum.examined, 1); /* the totals keep the old one's */
+	stop(a);
+	pytrack_end_drain(heir);
+	pytrack_stats(heir, &st);
+	assert_int_equal(st.loaded, 0);
+	assert_int_equal(seen.n_forgot, 1);
+	assert_int_equal(seen.forgot[0], (uint32_t)a);
+	assert_int_equal(seen.outside, 0);
+	pytrack_free(heir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(test_loaded_examined_once_forgotten_at_exit, reset),
+		cmocka_unit_test_setup(test_refused_hook_touches_nothing, reset),
+		cmocka_unit_test_setup(test_adopted_processes_are_forgotten_at_exit, reset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
