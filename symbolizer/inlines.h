@@ -34,7 +34,7 @@
 #define INLINES_DEFAULT_CHAIN_BYTES (4ULL << 20)
 /* DWARF sections read and kept open by default; a file whose debug
  * sections alone are over it is not expanded (counted as too_big). */
-#define INLINES_DEFAULT_DWARF_BYTES (256ULL << 20)
+#define INLINES_DEFAULT_DWARF_BYTES (64ULL << 20)
 #define INLINES_MAX_FILES 256 /* files (build-ids) remembered */
 #define INLINES_MAX_DEPTH 64  /* inlined functions in one chain, DIE nesting walked */
 #define INLINES_MAX_ID 64     /* bytes of a build-id */
