@@ -39,8 +39,8 @@ struct inl_file {
 	unsigned char id[INLINES_MAX_ID];
 	size_t len;
 	enum file_state state;
-	bool tried; /* open was asked once: a closed file is reopened only from its fd */
-	int fd;	    /* kept while the record is, so a closed file reopens without the caller */
+	bool opened; /* counted in files_dwarf */
+	int fd;	/* while open */
 	Elf *elf;
 	Dwarf *dwarf;
 	uint64_t bytes; /* debug sections' size, counted while open */
@@ -61,7 +61,7 @@ struct inlines {
 	uint64_t chain_max, dwarf_max;
 	struct inl_chain **buckets;
 	struct inl_file files[INLINES_MAX_FILES];
-	size_t n_files;
+	size_t n_files, n_open;
 	uint64_t clock;
 	const char *found[INLINES_MAX_DEPTH]; /* the walk's chain, outermost first */
 	size_t n_found;
@@ -87,27 +87,21 @@ struct inlines *inlines_new(const struct inlines_config *config)
 	return in;
 }
 
-/* Closes a file's DWARF (its fd stays, for reopening). */
+/* Closes a file's DWARF and fd; its next look-up asks open again. */
 static void file_close(struct inlines *in, struct inl_file *f)
 {
 	if (f->state != FILE_OPEN)
 		return;
 	dwarf_end(f->dwarf);
 	elf_end(f->elf);
+	close(f->fd);
 	f->dwarf = NULL;
 	f->elf = NULL;
+	f->fd = -1;
 	in->stats.dwarf_bytes -= f->bytes;
+	in->n_open--;
 	f->bytes = 0;
 	f->state = FILE_CLOSED;
-}
-
-static void file_forget(struct inlines *in, struct inl_file *f)
-{
-	file_close(in, f);
-	if (f->tried && f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
-	f->tried = false;
 }
 
 static void chains_drop(struct inlines *in)
@@ -129,7 +123,7 @@ void inlines_free(struct inlines *in)
 	if (!in)
 		return;
 	for (size_t i = 0; i < in->n_files; i++)
-		file_forget(in, &in->files[i]);
+		file_close(in, &in->files[i]);
 	chains_drop(in);
 	free(in->buckets);
 	free(in);
@@ -173,10 +167,10 @@ static uint64_t debug_bytes(Elf *e)
 	return sum;
 }
 
-/* Closes the least recently used open files until bytes more fit. */
+/* Closes the least recently used open files until one more of bytes fits. */
 static void make_room(struct inlines *in, uint64_t bytes)
 {
-	while (in->stats.dwarf_bytes + bytes > in->dwarf_max) {
+	while (in->stats.dwarf_bytes + bytes > in->dwarf_max || in->n_open >= INLINES_MAX_OPEN) {
 		struct inl_file *lru = NULL;
 
 		for (size_t i = 0; i < in->n_files; i++)
@@ -206,6 +200,7 @@ static void file_open(struct inlines *in, struct inl_file *f)
 		goto none;
 	f->bytes = bytes;
 	in->stats.dwarf_bytes += bytes;
+	in->n_open++;
 	f->state = FILE_OPEN;
 	return;
 none:
@@ -232,30 +227,29 @@ static struct inl_file *file_of(struct inlines *in, const unsigned char *id, siz
 		for (size_t i = 1; i < in->n_files; i++)
 			if (in->files[i].used < f->used)
 				f = &in->files[i];
-		file_forget(in, f);
+		file_close(in, f);
 	}
 	*f = (struct inl_file){ .len = len, .state = FILE_CLOSED, .fd = -1 };
 	memcpy(f->id, id, len);
 	return f;
 }
 
-/* The DWARF of f, opened (through open the first time) if need be; NULL: none. */
+/* The DWARF of f, opened through open if need be; NULL: none. */
 static Dwarf *file_dwarf(struct inlines *in, struct inl_file *f, inlines_open_fn open, void *arg)
 {
 	f->used = ++in->clock;
-	if (f->state == FILE_CLOSED && !f->tried) {
-		f->tried = true;
-		f->fd = open(arg);
-		if (f->fd < 0) {
-			f->state = FILE_NONE;
-			in->stats.files_none++;
-			return NULL;
-		}
-		file_open(in, f);
-		if (f->state == FILE_OPEN)
-			in->stats.files_dwarf++;
-	} else if (f->state == FILE_CLOSED) {
-		file_open(in, f);
+	if (f->state != FILE_CLOSED)
+		return f->state == FILE_OPEN ? f->dwarf : NULL;
+	f->fd = open(arg);
+	if (f->fd < 0) {
+		f->state = FILE_NONE;
+		in->stats.files_none++;
+		return NULL;
+	}
+	file_open(in, f);
+	if (f->state == FILE_OPEN && !f->opened) {
+		f->opened = true;
+		in->stats.files_dwarf++;
 	}
 	return f->state == FILE_OPEN ? f->dwarf : NULL;
 }

@@ -12,13 +12,14 @@
  * symbolizer puts each on the stack as a FRAME_INLINED frame.
  *
  * It is cheap by caching twice. Files are named by build-id: a file's
- * DWARF is opened once (the caller's open callback, asked at most once
- * per file while its record is kept) and a file without any is
+ * DWARF is opened once (the caller's open callback) and kept open
+ * while the bounds allow, and a file without any is
  * remembered as such, so that it costs one look-up per frame after. The
  * chain of each (build-id, address) is kept, so a stack drained again
  * costs a hash look-up per frame. Both are bounded in bytes: open DWARF
- * by the size of the debug sections read (the least recently used file
- * is closed, and opened again when asked), chains by their allocations
+ * by the size of the debug sections read and by INLINES_MAX_OPEN files
+ * (the least recently used file is closed, fd and all, and opened again
+ * through the open callback when asked), chains by their allocations
  * (the whole table is dropped when full, which re-reads only the hot
  * addresses). Nothing here knows about processes or the gate.
  *
@@ -36,6 +37,7 @@
  * sections alone are over it is not expanded (counted as too_big). */
 #define INLINES_DEFAULT_DWARF_BYTES (64ULL << 20)
 #define INLINES_MAX_FILES 256 /* files (build-ids) remembered */
+#define INLINES_MAX_OPEN 16   /* files with their DWARF (and an fd) open at once */
 #define INLINES_MAX_DEPTH 64  /* inlined functions in one chain, DIE nesting walked */
 #define INLINES_MAX_ID 64     /* bytes of a build-id */
 
@@ -53,7 +55,8 @@ void inlines_free(struct inlines *in);
 /*
  * Opens the file that holds the DWARF of the code of a build-id: returns
  * an fd that inlines then owns, or a negative errno (-ENOENT: no DWARF
- * anywhere). Called at most once per file while its record is kept.
+ * anywhere). Called once per file, and again only after the file was
+ * closed to keep the bounds.
  */
 typedef int (*inlines_open_fn)(void *arg);
 
@@ -63,7 +66,7 @@ typedef int (*inlines_open_fn)(void *arg);
  * them outermost first (the one inlined into the real function first,
  * the one whose code vaddr is last), *n how many; 0 when none, or when
  * the file has no DWARF. The names are owned by in and valid until the
- * next call. open is asked for the file's DWARF the first time. Returns
+ * next call. open is asked for the file's DWARF when it is not open. Returns
  * 0, or -ENOMEM (then *n is 0).
  */
 int inlines_lookup(struct inlines *in, const unsigned char *id, size_t len, uint64_t vaddr,

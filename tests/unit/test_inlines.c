@@ -179,6 +179,37 @@ static void test_too_big_is_skipped(void **state)
 	inlines_free(in);
 }
 
+/* Files with DWARF open at once are bounded; a closed one reopens when asked. */
+static void test_open_files_bounded(void **state)
+{
+	struct fixture *f = *state;
+	struct inlines *in = inlines_new(NULL);
+	struct inlines_stats st;
+	const char *const *names;
+	unsigned char id[20];
+	uint64_t one;
+	size_t n;
+
+	assert_non_null(in);
+	f->opens = 0;
+	memset(id, 0, sizeof(id));
+	for (int i = 0; i < INLINES_MAX_OPEN + 4; i++) {
+		id[0] = (unsigned char)i; /* one file under many build-ids */
+		assert_int_equal(inlines_lookup(in, id, sizeof(id), f->hot_start + 1, open_fixture, f,
+						&names, &n), 0);
+	}
+	inlines_stats(in, &st);
+	one = st.dwarf_bytes / INLINES_MAX_OPEN;
+	assert_true(one > 0);
+	assert_int_equal(st.dwarf_bytes, one * INLINES_MAX_OPEN);
+	assert_int_equal(st.files_dwarf, INLINES_MAX_OPEN + 4);
+	id[0] = 0; /* closed since: asked again at an address not cached */
+	assert_int_equal(inlines_lookup(in, id, sizeof(id), f->hot_start + 2, open_fixture, f,
+					&names, &n), 0);
+	assert_int_equal(f->opens, INLINES_MAX_OPEN + 5);
+	inlines_free(in);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -186,6 +217,7 @@ int main(void)
 		cmocka_unit_test(test_cache_hits_and_bound),
 		cmocka_unit_test(test_no_dwarf_asked_once),
 		cmocka_unit_test(test_too_big_is_skipped),
+		cmocka_unit_test(test_open_files_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
