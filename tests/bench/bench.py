@@ -1113,18 +1113,46 @@ class Bench:
                 parts = line.split()
                 if len(parts) == 2 and parts[1].startswith("(/"):
                     f.write("%s %s\n" % (parts[0], parts[1].strip("()")))
+        # binutils' addr2line -f -i (what perf runs for source lines) on the
+        # same addresses, file by file: a tool that does expand inlines here.
+        by_file = {}
+        for line in read_text(addrs).splitlines():
+            off, path = line.split()
+            by_file.setdefault(path, []).append("0x" + off)
+        a2l_in = []
+        for i, (path, offs) in enumerate(sorted(by_file.items())):
+            a2l_in.append((path, os.path.join(self.tmp, "a2l-%d.txt" % i)))
+            with open(a2l_in[-1][1], "w") as f:
+                f.write("\n".join(offs) + "\n")
+        a2l_out = os.path.join(self.tmp, "inline-a2l.out")
+
+        def addr2line():
+            wall = 0.0
+            with open(a2l_out, "w") as out:
+                for path, listing in a2l_in:
+                    with open(listing) as f:
+                        t0 = time.time()
+                        subprocess.run(["addr2line", "-f", "-i", "-e", path], stdin=f,
+                                       stdout=out, check=True)
+                        wall += time.time() - t0
+            return wall
+
         report = ["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-g"]
-        times = {k: [] for k in ("names", "inline", "perf", "perf_inline")}
-        ratios = {"names": [], "inline": []}
+        times = {k: [] for k in ("names", "inline", "perf", "perf_inline", "addr2line")}
+        ratios = {"names": [], "inline": [], "addr2line": []}
         kv, perf_inlined = {}, 0
         names = os.path.join(self.tmp, "inline-names.txt")
         for _ in range(self.reps):
-            runs = [("perf", report, None), ("perf_inline", report + ["--inline"], None),
-                    ("names", [sym, "resolve", addrs, "0"], None),
-                    ("inline", [sym, "inline", addrs, "0", names], None)]
+            runs = [("perf", report), ("perf_inline", report + ["--inline"]),
+                    ("names", [sym, "resolve", addrs, "0"]),
+                    ("inline", [sym, "inline", addrs, "0", names]),
+                    ("addr2line", addr2line)]
             random.shuffle(runs)
-            for key, argv, _ in runs:
+            for key, argv in runs:
                 out = os.path.join(self.tmp, "inline-%s.out" % key)
+                if callable(argv):
+                    times[key].append(argv())
+                    continue
                 with open(out, "w") as f:
                     t, _, _ = run_timed(argv, self.tmp, stdout=f)
                 times[key].append(t)
@@ -1134,6 +1162,7 @@ class Bench:
                     perf_inlined = read_text(out).count("(inlined)")
             ratios["names"].append(times["names"][-1] / times["perf"][-1])
             ratios["inline"].append(times["inline"][-1] / times["perf_inline"][-1])
+            ratios["addr2line"].append(times["inline"][-1] / times["addr2line"][-1])
         expanded = sum(";" in line for line in read_text(names).splitlines())
         cmd = "perf report --stdio --sort dso,sym -g"
         self.res.add("4 inline", "name N callchain addresses", "symbench resolve",
@@ -1149,6 +1178,12 @@ class Bench:
                      (expanded, kv.get("addresses"), kv.get("inline_walked"),
                       kv.get("inline_dwarf_files"), int(kv.get("inline_bytes", 0)) / 1e6,
                       perf_inlined))
+        self.res.add("4 inline", "name them with inlined functions", "symbench inline",
+                     median(times["inline"]) * 1e3, "ms", "", "addr2line -f -i (binutils)",
+                     median(times["addr2line"]) * 1e3, median(ratios["addr2line"]), self.reps,
+                     "the same addresses, one addr2line per file (%d files); it printed %d "
+                     "lines (function and file:line per frame, inlined ones included)" %
+                     (len(a2l_in), len(read_text(a2l_out).splitlines()) // 2 * 2))
         warm = dict(x.split("=") for x in subprocess.run(
             [sym, "inline", addrs, "3"], capture_output=True, text=True, check=True).stdout.split())
         self.res.add("4 inline", "warm: with inlined functions", "symbench inline",
