@@ -627,6 +627,26 @@ static bool has_debug_info(Elf *e)
 	return false;
 }
 
+/*
+ * Whether debuginfod may still bring the debug file of elf (a file named
+ * by .dynsym alone, queued by fetched_elf()): its DWARF is not looked for
+ * until the answer is known, so that the file is not remembered as
+ * having none when its debug file is about to arrive.
+ */
+static bool fetch_pending(const struct symbolizer *sym, const struct elfsym *elf)
+{
+	const unsigned char *id;
+	size_t len;
+
+	if (!sym->fetch || elfsym_complete(elf))
+		return false;
+	id = elfsym_build_id(elf, &len);
+	for (size_t i = 0; id && i < sym->n_fetched; i++)
+		if (sym->fetched[i].len == len && !memcmp(sym->fetched[i].id, id, len))
+			return !sym->fetched[i].final;
+	return false;
+}
+
 /* The debug file debuginfod fetched for build-id id, or NULL. */
 static const char *fetched_path(const struct symbolizer *sym, const unsigned char *id, size_t len)
 {
@@ -694,7 +714,7 @@ static void expand_inlines(struct symbolizer *sym, struct stack_out *out, uint32
 	const char *const *names;
 	size_t n;
 
-	if (!sym->inlines || !m->path_len || procmaps_is_special(m))
+	if (!sym->inlines || !m->path_len || procmaps_is_special(m) || fetch_pending(sym, elf))
 		return;
 	src.id = elfsym_build_id(elf, &src.id_len);
 	if (!src.id || inlines_lookup(sym->inlines, src.id, src.id_len, vaddr, open_dwarf, &src,
