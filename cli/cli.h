@@ -45,6 +45,7 @@ struct cli_sampling {
 	const char *comms[CLI_MAX_TARGETS]; /* borrowed from argv */
 	unsigned long drain_ms;
 	bool addresses;
+	bool inlines; /* FRAME_INLINED frames where DWARF is (--inline) */
 	unsigned long stall_s;
 	uint64_t max_symbol_table, max_perf_map;
 	unsigned long unwind_mib; /* table memory bound; 0: the unwinder's default */
@@ -56,7 +57,7 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
        CLI_OPT_ADDRESSES, CLI_OPT_STALL, CLI_OPT_MAX_SYMTAB, CLI_OPT_MAX_PERFMAP,
        CLI_OPT_UNWIND, CLI_OPT_MAX_FRAMES, CLI_OPT_UNWIND_MEMORY, CLI_OPT_MODE,
        CLI_OPT_OFFCPU_PERIOD, CLI_OPT_OFFCPU_MIN, CLI_OPT_OFFCPU_RATE, CLI_OPT_PYTHON,
-       CLI_OPT_NO_PYTHON, CLI_OPT_SAMPLING_END };
+       CLI_OPT_NO_PYTHON, CLI_OPT_INLINE, CLI_OPT_NO_INLINE, CLI_OPT_SAMPLING_END };
 #define CLI_SAMPLING_SHORTOPTS "p:c:F:"
 #define CLI_SAMPLING_OPTIONS                                                     \
 	{ "pid", required_argument, NULL, 'p' },                                 \
@@ -79,7 +80,9 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	{ "offcpu-min-us", required_argument, NULL, CLI_OPT_OFFCPU_MIN },        \
 	{ "offcpu-max-rate", required_argument, NULL, CLI_OPT_OFFCPU_RATE },     \
 	{ "python", no_argument, NULL, CLI_OPT_PYTHON },                         \
-	{ "no-python", no_argument, NULL, CLI_OPT_NO_PYTHON }
+	{ "no-python", no_argument, NULL, CLI_OPT_NO_PYTHON },                   \
+	{ "inline", no_argument, NULL, CLI_OPT_INLINE },                         \
+	{ "no-inline", no_argument, NULL, CLI_OPT_NO_INLINE }
 #define CLI_SAMPLING_USAGE                                                                   \
 	"  -p, --pid PID          profile this process (repeatable); default: all\n"          \
 	"  -c, --comm NAME        profile processes with this exact name (repeatable)\n"      \
@@ -108,6 +111,10 @@ enum { CLI_OPT_DRAIN = 600, CLI_OPT_NO_KERNEL, CLI_OPT_NO_USER, CLI_OPT_IDLE, CL
 	"      --include-self     sample ebprof itself too\n"                                 \
 	"      --addresses        add +0xOFFSET to every resolved frame; unnamed code\n"      \
 	"                         keeps its exact address (default: its function's)\n"       \
+	"      --inline           show functions inlined into a frame as frames of\n"         \
+	"                         their own, NAME_[i], where the file has DWARF (its\n"    \
+	"                         own, a debug file, or debuginfod's); --no-inline,\n"      \
+	"                         the default, charges them to the real function\n"         \
 	"      --stall-timeout S  give up on a symbolizer making no progress for S\n"         \
 	"                         seconds (default 5; see README, Reliability)\n"             \
 	"      --max-symbol-table SIZE  skip ELF symbol tables larger than this\n"            \

@@ -295,6 +295,15 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			(unsigned long long)ss->debuginfod_not_found,
 			(unsigned long long)ss->debuginfod_failed,
 			(unsigned long long)ss->debuginfod_pending);
+	if (o->sampling.inlines)
+		fprintf(stderr,
+			"ebprof: inlined frames: %llu added; files with DWARF %llu, without %llu; "
+			"%llu addresses walked in DWARF, %llu answered from the cache; "
+			"%.2f MiB of chains, %.2f MiB of debug sections held\n",
+			(unsigned long long)ss->inlined_frames, (unsigned long long)ss->inline_files,
+			(unsigned long long)ss->inline_files_none,
+			(unsigned long long)ss->inline_misses, (unsigned long long)ss->inline_hits,
+			ss->inline_bytes / 1048576.0, ss->inline_dwarf_bytes / 1048576.0);
 	if (cs->stalls)
 		fprintf(stderr,
 			"ebprof: the symbolizer stalled %llu time(s) (no progress for %lu s; "

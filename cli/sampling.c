@@ -133,6 +133,12 @@ int cli_sampling_option(const char *cmd, struct cli_sampling *o, int opt, const 
 	case CLI_OPT_ADDRESSES:
 		o->addresses = true;
 		return 1;
+	case CLI_OPT_INLINE:
+		o->inlines = true;
+		return 1;
+	case CLI_OPT_NO_INLINE:
+		o->inlines = false;
+		return 1;
 	case CLI_OPT_STALL:
 		if (cli_parse_uint(arg, 1, 3600, &o->stall_s))
 			return bad_value(cmd, "stall timeout", arg, "expected 1 to 3600 seconds");
@@ -269,6 +275,7 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	/* The symbolizer first: reports are read from the first sample on. */
 	capture_config_init(&cc);
 	cc.symbolizer.addresses = o->addresses;
+	cc.symbolizer.inlines = o->inlines;
 	cc.symbolizer.elf_bounds.max_table = o->max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = o->max_perf_map;
 	cc.symbolizer.maps_text_only =

@@ -448,6 +448,8 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 		err = pconf_bool(ci, &c->include_self);
 	} else if (strcasecmp(key, "Addresses") == 0) {
 		err = pconf_bool(ci, &c->addresses);
+	} else if (strcasecmp(key, "Inline") == 0) {
+		err = pconf_bool(ci, &c->inlines);
 	} else if (strcasecmp(key, "TopFunctions") == 0) {
 		err = pconf_uint(ci, 1, PCONF_MAX_TOP, &n);
 		if (!err)
@@ -502,7 +504,7 @@ static int pconf_option(struct pconf *c, const oconfig_item_t *ci)
 	} else {
 		ERROR(PLUGIN_LOG "unknown option \"%s\" in <Plugin ebprof>; the options "
 				       "are Frequency, PID, Process, KernelStacks, UserStacks, "
-				       "Python, IncludeIdle, IncludeSelf, Addresses, TopFunctions, "
+				       "Python, IncludeIdle, IncludeSelf, Addresses, Inline, TopFunctions, "
 				       "MaxStacks, SpoolDir, SpoolInterval, SpoolFormat, "
 				       "SpoolRetention, Unwind, UnwindMemory, MaxFrames, "
 				       "StallTimeout, MaxSymbolTable, MaxPerfMap, Mode, "

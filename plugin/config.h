@@ -62,6 +62,7 @@ struct pconf {
 	bool include_idle;
 	bool include_self;	     /* profile collectd itself too */
 	bool addresses;		     /* "func+0x1f" instead of "func" */
+	bool inlines;		     /* Inline: inlined functions as frames (DWARF) */
 	bool debuginfod;	     /* DebuginfodURLs given: fetch stripped files' debug files */
 	unsigned int top_functions;
 	unsigned int max_stacks;     /* 0: the sampler's default */

@@ -481,6 +481,7 @@ static int ebprof_open_capture(void)
 
 	capture_config_init(&cc);
 	cc.symbolizer.addresses = ebprof.conf.addresses;
+	cc.symbolizer.inlines = ebprof.conf.inlines;
 	cc.symbolizer.debuginfod = ebprof.conf.debuginfod;
 	cc.symbolizer.elf_bounds.max_table = ebprof.conf.max_symbol_table;
 	cc.symbolizer.perfmap_max_bytes = ebprof.conf.max_perf_map;

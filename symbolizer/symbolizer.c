@@ -56,6 +56,7 @@
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfcache.h"
 #include "symbolizer/elfsym.h"
+#include "symbolizer/inlines.h"
 #include "symbolizer/ksyms.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/pycode.h"
@@ -109,8 +110,11 @@ struct symbolizer {
 		 * ELF cache has dropped nothing since (drops). */
 		const struct elfsym *table;
 		uint64_t drops;
+		char *path; /* the debug file, once usable (for its DWARF); NULL: none */
 	} *fetched;
 	size_t n_fetched;
+	struct inlines *inlines; /* NULL: config.inlines off */
+	uint64_t inlined_frames;
 };
 
 /* Build-ids the symbolizer keeps the state of a fetch for (~20 KiB), and
@@ -200,6 +204,12 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 		if (sym->fetch_err == -ENOMEM)
 			goto err_free;
 	}
+	if (config->inlines) {
+		sym->inlines = inlines_new(&(struct inlines_config){
+			.chain_bytes = config->inline_bytes });
+		if (!sym->inlines)
+			goto err_free;
+	}
 	return sym;
 
 err_free:
@@ -213,7 +223,11 @@ void symbolizer_free(struct symbolizer *sym)
 		return;
 	proctab_free(sym->procs); /* first: the records let go of the tables they hold */
 	dbgfetch_free(sym->fetch);
+	if (sym->fetched)
+		for (size_t i = 0; i < SYMBOLIZER_FETCHED_SLOTS; i++)
+			free(sym->fetched[i].path);
 	free(sym->fetched);
+	inlines_free(sym->inlines);
 	ksyms_free(sym->ksyms);
 	pycode_cache_free(sym->pycode);
 	elfcache_free(sym->elfs);
@@ -548,7 +562,8 @@ static bool emit_jit(struct symbolizer *sym, struct stack_out *out, const struct
  * The slot of build-id id in the fetched table: its own, or the free one
  * it would take; NULL when it is not there and the table is full.
  */
-static struct fetched *fetched_slot(struct symbolizer *sym, const unsigned char *id, size_t len)
+static struct fetched *fetched_slot(const struct symbolizer *sym, const unsigned char *id,
+				     size_t len)
 {
 	uint64_t h = 0;
 
@@ -629,6 +644,8 @@ static const struct elfsym *fetched_elf(struct symbolizer *sym, const struct elf
 		dbgfetch_unusable(sym->fetch, id, len);
 		return NULL;
 	}
+	if (!fe->path)
+		fe->path = strdup(path); /* for its DWARF; NULL: names only */
 	if (elfcache_put(sym->elfs, &key, debug)) {
 		fe->final = false; /* out of memory: tried again next drain */
 		return NULL;
@@ -639,6 +656,140 @@ keep:
 	fe->drain = drain;
 	fe->drops = elfcache_drops(sym->elfs);
 	return cached;
+}
+
+/* Where a file's DWARF may be, for open_dwarf(): where the process maps it. */
+struct dwarf_source {
+	struct symbolizer *sym;
+	uint32_t tgid;
+	const struct procmaps_mapping *m;
+	const unsigned char *id; /* its build-id, for a file debuginfod fetched */
+	size_t id_len;
+};
+
+static bool has_debug_info(Elf *e)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(e, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_info"))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether debuginfod may still bring the debug file of elf (a file named
+ * by .dynsym alone, queued by fetched_elf()): its DWARF is not looked for
+ * until the answer is known, so that the file is not remembered as
+ * having none when its debug file is about to arrive.
+ */
+static bool fetch_pending(const struct symbolizer *sym, const struct elfsym *elf)
+{
+	const struct fetched *fe;
+	const unsigned char *id;
+	size_t len;
+
+	if (!sym->fetch || elfsym_complete(elf))
+		return false;
+	id = elfsym_build_id(elf, &len);
+	fe = id && len && len <= DBGFETCH_MAX_ID ? fetched_slot(sym, id, len) : NULL;
+	return fe && fe->len && !fe->final;
+}
+
+/* The debug file debuginfod fetched for build-id id, or NULL. */
+static const char *fetched_path(const struct symbolizer *sym, const unsigned char *id, size_t len)
+{
+	const struct fetched *fe;
+
+	if (!sym->fetched || !len || len > DBGFETCH_MAX_ID)
+		return NULL;
+	fe = fetched_slot(sym, id, len);
+	return fe && fe->len ? fe->path : NULL;
+}
+
+/*
+ * inlines_open_fn: the file with the DWARF of a mapping's code, in the
+ * order a reader expects: the file itself when it kept .debug_info, its
+ * local debug file (debuginfo_open: build-id, then debuglink; through
+ * the gate, in the process's root then ours), then the one debuginfod
+ * fetched. Returns an fd, or a negative errno.
+ */
+static int open_dwarf(void *arg)
+{
+	const struct dwarf_source *src = arg;
+	struct symbolizer *sym = src->sym;
+	char root[4096];
+	struct debuginfo_paths paths = {
+		.debug_root = sym->debug_root, .root = root, .gate = sym->gate
+	};
+	const char *fetched;
+	struct target_file f;
+	int fd = -ENOENT, err;
+	Elf *e;
+
+	snprintf(root, sizeof(root), "%s/%" PRIu32 "/root", sym->proc_root, src->tgid);
+	if (src->m->path[0] == '/' && !src->m->deleted)
+		paths.path = src->m->path;
+	err = target_open_mapping(sym->gate, src->tgid, src->m, &f);
+	if (err)
+		return err;
+	e = elf_begin(f.fd, ELF_C_READ, NULL);
+	if (e && has_debug_info(e)) {
+		fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			fd = -errno;
+	} else if (e) {
+		fd = debuginfo_open(e, &paths);
+	}
+	elf_end(e);
+	target_file_close(&f);
+	fetched = fetched_path(sym, src->id, src->id_len);
+	if (fd < 0 && fetched) {
+		fd = open(fetched, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			fd = -errno;
+	}
+	return fd;
+}
+
+/*
+ * Follows the named frame emit_symbol() just wrote with the functions
+ * inlined at vaddr (a link-time address of elf's file, mapped by m),
+ * outermost first; each carries the real frame's mapping and address.
+ */
+static void expand_inlines(struct symbolizer *sym, struct stack_out *out, uint32_t tgid,
+			   const struct procmaps_mapping *m, const struct elfsym *elf,
+			   uint64_t vaddr, uint64_t address)
+{
+	struct dwarf_source src = { .sym = sym, .tgid = tgid, .m = m };
+	const char *const *names;
+	size_t n;
+
+	if (!sym->inlines || !m->path_len || procmaps_is_special(m) || fetch_pending(sym, elf))
+		return;
+	src.id = elfsym_build_id(elf, &src.id_len);
+	if (!src.id || inlines_lookup(sym->inlines, src.id, src.id_len, vaddr, open_dwarf, &src,
+				      &names, &n))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		size_t nr = out->nr;
+		const char *name = sym->demangled ? demangle_cache_get(sym->demangled, names[i])
+						  : names[i];
+
+		emit(sym, out, FRAME_INLINED, names_add(sym, "%s", name));
+		locate(sym, out, nr, m, elf, address);
+		sym->inlined_frames += out->nr > nr;
+	}
 }
 
 /*
@@ -696,6 +847,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 		if (s) {
 			emit_symbol(sym, out, FRAME_USER, s->name, offset + adjust);
 			locate(sym, out, nr, m, elf, sym->addresses ? addr + adjust : addr - offset);
+			expand_inlines(sym, out, proc->tgid, m, elf, vaddr, addr + adjust);
 			return;
 		}
 	}
@@ -909,6 +1061,18 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	};
 	target_stats(sym->gate, stats->refused);
 	stats->debuginfod_error = sym->fetch_err;
+	if (sym->inlines) {
+		struct inlines_stats is;
+
+		inlines_stats(sym->inlines, &is);
+		stats->inlined_frames = sym->inlined_frames;
+		stats->inline_hits = is.hits;
+		stats->inline_misses = is.misses;
+		stats->inline_files = is.files_dwarf;
+		stats->inline_files_none = is.files_none;
+		stats->inline_bytes = is.chain_bytes;
+		stats->inline_dwarf_bytes = is.dwarf_bytes;
+	}
 	if (sym->fetch) {
 		struct dbgfetch_stats fs;
 

@@ -53,6 +53,14 @@ struct symbolizer_config {
 	 * background: its frames are grouped until it arrives, named after.
 	 */
 	bool debuginfod;
+	/*
+	 * Expand a named user frame into the functions inlined at its address
+	 * (FRAME_INLINED frames, caller first), where its file has DWARF: its
+	 * own, a local debug file, or one debuginfod fetched (inlines.h).
+	 * inline_bytes bounds the chains kept (0: INLINES_DEFAULT_CHAIN_BYTES).
+	 */
+	bool inlines;
+	uint64_t inline_bytes;
 };
 
 void symbolizer_config_init(struct symbolizer_config *config);
@@ -88,6 +96,10 @@ struct symbolizer_sample {
  * Names: FRAME_USER and FRAME_KERNEL frames are function names (C++ and
  * Rust names demangled as c++filt prints them, unless raw_names),
  * FRAME_JIT the perf map's name; vDSO functions are FRAME_USER frames.
+ * With config.inlines, a FRAME_USER frame is followed by the functions
+ * inlined at its address, FRAME_INLINED, outermost first, so a stack
+ * reads caller, inlined callee, its inlined callee, and on to the next
+ * real frame; they carry the real frame's mapping and the sampled address.
  * FRAME_UNKNOWN frames are "[file+0xoffset]" (an address in a file but in
  * no named function; the offset is a file offset: in a file named by
  * .dynsym alone (stripped), of the first byte of the function that holds
@@ -185,6 +197,13 @@ struct symbolizer_stats {
 	uint64_t debuginfod_fetched, debuginfod_not_found, debuginfod_failed;
 	uint64_t debuginfod_pending;
 	int debuginfod_error;
+	/* Inlined frames (config.inlines): frames added, ever; look-ups answered
+	 * from the cache or walked in DWARF; files with DWARF opened and files
+	 * found without, ever; memory held now by the chains (inline_bytes) and
+	 * by the open files' debug sections (inline_dwarf_bytes). */
+	uint64_t inlined_frames, inline_hits, inline_misses;
+	uint64_t inline_files, inline_files_none;
+	uint64_t inline_bytes, inline_dwarf_bytes;
 };
 
 void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *stats);

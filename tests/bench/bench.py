@@ -15,6 +15,10 @@ row for a second or two, to prove the rows still work). It measures:
               without the plugin
   4 symbols   cold load and steady resolves of big libraries' symbols
               (symbench.c, our modules) against `perf report`
+  4 inline    symbolizing the addresses of a perf.data of a workload with
+              inlined code (ebprof render built -O2 -g with frame pointers):
+              names alone and with inline expansion (symbench.c, our
+              modules) against `perf report` and `perf report --inline`
   5 render    ebprof render on generated folded files of 10k..500k stacks,
               against flamegraph.pl on the same files (time, peak RSS, SVG)
   6 scaling   how the above grow with frequency, depth, stacks, processes
@@ -1101,6 +1105,116 @@ class Bench:
                      100.0 * unnamed_perf / max(1, len(perf_names)), None, 1,
                      "stripped libraries: .dynsym only")
 
+    # 4 inline ------------------------------------------------------------------
+    def section_symbolize(self):
+        """Names, and names with inlined functions, of the same addresses as perf."""
+        log("4 symbolization with inlined functions")
+        sym = os.path.join(TOOLS, "symbench")
+        # The workload: our own renderer, whose hot loops are static functions
+        # the compiler inlines, built -O2 -g with frame pointers so that perf's
+        # callchains (and so both address sets) reach the callers.
+        exe = os.path.join(self.tmp, "ebprof-fp")
+        core = [os.path.join(d, f) for d in ("cli", "bpf", "symbolizer", "render")
+                for f in sorted(os.listdir(os.path.join(ROOT, d)))
+                if f.endswith(".c") and not f.endswith(".bpf.c")]
+        subprocess.run(["cc", "-std=c11", "-D_GNU_SOURCE", "-O2", "-g",
+                        "-fno-omit-frame-pointer", "-I" + ROOT, "-I" + BUILD, "-o", exe] + core +
+                       ["-lbpf", "-ldw", "-lelf", "-lz", "-llzma", "-lstdc++", "-lpthread",
+                        "-lncursesw"], cwd=ROOT, check=True)
+        folded = os.path.join(self.tmp, "inline.folded")
+        subprocess.run([sys.executable, os.path.join(ROOT, "tests", "bench", "gen_folded.py"),
+                        str(self.dur(100000, 5000)), folded], check=True)
+        data = os.path.join(self.tmp, "inline.data")
+        subprocess.run(["perf", "record", "-q", "-g", "-e", "cpu-clock:u", "-F", "4999", "-o",
+                        data, "--", exe, "render", folded, "-o", os.devnull], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Every callchain address in a file, as perf prints it (the file's own
+        # address: its text is mapped at file offset = address in these files).
+        script = subprocess.run(["perf", "script", "-i", data, "-F", "ip,dso"],
+                                capture_output=True, text=True, check=True).stdout
+        addrs = os.path.join(self.tmp, "inline-addrs.txt")
+        with open(addrs, "w") as f:
+            for line in script.splitlines():
+                parts = line.split()
+                if len(parts) == 2 and parts[1].startswith("(/"):
+                    f.write("%s %s\n" % (parts[0], parts[1].strip("()")))
+        # binutils' addr2line -f -i (what perf runs for source lines) on the
+        # same addresses, file by file: a tool that does expand inlines here.
+        by_file = {}
+        for line in read_text(addrs).splitlines():
+            off, path = line.split()
+            by_file.setdefault(path, []).append("0x" + off)
+        a2l_in = []
+        for i, (path, offs) in enumerate(sorted(by_file.items())):
+            a2l_in.append((path, os.path.join(self.tmp, "a2l-%d.txt" % i)))
+            with open(a2l_in[-1][1], "w") as f:
+                f.write("\n".join(offs) + "\n")
+        a2l_out = os.path.join(self.tmp, "inline-a2l.out")
+
+        def addr2line():
+            wall = 0.0
+            with open(a2l_out, "w") as out:
+                for path, listing in a2l_in:
+                    with open(listing) as f:
+                        t0 = time.time()
+                        subprocess.run(["addr2line", "-f", "-i", "-e", path], stdin=f,
+                                       stdout=out, check=True)
+                        wall += time.time() - t0
+            return wall
+
+        report = ["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-g"]
+        times = {k: [] for k in ("names", "inline", "perf", "perf_inline", "addr2line")}
+        ratios = {"names": [], "inline": [], "addr2line": []}
+        kv, perf_inlined = {}, 0
+        names = os.path.join(self.tmp, "inline-names.txt")
+        for _ in range(self.reps):
+            runs = [("perf", report), ("perf_inline", report + ["--inline"]),
+                    ("names", [sym, "resolve", addrs, "0"]),
+                    ("inline", [sym, "inline", addrs, "0", names]),
+                    ("addr2line", addr2line)]
+            random.shuffle(runs)
+            for key, argv in runs:
+                out = os.path.join(self.tmp, "inline-%s.out" % key)
+                if callable(argv):
+                    times[key].append(argv())
+                    continue
+                with open(out, "w") as f:
+                    t, _, _ = run_timed(argv, self.tmp, stdout=f)
+                times[key].append(t)
+                if key == "inline":
+                    kv = dict(x.split("=") for x in read_text(out).split())
+                if key == "perf_inline":
+                    perf_inlined = read_text(out).count("(inlined)")
+            ratios["names"].append(times["names"][-1] / times["perf"][-1])
+            ratios["inline"].append(times["inline"][-1] / times["perf_inline"][-1])
+            ratios["addr2line"].append(times["inline"][-1] / times["addr2line"][-1])
+        expanded = sum(";" in line for line in read_text(names).splitlines())
+        cmd = "perf report --stdio --sort dso,sym -g"
+        self.res.add("4 inline", "name N callchain addresses", "symbench resolve",
+                     median(times["names"]) * 1e3, "ms", "", cmd, median(times["perf"]) * 1e3,
+                     median(ratios["names"]), self.reps,
+                     "N=%s in %s files; cold: tables loaded on first use; perf also sorts "
+                     "and prints" % (kv.get("addresses"), kv.get("files")))
+        self.res.add("4 inline", "name them with inlined functions", "symbench inline",
+                     median(times["inline"]) * 1e3, "ms", "", cmd + " --inline",
+                     median(times["perf_inline"]) * 1e3, median(ratios["inline"]), self.reps,
+                     "%d of %s addresses gained inlined frames (%s walked in DWARF of %s "
+                     "files, %.1f MB held); perf printed %d '(inlined)' entries" %
+                     (expanded, kv.get("addresses"), kv.get("inline_walked"),
+                      kv.get("inline_dwarf_files"), int(kv.get("inline_bytes", 0)) / 1e6,
+                      perf_inlined))
+        self.res.add("4 inline", "name them with inlined functions", "symbench inline",
+                     median(times["inline"]) * 1e3, "ms", "", "addr2line -f -i (binutils)",
+                     median(times["addr2line"]) * 1e3, median(ratios["addr2line"]), self.reps,
+                     "the same addresses, one addr2line per file (%d files); it printed %d "
+                     "lines (function and file:line per frame, inlined ones included)" %
+                     (len(a2l_in), len(read_text(a2l_out).splitlines()) // 2 * 2))
+        warm = dict(x.split("=") for x in subprocess.run(
+            [sym, "inline", addrs, "3"], capture_output=True, text=True, check=True).stdout.split())
+        self.res.add("4 inline", "warm: with inlined functions", "symbench inline",
+                     float(warm["warm_per_s"]) / 1e6, "M/s", "", "", None, None, 1,
+                     "the same addresses again: chains from the cache")
+
     # 5 -------------------------------------------------------------------------
     def section_render(self):
         """ebprof render and flamegraph.pl on the same folded files, paired.
@@ -1321,7 +1435,7 @@ class Bench:
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("user", self.section_user), ("collectd", self.section_collectd),
-                 ("symbols", self.section_symbols),
+                 ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
                  ("render", self.section_render), ("top", self.section_top),
                  ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
                  ("python", self.section_python)]
@@ -1366,7 +1480,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,collectd,symbols,render,top,unwind,"
+                    help="comma list of kernel,slowdown,user,collectd,symbols,symbolize,render,top,"
+                         "unwind,"
                          "offcpu,python "
                          "(default all)")
     args = ap.parse_args()

@@ -19,19 +19,29 @@
  *       address, demangled. Then REPS warm passes give addresses per
  *       second. NAMES, if given, gets one name per address, for checking
  *       that we and perf agree.
+ *   symbench inline ADDRS REPS [NAMES]
+ *       As resolve, and each address then expanded into the functions
+ *       inlined there (symbolizer/inlines, from the file's DWARF or its
+ *       debug file), as `ebprof record --inline` does; NAMES gets
+ *       "function;inlined;..." per address. Set against `perf report
+ *       --inline` on the same perf.data by bench.py.
  *
  * Output is one line of KEY=VALUE pairs for bench.py.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfsym.h"
+#include "symbolizer/inlines.h"
 
 #define SYMBENCH_MAX_FILES 256
 #define SYMBENCH_PATH_MAX 4096
@@ -203,8 +213,55 @@ static const char *symbench_name(struct symbench_files *files, struct demangle_c
 	return sym ? demangle_cache_get(names, sym->name) : NULL;
 }
 
-static int symbench_resolve(const char *addrs_name, int reps, const char *names_out)
+/* inlines_open_fn: the file itself if it has DWARF, else its debug file. */
+static int symbench_open_dwarf(void *arg)
 {
+	const char *path = arg;
+	struct debuginfo_paths paths = { .debug_root = "/usr/lib/debug", .path = path };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), debug;
+	Elf *e;
+
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	debug = e ? debuginfo_open(e, &paths) : -ENOENT;
+	elf_end(e);
+	if (debug < 0)
+		return fd; /* its own .debug_info, or none: inlines finds out */
+	close(fd);
+	return debug;
+}
+
+/* Names one address and the functions inlined there into line (cap bytes). */
+static const char *symbench_inline_name(struct symbench_files *files, struct inlines *in,
+					struct demangle_cache *names,
+					const struct symbench_addr *addr, char *line, size_t cap)
+{
+	const char *name = symbench_name(files, names, addr);
+	const char *const *chain;
+	const unsigned char *id;
+	size_t n = 0, len, used;
+	uint64_t vaddr;
+
+	if (!name)
+		return NULL;
+	used = (size_t)snprintf(line, cap, "%s", name);
+	id = elfsym_build_id(files->tables[addr->file], &len);
+	if (!id || elfsym_offset_to_vaddr(files->tables[addr->file], addr->offset, &vaddr) ||
+	    inlines_lookup(in, id, len, vaddr, symbench_open_dwarf, files->paths[addr->file],
+			   &chain, &n))
+		return line;
+	for (size_t i = 0; i < n && used < cap; i++)
+		used += (size_t)snprintf(line + used, cap - used, ";%s",
+					 demangle_cache_get(names, chain[i]));
+	return line;
+}
+
+static int symbench_resolve(const char *addrs_name, int reps, const char *names_out,
+			    bool expand)
+{
+	struct inlines *in = expand ? inlines_new(NULL) : NULL;
+	char line[8192];
 	struct symbench_files files = { 0 };
 	struct demangle_cache *names = demangle_cache_new(0);
 	struct symbench_addr *addrs = NULL;
@@ -213,8 +270,10 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	FILE *out = NULL;
 	int err;
 
-	if (!names)
+	if (!names || (expand && !in)) {
+		demangle_cache_free(names);
 		return -ENOMEM;
+	}
 	err = symbench_read_addrs(addrs_name, &files, &addrs, &n);
 	if (err)
 		goto free_names;
@@ -224,7 +283,9 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	}
 	start = symbench_now();
 	for (size_t i = 0; i < n; i++) {
-		const char *name = symbench_name(&files, names, &addrs[i]);
+		const char *name = in ? symbench_inline_name(&files, in, names, &addrs[i], line,
+							     sizeof(line))
+				      : symbench_name(&files, names, &addrs[i]);
 
 		named += name != NULL;
 		if (out)
@@ -234,12 +295,23 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	for (int r = 0; r < reps; r++) {
 		start = symbench_now();
 		for (size_t i = 0; i < n; i++)
-			named += symbench_name(&files, names, &addrs[i]) != NULL;
+			named += (in ? symbench_inline_name(&files, in, names, &addrs[i], line,
+							    sizeof(line))
+				     : symbench_name(&files, names, &addrs[i])) != NULL;
 		warm += symbench_now() - start;
 	}
-	printf("addresses=%zu files=%d named=%zu cold_ms=%.3f warm_per_s=%.0f\n", n, files.n,
+	printf("addresses=%zu files=%d named=%zu cold_ms=%.3f warm_per_s=%.0f", n, files.n,
 	       named / (size_t)(reps + 1), cold * 1e3,
 	       warm > 0 ? (double)n * reps / warm : 0.0);
+	if (in) {
+		struct inlines_stats st;
+
+		inlines_stats(in, &st);
+		printf(" inline_walked=%" PRIu64 " inline_dwarf_files=%" PRIu64
+		       " inline_bytes=%" PRIu64, st.misses, st.files_dwarf,
+		       st.chain_bytes + st.dwarf_bytes);
+	}
+	printf("\n");
 	if (out)
 		fclose(out);
 free_addrs:
@@ -250,6 +322,7 @@ free_addrs:
 	free(addrs);
 free_names:
 	demangle_cache_free(names);
+	inlines_free(in);
 	return err;
 }
 
@@ -260,10 +333,13 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "load"))
 		err = symbench_load(argv[2], atoi(argv[3]), atol(argv[4]));
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "resolve"))
-		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL, false);
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "inline"))
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL, true);
 	else {
 		fprintf(stderr, "usage: symbench load LIB REPS LOOKUPS\n"
-				"       symbench resolve ADDRS REPS [NAMES]\n");
+				"       symbench resolve ADDRS REPS [NAMES]\n"
+				"       symbench inline ADDRS REPS [NAMES]\n");
 		return 2;
 	}
 	if (err)

@@ -9,6 +9,10 @@
 #  1. with the server: _int_malloc is named, one debug file is fetched;
 #  2. with the URL on a closed port: the same code is grouped
 #     ([libc.so.6+0x...]), no _int_malloc, and the failure is counted;
+#  1b. with the server and --inline: the fetched file's DWARF is opened
+#     for inlined functions once it has arrived (the summary counts libc's
+#     file among those with DWARF, its debug sections held), not given
+#     up on because libc's exported functions were named before it came;
 #  3. with a server that accepts and never answers: the fetch is still in
 #     flight when record ends, and record ends on time (6 s of recording
 #     end well before the 30 s fetch bound) with no stalled drain: drains
@@ -33,8 +37,8 @@ free_port() {
 	/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# record NAME URL: profiles a fresh mallocfix for 6 s with DEBUGINFOD_URLS
-# set to URL; $T/NAME.folded, $T/NAME.summary, and its wall time in
+# record NAME URL [OPTION...]: profiles a fresh mallocfix for 6 s with
+# DEBUGINFOD_URLS set to URL, and OPTIONs; $T/NAME.folded, $T/NAME.summary, and its wall time in
 # $T/NAME.secs.
 record() {
 	local name=$1 url=$2 pid start
@@ -43,7 +47,7 @@ record() {
 	wait_for 5 grep -q ready "$T/$name.out" || fail "mallocfix did not start"
 	start=$(date +%s.%N)
 	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/cache-$name EBPROF_DEBUG_ROOT=$T/empty \
-		"$EBPROF" record -p "$pid" -F 499 -d 6 --format folded -o "$T/$name.folded" \
+		"$EBPROF" record -p "$pid" -F 499 -d 6 "${@:3}" --format folded -o "$T/$name.folded" \
 		2>"$T/$name.summary" || fail "ebprof record ($name) exited $?: $(cat "$T/$name.summary")"
 	awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f\n", e - s }' >"$T/$name.secs"
 	kill "$pid"
@@ -82,6 +86,17 @@ total=$(awk '{ n += $1 } END { print n + 0 }' "$T/served.leaves")
 echo "served: $named of $total samples named _int_malloc/_int_free; top: $(head -3 "$T/served.leaves" | tr '\n' ' ')"
 at_least "$named" $((total / 5)) || fail "libc's internal functions are not named from the fetched file"
 ok "with the server: libc's internals named from the fetched debug file ($named of $total samples)"
+
+# 1b. With the server and --inline: the fixture's own DWARF and libc's
+# fetched debug file (MBs of debug sections) are both opened.
+record inline "http://127.0.0.1:$PORT" --inline
+line=$(grep 'inlined frames:' "$T/inline.summary")
+echo "inline: $line"
+grep -qE 'files with DWARF [2-9]' <<<"$line" &&
+	awk '{ for (i = 1; i < NF; i++) if ($(i + 1) == "MiB" && $(i + 2) == "of" &&
+		$(i + 3) == "debug") held = $i } END { exit !(held >= 1) }' <<<"$line" ||
+	fail "with --inline, the fetched debug file's DWARF was not used: $line"
+ok "with the server and --inline: libc's fetched DWARF is used for inlined functions"
 kill "$SRV"; wait "$SRV" 2>/dev/null
 
 # 2. The server stopped: its port is closed.

@@ -92,6 +92,7 @@ static void test_defaults(void **state)
 	assert_false(c.include_idle);
 	assert_false(c.include_self);
 	assert_false(c.addresses);
+	assert_false(c.inlines);
 	assert_int_equal(c.n_pids, 0);
 	assert_int_equal(c.n_processes, 0);
 	assert_null(c.spool_dir);
@@ -118,6 +119,7 @@ static void test_every_key(void **state)
 		{ "IncludeIdle", V_BOOL, 1, NULL },
 		{ "IncludeSelf", V_STR, 0, "yes" },
 		{ "Addresses", V_BOOL, 1, NULL },
+		{ "Inline", V_BOOL, 1, NULL },
 		{ "TopFunctions", V_NUM, 1000, NULL },
 		{ "MaxStacks", V_NUM, 65536, NULL },
 		{ "SpoolDir", V_STR, 0, "/var/spool/ebprof" },
@@ -144,6 +146,7 @@ static void test_every_key(void **state)
 	assert_true(c.include_idle);
 	assert_true(c.include_self);
 	assert_true(c.addresses);
+	assert_true(c.inlines);
 	assert_int_equal(c.top_functions, 1000);
 	assert_int_equal(c.max_stacks, 65536);
 	assert_string_equal(c.spool_dir, "/var/spool/ebprof");
@@ -332,6 +335,7 @@ static void test_bad_values_name_key_and_value(void **state)
 		{ { "UserStacks", V_STR, 0, "maybe" }, "UserStacks \"maybe\":" },
 		{ { "IncludeIdle", V_NUM, 1, NULL }, "IncludeIdle 1:" },
 		{ { "Addresses", V_STR, 0, "sometimes" }, "Addresses \"sometimes\":" },
+		{ { "Inline", V_NUM, 2, NULL }, "Inline 2:" },
 		{ { "TopFunctions", V_NUM, 0, NULL }, "TopFunctions 0:" },
 		{ { "TopFunctions", V_NUM, 1001, NULL }, "TopFunctions 1001:" },
 		{ { "TopFunctions", V_NUM, -20, NULL }, "TopFunctions -20:" },
