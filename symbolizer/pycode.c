@@ -2,9 +2,11 @@
  * pycode: naming Python frames from code objects (see pycode.h).
  *
  * The cache is an open-addressed table of max_entries * 2 slots; when it
- * holds max_entries it is emptied at once (counted): a host's hot code
- * objects fill it again within one drain, and emptying keeps it bounded
- * without an LRU list per entry.
+ * holds max_entries, or its names and location tables max_bytes, it is
+ * emptied at once (counted): a host's hot code objects fill it again
+ * within one drain, and emptying keeps it bounded without an LRU list
+ * per entry. The byte bound may be passed by the one entry read last,
+ * at most PYCODE_MAX_TABLE and two names.
  *
  * A code object that could not be read (gone, replaced, its address
  * nonsense) is kept too, as a negative entry with its error, so that
@@ -45,17 +47,19 @@ struct pycode_entry {
 struct pycode_cache {
 	struct pycode_entry *slots;
 	size_t n_slots, max_entries;
+	uint64_t bytes, max_bytes; /* of the entries' names and tables */
 	uint64_t drain;
 	struct pycode_stats stats;
 };
 
-struct pycode_cache *pycode_cache_new(size_t max_entries)
+struct pycode_cache *pycode_cache_new(size_t max_entries, uint64_t max_bytes)
 {
 	struct pycode_cache *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
 	c->max_entries = max_entries ? max_entries : PYCODE_DEFAULT_ENTRIES;
+	c->max_bytes = max_bytes ? max_bytes : PYCODE_DEFAULT_BYTES;
 	c->n_slots = 1;
 	while (c->n_slots < c->max_entries * 2)
 		c->n_slots <<= 1;
@@ -65,6 +69,13 @@ struct pycode_cache *pycode_cache_new(size_t max_entries)
 		return NULL;
 	}
 	return c;
+}
+
+/* Heap bytes of an entry's names and location table. */
+static uint64_t pycode_entry_bytes(const struct pycode_entry *e)
+{
+	return (e->qualname ? strlen(e->qualname) + 1 : 0) + (e->file ? strlen(e->file) + 1 : 0) +
+	       e->table_len;
 }
 
 static void pycode_entry_clear(struct pycode_entry *e)
@@ -81,6 +92,7 @@ static void pycode_flush(struct pycode_cache *c)
 		if (c->slots[i].code)
 			pycode_entry_clear(&c->slots[i]);
 	c->stats.entries = 0;
+	c->bytes = 0;
 	c->stats.flushes++;
 }
 
@@ -326,6 +338,7 @@ static int pycode_fill(struct pycode_cache *c, struct pycode_entry *e,
 	int err;
 
 	c->stats.misses++;
+	c->bytes -= pycode_entry_bytes(e);
 	err = pycode_load(e, l);
 	if (err) {
 		free(e->qualname);
@@ -339,6 +352,7 @@ static int pycode_fill(struct pycode_cache *c, struct pycode_entry *e,
 	} else {
 		e->err = 0;
 	}
+	c->bytes += pycode_entry_bytes(e);
 	return err;
 }
 
@@ -373,7 +387,7 @@ static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time
 			return err ? pycode_refused(c, err) : 0;
 		}
 	}
-	if (c->stats.entries >= c->max_entries) {
+	if (c->stats.entries >= c->max_entries || c->bytes >= c->max_bytes) {
 		pycode_flush(c);
 		i = pycode_slot(c, tgid, start_time, code, checksum);
 		e = &c->slots[i];
@@ -382,6 +396,7 @@ static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time
 				    .code = code };
 	err = pycode_fill(c, e, l);
 	if (err == -ENOMEM) {
+		c->bytes -= pycode_entry_bytes(e);
 		pycode_entry_clear(e); /* not an answer about the code object */
 		return err;
 	}
@@ -422,4 +437,5 @@ int pycode_name(struct pycode_cache *c, uint32_t tgid, uint64_t start_time, uint
 void pycode_stats(const struct pycode_cache *c, struct pycode_stats *stats)
 {
 	*stats = c->stats;
+	stats->bytes = c->bytes + c->n_slots * sizeof(*c->slots);
 }

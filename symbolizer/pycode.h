@@ -23,11 +23,17 @@
 
 struct pycode_cache;
 
-/* Code objects kept by default (a few hundred bytes each). */
+/* Code objects kept by default (a few hundred bytes each), and the bytes
+ * of their names and location tables (a big function's table is a few
+ * kB; the table of one code object is read up to 256 KiB). */
 #define PYCODE_DEFAULT_ENTRIES 16384
+#define PYCODE_DEFAULT_BYTES (8ULL << 20)
 
-/* Returns NULL when out of memory; 0 entries: PYCODE_DEFAULT_ENTRIES. Free with pycode_cache_free(). */
-struct pycode_cache *pycode_cache_new(size_t max_entries);
+/*
+ * Returns NULL when out of memory; 0 entries: PYCODE_DEFAULT_ENTRIES, 0
+ * bytes: PYCODE_DEFAULT_BYTES. Free with pycode_cache_free().
+ */
+struct pycode_cache *pycode_cache_new(size_t max_entries, uint64_t max_bytes);
 
 void pycode_cache_free(struct pycode_cache *c);
 
@@ -63,6 +69,7 @@ struct pycode_stats {
 	uint64_t stale;	  /* frames refused: their code object was replaced */
 	uint64_t faults;  /* frames whose code object could not be read */
 	uint64_t entries; /* held now */
+	uint64_t bytes;	  /* heap held now: the slots, names and tables */
 	uint64_t flushes; /* times the cache was full and emptied */
 };
 

@@ -180,7 +180,7 @@ struct symbolizer *symbolizer_new(const struct symbolizer_config *config)
 	});
 	if (!sym->procs)
 		goto err_free;
-	sym->pycode = pycode_cache_new(0);
+	sym->pycode = pycode_cache_new(0, 0);
 	if (!sym->pycode)
 		goto err_free;
 	if (!config->raw_names) {
@@ -1058,6 +1058,7 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .python_reads = py.misses,
 	    .python_stale = py.stale,
 	    .python_faults = py.faults,
+	    .python_bytes = py.bytes,
 	};
 	target_stats(sym->gate, stats->refused);
 	stats->debuginfod_error = sym->fetch_err;

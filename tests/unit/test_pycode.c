@@ -139,7 +139,7 @@ static void test_name_and_replaced_code(void **state)
 	static struct fake_code code;
 	static uint8_t bytes[32 + sizeof(sample_table)];
 	uint64_t size = sizeof(sample_table), first, second;
-	struct pycode_cache *c = pycode_cache_new(4);
+	struct pycode_cache *c = pycode_cache_new(4, 0);
 	struct pycode_stats st;
 	char name[256];
 
@@ -200,7 +200,7 @@ static void test_cache_bound(void **state)
 	static struct fake_code codes[10];
 	static uint8_t bytes[32 + sizeof(sample_table)];
 	uint64_t size = sizeof(sample_table);
-	struct pycode_cache *c = pycode_cache_new(4);
+	struct pycode_cache *c = pycode_cache_new(4, 0);
 	struct pycode_stats st;
 	char name[256];
 
@@ -227,6 +227,49 @@ static void test_cache_bound(void **state)
 }
 
 /*
+ * The byte bound: location tables of 4 KiB each fill a cache of 10 KiB
+ * after three code objects, however many entries it may hold; it is
+ * emptied (counted) and the bytes it reports stay within the bound plus
+ * one entry and the slots.
+ */
+static void test_cache_byte_bound(void **state)
+{
+	const struct pyproc_layout *l = pyproc_layout(0);
+	static struct fake_str qualname, filename;
+	static struct fake_code codes[10];
+	static uint8_t bytes[32 + 4096];
+	uint64_t size = 4096;
+	struct pycode_cache *c = pycode_cache_new(64, 10 << 10);
+	struct pycode_stats st;
+	char name[256];
+
+	(void)state;
+	assert_non_null(c);
+	fake_ascii(&qualname, "g", l);
+	fake_ascii(&filename, "g.py", l);
+	memcpy(bytes + l->bytes_size, &size, 8);
+	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
+	for (int i = 0; i < 10; i++) {
+		put32(&codes[i], l->code_firstlineno, 2);
+		put64(&codes[i], l->code_qualname, (uint64_t)(uintptr_t)&qualname);
+		put64(&codes[i], l->code_filename, (uint64_t)(uintptr_t)&filename);
+		put64(&codes[i], l->code_linetable, (uint64_t)(uintptr_t)bytes);
+		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1,
+					     EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&codes[i],
+					     (uint64_t)fake_checksum(&codes[i], l) << 32, name,
+					     sizeof(name)), 0);
+		assert_string_equal(name, "g (g.py:2)");
+		pycode_stats(c, &st);
+		assert_true(st.entries <= 3);
+	}
+	/* 10 objects, 3 a fill: emptied after the 3rd, 6th and 9th. */
+	assert_int_equal(st.flushes, 3);
+	assert_true(st.bytes > 4096);
+	assert_true(st.bytes <= (10 << 10) + 4096 + 16 + 128 * 64 * 2);
+	pycode_cache_free(c);
+}
+
+/*
  * A code object that cannot be read (its file name points nowhere) is
  * read once a drain, however many frames name it; and read again at the
  * next drain, so that a good read then is not hidden. Failed reads take
@@ -239,7 +282,7 @@ static void test_failed_read_cached_for_the_drain(void **state)
 	static struct fake_code code, bad[10];
 	static uint8_t bytes[32 + sizeof(sample_table)];
 	uint64_t size = sizeof(sample_table), first, second;
-	struct pycode_cache *c = pycode_cache_new(4);
+	struct pycode_cache *c = pycode_cache_new(4, 0);
 	struct pycode_stats st;
 	char name[256];
 
@@ -295,6 +338,7 @@ int main(void)
 		cmocka_unit_test(test_line_malformed),
 		cmocka_unit_test(test_name_and_replaced_code),
 		cmocka_unit_test(test_cache_bound),
+		cmocka_unit_test(test_cache_byte_bound),
 		cmocka_unit_test(test_failed_read_cached_for_the_drain),
 	};
 
