@@ -768,31 +768,24 @@ static void table_take(struct unwinder *u, struct utable *t)
 }
 
 /*
- * Reads the process's maps into p, with a table per mapping. The tables
- * it held are let go only after, so that a re-read keeps them.
+ * Takes the process's mappings from pm (borrowed) into p, with a table per
+ * mapping. The tables it held are let go only after, so that a re-read
+ * keeps them.
  */
-static int proc_read(struct unwinder *u, struct uproc *p)
+static int proc_read(struct unwinder *u, struct uproc *p, const struct procmaps *pm)
 {
 	struct ebprof_unw_mapping *old_maps = p->maps;
 	struct utable **old_tables = p->tables;
 	uint32_t old_n = p->n;
 	struct remote_devs remote = { 0 };
-	struct procmaps *pm;
-	char path[4096];
 	size_t n;
-	int err;
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, p->tgid);
-	err = procmaps_load(path, &pm);
-	if (err)
-		return err == -ENOMEM ? err : -ESRCH;
 	n = procmaps_count(pm);
 	p->maps = calloc(n ? n : 1, sizeof(*p->maps));
 	p->tables = calloc(n ? n : 1, sizeof(*p->tables));
 	p->n = 0;
 	p->waiting = 0;
 	if (!p->maps || !p->tables) {
-		procmaps_free(pm);
 		tables_release(u, old_tables, old_n);
 		free(old_maps);
 		free(old_tables);
@@ -819,7 +812,6 @@ static int proc_read(struct unwinder *u, struct uproc *p)
 	free(old_maps);
 	free(old_tables);
 	free(remote.ids);
-	procmaps_free(pm);
 	return 0;
 }
 
@@ -892,7 +884,8 @@ static bool jobs_queued(const struct unwinder *u)
 	return false;
 }
 
-static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time,
+			const struct procmaps *pm)
 {
 	struct uproc **slot = proc_slot(u, tgid), *p = *slot;
 	int err;
@@ -906,7 +899,7 @@ static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 		*slot = p;
 	}
 	p->start_time = start_time;
-	err = proc_read(u, p);
+	err = proc_read(u, p, pm);
 	if (err) {
 		proc_forget(u, p);
 		return err;
@@ -925,16 +918,45 @@ static void wake_builder(struct unwinder *u, bool queued)
 		u->wake(u->wake_ctx);
 }
 
-int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+/* unwinder_track() of maps read (NULL: unreadable, so the process is forgotten). */
+static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
+		      const struct procmaps *maps)
 {
+	struct uproc *gone;
 	bool queued;
 	int err;
 
 	pthread_mutex_lock(&u->lock);
-	err = track_locked(u, tgid, start_time);
+	if (!maps) {
+		/* Unreadable: gone, or going. What was loaded for the PID is not its. */
+		gone = *proc_slot(u, tgid);
+		if (gone)
+			proc_forget(u, gone);
+		pthread_mutex_unlock(&u->lock);
+		return -ESRCH;
+	}
+	err = track_locked(u, tgid, start_time, maps);
 	queued = jobs_queued(u);
 	pthread_mutex_unlock(&u->lock);
 	wake_builder(u, queued);
+	return err;
+}
+
+int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	struct procmaps *pm;
+	char path[4096];
+	int err;
+
+	/* Read before the lock: the copy walk and the builder need not wait for /proc. */
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
+	err = procmaps_load(path, &pm);
+	if (err) {
+		track_maps(u, tgid, start_time, NULL);
+		return err == -ENOMEM ? err : -ESRCH;
+	}
+	err = track_maps(u, tgid, start_time, pm);
+	procmaps_free(pm);
 	return err;
 }
 
@@ -1085,12 +1107,8 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 	pthread_mutex_lock(&u->lock);
 	p = *proc_slot(u, copy->tgid);
 	if (!p || p->start_time != copy->start_time) {
-		bool queued;
-
-		track_locked(u, copy->tgid, copy->start_time);
-		queued = jobs_queued(u);
 		pthread_mutex_unlock(&u->lock);
-		wake_builder(u, queued);
+		unwinder_track(u, copy->tgid, copy->start_time);
 		pthread_mutex_lock(&u->lock);
 	}
 	p = copy_wait(u, copy->tgid, copy->start_time);
