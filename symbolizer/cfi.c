@@ -1342,3 +1342,35 @@ void cfi_stats(const struct cfi *cfi, struct cfi_stats *stats)
 {
 	*stats = cfi->stats;
 }
+
+/*
+ * A stripped file names few of its functions (.dynsym: the exported
+ * ones), but its .eh_frame still bounds every function with an FDE. Only
+ * the file's own CFI is read (no debug file: one with a symbol table
+ * would have named the functions).
+ */
+int cfi_bound_functions(int fd, struct elfsym *elf)
+{
+	const struct cfi_function *fn;
+	struct elfsym_range *ranges;
+	struct cfi *cfi;
+	size_t n;
+	int err;
+
+	if (elfsym_complete(elf))
+		return 0;
+	err = cfi_open_fd(fd, NULL, &cfi);
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	fn = cfi_functions(cfi, &n);
+	ranges = calloc(n ? n : 1, sizeof(*ranges));
+	if (!ranges) {
+		cfi_free(cfi);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		ranges[i] = (struct elfsym_range){ .start = fn[i].start, .end = fn[i].end };
+	elfsym_take_ranges(elf, ranges, n);
+	cfi_free(cfi);
+	return 0;
+}

@@ -37,6 +37,7 @@
 
 struct cfi;
 struct debuginfo_paths;
+struct elfsym;
 
 /* DWARF register numbers on x86-64 (System V psABI, figure 3.36). */
 #define CFI_REG_RBP 6
@@ -130,6 +131,15 @@ const struct cfi_row *cfi_rows(const struct cfi *cfi, size_t *n);
 
 /* The function ranges (FDEs kept), sorted by start, owned by cfi. */
 const struct cfi_function *cfi_functions(const struct cfi *cfi, size_t *n);
+
+/*
+ * Gives elf, the symbol table of the file open at fd, the bounds of that
+ * file's functions from its own .eh_frame (elfsym_take_ranges()), when
+ * its names come from .dynsym alone (elfsym_complete() false), so that an
+ * unnamed address is grouped under its function's start. Returns 0 (a
+ * file without CFI simply gets no ranges), or -ENOMEM.
+ */
+int cfi_bound_functions(int fd, struct elfsym *elf);
 
 /* The rule at vaddr, or NULL where no row covers it (or a CFI_CFA_NONE row). */
 const struct cfi_rule *cfi_lookup(const struct cfi *cfi, uint64_t vaddr);

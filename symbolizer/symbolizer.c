@@ -390,41 +390,6 @@ static const char *basename_of(const char *path)
 }
 
 /*
- * A stripped file names few of its functions (.dynsym: the exported
- * ones), but its .eh_frame still bounds every function with an FDE. Those
- * bounds go into the table, so that an address no symbol names is
- * grouped under the start of its function (elfsym_function_start()): one
- * function, one frame. Only the file's own CFI is read (no debug file:
- * one with a symbol table would have named the functions). Returns 0, or
- * -ENOMEM; a file without CFI simply has no ranges.
- */
-static int add_function_ranges(int fd, struct elfsym *elf)
-{
-	const struct cfi_function *fn;
-	struct elfsym_range *ranges;
-	struct cfi *cfi;
-	size_t n;
-	int err;
-
-	if (elfsym_complete(elf))
-		return 0;
-	err = cfi_open_fd(fd, NULL, &cfi);
-	if (err)
-		return err == -ENOMEM ? err : 0;
-	fn = cfi_functions(cfi, &n);
-	ranges = calloc(n ? n : 1, sizeof(*ranges));
-	if (!ranges) {
-		cfi_free(cfi);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++)
-		ranges[i] = (struct elfsym_range){ .start = fn[i].start, .end = fn[i].end };
-	elfsym_take_ranges(elf, ranges, n);
-	cfi_free(cfi);
-	return 0;
-}
-
-/*
  * Reads the symbol table of a mapping's file, opened through the gate
  * where the process sees it; -errno of the gate, or of elfsym. A
  * stripped file's debug file is looked for in the process's root, then
@@ -451,7 +416,7 @@ static int open_elf(struct symbolizer *sym, uint32_t tgid, const struct procmaps
 		return err;
 	err = elfsym_open_fd_with(f.fd, &options, elf);
 	if (!err) {
-		err = add_function_ranges(f.fd, *elf);
+		err = cfi_bound_functions(f.fd, *elf);
 		if (err) {
 			elfsym_free(*elf);
 			*elf = NULL;

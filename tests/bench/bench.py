@@ -1150,6 +1150,16 @@ class Bench:
             with open(a2l_in[-1][1], "w") as f:
                 f.write("\n".join(offs) + "\n")
         a2l_out = os.path.join(self.tmp, "inline-a2l.out")
+        # The same addresses in a stripped copy of the workload (its .dynsym
+        # and .eh_frame kept): named by symbol where .dynsym has one, else
+        # grouped under the start of their function, as the symbolizer does.
+        stripped = exe + "-stripped"
+        subprocess.run(["strip", "--strip-all", "-o", stripped, exe], check=True)
+        addrs_stripped = os.path.join(self.tmp, "inline-addrs-stripped.txt")
+        with open(addrs_stripped, "w") as f:
+            for line in read_text(addrs).splitlines():
+                off, path = line.split()
+                f.write("%s %s\n" % (off, stripped if path == exe else path))
 
         def addr2line():
             wall = 0.0
@@ -1163,14 +1173,17 @@ class Bench:
             return wall
 
         report = ["perf", "report", "-i", data, "--stdio", "--sort", "dso,sym", "-g"]
-        times = {k: [] for k in ("names", "inline", "perf", "perf_inline", "addr2line")}
-        ratios = {"names": [], "inline": [], "addr2line": []}
+        times = {k: [] for k in ("names", "inline", "perf", "perf_inline", "addr2line",
+                                 "group")}
+        ratios = {"names": [], "inline": [], "addr2line": [], "group": []}
+        kv_group = {}
         kv, perf_inlined = {}, 0
         names = os.path.join(self.tmp, "inline-names.txt")
         for _ in range(self.reps):
             runs = [("perf", report), ("perf_inline", report + ["--inline"]),
                     ("names", [sym, "resolve", addrs, "0"]),
                     ("inline", [sym, "inline", addrs, "0", names]),
+                    ("group", [sym, "group", addrs_stripped, "0", names + ".group"]),
                     ("addr2line", addr2line)]
             random.shuffle(runs)
             for key, argv in runs:
@@ -1183,11 +1196,14 @@ class Bench:
                 times[key].append(t)
                 if key == "inline":
                     kv = dict(x.split("=") for x in read_text(out).split())
+                if key == "group":
+                    kv_group = dict(x.split("=") for x in read_text(out).split())
                 if key == "perf_inline":
                     perf_inlined = read_text(out).count("(inlined)")
             ratios["names"].append(times["names"][-1] / times["perf"][-1])
             ratios["inline"].append(times["inline"][-1] / times["perf_inline"][-1])
             ratios["addr2line"].append(times["inline"][-1] / times["addr2line"][-1])
+            ratios["group"].append(times["group"][-1] / times["perf"][-1])
         expanded = sum(";" in line for line in read_text(names).splitlines())
         cmd = "perf report --stdio --sort dso,sym -g"
         self.res.add("4 inline", "name N callchain addresses", "symbench resolve",
@@ -1195,6 +1211,16 @@ class Bench:
                      median(ratios["names"]), self.reps,
                      "N=%s in %s files; cold: tables loaded on first use; perf also sorts "
                      "and prints" % (kv.get("addresses"), kv.get("files")))
+        group_names = read_text(names + ".group").splitlines()
+        grouped = {n for n in group_names if n.startswith("[ebprof-fp-stripped+0x")}
+        self.res.add("4 inline", "name them in a stripped copy, grouped", "symbench group",
+                     median(times["group"]) * 1e3, "ms", "", cmd,
+                     median(times["perf"]) * 1e3, median(ratios["group"]), self.reps,
+                     "%s of %s named; %d of them by their function's start (%d functions), "
+                     "the rest by .dynsym or another file's symbols; perf reads the "
+                     "unstripped file" % (kv_group.get("named"), kv_group.get("addresses"),
+                                          sum(n in grouped for n in group_names),
+                                          len(grouped)))
         self.res.add("4 inline", "name them with inlined functions", "symbench inline",
                      median(times["inline"]) * 1e3, "ms", "", cmd + " --inline",
                      median(times["perf_inline"]) * 1e3, median(ratios["inline"]), self.reps,

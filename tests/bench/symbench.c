@@ -26,6 +26,12 @@
  *       "function;inlined;..." per address. Set against `perf report
  *       --inline` on the same perf.data by bench.py.
  *
+ *   symbench group ADDRS REPS [NAMES]
+ *       As resolve, for stripped files: each table also gets its
+ *       functions' bounds from .eh_frame (cfi_bound_functions(), as the
+ *       symbolizer does), and an address no symbol names is named by the
+ *       start of its function, "[file+0xSTART]" (elfsym_function_start()).
+ *
  * Output is one line of KEY=VALUE pairs for bench.py.
  */
 #include <errno.h>
@@ -38,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/cfi.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/demangle.h"
 #include "symbolizer/elfsym.h"
@@ -213,6 +220,52 @@ static const char *symbench_name(struct symbench_files *files, struct demangle_c
 	return sym ? demangle_cache_get(names, sym->name) : NULL;
 }
 
+/* Opens path's table with its functions' bounds from .eh_frame. */
+static int symbench_open_grouped(const char *path, struct elfsym **out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+
+	if (fd < 0)
+		return -errno;
+	err = elfsym_open_fd(fd, out);
+	if (!err) {
+		err = cfi_bound_functions(fd, *out);
+		if (err) {
+			elfsym_free(*out);
+			*out = NULL;
+		}
+	}
+	close(fd);
+	return err;
+}
+
+/* Names one address of a stripped file: its symbol, else its function's start. */
+static const char *symbench_group_name(struct symbench_files *files,
+				       struct demangle_cache *names,
+				       const struct symbench_addr *addr, char *line, size_t cap)
+{
+	const struct elfsym_symbol *sym;
+	const struct elfsym *elf;
+	uint64_t vaddr, start;
+	const char *base;
+
+	if (!files->tables[addr->file] && symbench_open_grouped(files->paths[addr->file],
+								&files->tables[addr->file]))
+		return NULL;
+	elf = files->tables[addr->file];
+	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
+		return NULL;
+	sym = elfsym_lookup(elf, vaddr, NULL);
+	if (sym)
+		return demangle_cache_get(names, sym->name);
+	if (elfsym_function_start(elf, vaddr, &start))
+		return NULL;
+	base = strrchr(files->paths[addr->file], '/');
+	snprintf(line, cap, "[%s+0x%" PRIx64 "]", base ? base + 1 : files->paths[addr->file],
+		 addr->offset - (vaddr - start));
+	return line;
+}
+
 /* inlines_open_fn: the file itself if it has DWARF, else its debug file. */
 static int symbench_open_dwarf(void *arg)
 {
@@ -257,9 +310,27 @@ static const char *symbench_inline_name(struct symbench_files *files, struct inl
 	return line;
 }
 
-static int symbench_resolve(const char *addrs_name, int reps, const char *names_out,
-			    bool expand)
+enum symbench_mode { SYMBENCH_NAMES, SYMBENCH_INLINE, SYMBENCH_GROUP };
+
+/* One address named in mode; NULL when nothing names it. */
+static const char *symbench_one(enum symbench_mode mode, struct symbench_files *files,
+				struct inlines *in, struct demangle_cache *names,
+				const struct symbench_addr *addr, char *line, size_t cap)
 {
+	switch (mode) {
+	case SYMBENCH_INLINE:
+		return symbench_inline_name(files, in, names, addr, line, cap);
+	case SYMBENCH_GROUP:
+		return symbench_group_name(files, names, addr, line, cap);
+	default:
+		return symbench_name(files, names, addr);
+	}
+}
+
+static int symbench_resolve(const char *addrs_name, int reps, const char *names_out,
+			    enum symbench_mode mode)
+{
+	bool expand = mode == SYMBENCH_INLINE;
 	struct inlines *in = expand ? inlines_new(NULL) : NULL;
 	char line[8192];
 	struct symbench_files files = { 0 };
@@ -283,9 +354,8 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	}
 	start = symbench_now();
 	for (size_t i = 0; i < n; i++) {
-		const char *name = in ? symbench_inline_name(&files, in, names, &addrs[i], line,
-							     sizeof(line))
-				      : symbench_name(&files, names, &addrs[i]);
+		const char *name = symbench_one(mode, &files, in, names, &addrs[i], line,
+						sizeof(line));
 
 		named += name != NULL;
 		if (out)
@@ -295,9 +365,8 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	for (int r = 0; r < reps; r++) {
 		start = symbench_now();
 		for (size_t i = 0; i < n; i++)
-			named += (in ? symbench_inline_name(&files, in, names, &addrs[i], line,
-							    sizeof(line))
-				     : symbench_name(&files, names, &addrs[i])) != NULL;
+			named += symbench_one(mode, &files, in, names, &addrs[i], line,
+					      sizeof(line)) != NULL;
 		warm += symbench_now() - start;
 	}
 	printf("addresses=%zu files=%d named=%zu cold_ms=%.3f warm_per_s=%.0f", n, files.n,
@@ -333,13 +402,19 @@ int main(int argc, char **argv)
 	if (argc == 5 && !strcmp(argv[1], "load"))
 		err = symbench_load(argv[2], atoi(argv[3]), atol(argv[4]));
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "resolve"))
-		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL, false);
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL,
+				       SYMBENCH_NAMES);
 	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "inline"))
-		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL, true);
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL,
+				       SYMBENCH_INLINE);
+	else if ((argc == 4 || argc == 5) && !strcmp(argv[1], "group"))
+		err = symbench_resolve(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL,
+				       SYMBENCH_GROUP);
 	else {
 		fprintf(stderr, "usage: symbench load LIB REPS LOOKUPS\n"
 				"       symbench resolve ADDRS REPS [NAMES]\n"
-				"       symbench inline ADDRS REPS [NAMES]\n");
+				"       symbench inline ADDRS REPS [NAMES]\n"
+				"       symbench group ADDRS REPS [NAMES]\n");
 		return 2;
 	}
 	if (err)
