@@ -56,6 +56,8 @@ check "3 user" "collectd RSS added by plugin" "collectd+ebprof" anchor
 check "4 symbols" "cold load libstdc++.so.6" "ebprof elfsym"
 check "4 symbols" "cold: name N sampled addresses" "symbench resolve" anchor
 check "4 symbols" "warm resolves" "symbench resolve"
+check "4 inline" "name them in a stripped copy, grouped" "symbench group" anchor
+check "4 inline" "name them with inlined functions" "symbench inline" anchor
 check "5 render" "render time" "ebprof render" anchor
 check "5 render" "render peak RSS" "ebprof render" anchor
 check "5 render" "SVG size" "ebprof render" anchor
