@@ -8,7 +8,9 @@
 # at least 95% of hot_loop's samples must read
 # hot_loop;mix_block_[i];mix_round_[i], and control_loop's none; without
 # it (the default) no frame may be inlined and hot_loop must be the leaf.
-source "$(dirname "$0")/lib.bash"
+# Then the same in collectd with `Inline true`: the spool's folded windows
+# carry the inlined frames, and bytes-cache_inline counts their memory.
+source "$(dirname "$0")/collectd.bash"
 
 SRC=$ROOT/tests/fixtures/inlinefix.c
 gcc -O2 -g -o "$T/inl-dwarf" "$SRC" || fail "cannot build $SRC with -O2 -g"
@@ -92,3 +94,38 @@ PY
 grep -E 'inlined frames: [1-9][0-9]* added; files with DWARF [2-9]' "$T/on.summary" ||
 	fail "the summary does not report the inlined frames of both copies: $(cat "$T/on.summary")"
 ok "inlined functions are frames of their own, above their caller, with DWARF in the file or through a debuglink"
+
+# The plugin: `Inline true` in a real collectd, the DWARF copy profiled.
+"$T/inl-dwarf" 60 >/dev/null &
+W=$!
+BG_PIDS+=("$W")
+D=$(collectd_dir inline csv)
+{
+	collectd_conf "$D" e2ehost 1
+	collectd_csv "$D"
+	cat <<EOF
+LoadPlugin ebprof
+<Plugin ebprof>
+  Frequency 499
+  PID $W
+  Inline true
+  SpoolDir "$D/spool"
+  SpoolInterval 2
+  SpoolFormat folded
+</Plugin>
+EOF
+} >"$D/collectd.conf"
+collectd_start "$D"
+wait_cpu 3 20 "$W"
+collectd_stop "$COLLECTD"
+cat "$D"/spool/ebprof-*.folded >"$T/plugin.folded" 2>/dev/null || { show_log "$D"; fail "collectd wrote no spool window"; }
+hot=$(awk '/(^|;)hot_loop(;| )/ { n += $NF } END { print n + 0 }' "$T/plugin.folded")
+inl=$(awk '/;hot_loop;mix_block_\[i\];mix_round_\[i\]/ { n += $NF } END { print n + 0 }' "$T/plugin.folded")
+bytes=$(cat "$D"/csv/e2ehost/ebprof-health/bytes-cache_inline-* 2>/dev/null |
+	awk -F, '$1 ~ /^[0-9]/ { v = $2 } END { print v + 0 }')
+echo "collectd, Inline true: hot_loop $hot samples, with its inlined frames above it $inl; cache_inline $bytes bytes"
+[ "$hot" -ge 300 ] || { show_log "$D"; fail "too few samples of hot_loop in collectd's spool ($hot)"; }
+awk -v a="$inl" -v b="$hot" 'BEGIN { exit !(a >= 0.95 * b) }' ||
+	fail "collectd with Inline true: the inlined frames are missing ($inl of $hot)"
+awk -v v="$bytes" 'BEGIN { exit !(v > 0) }' || fail "bytes-cache_inline does not count the DWARF held"
+ok "collectd with Inline true: inlined frames in the spool, their memory in bytes-cache_inline"
