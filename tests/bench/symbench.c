@@ -62,6 +62,7 @@ struct symbench_files {
 	char *paths[SYMBENCH_MAX_FILES];
 	struct elfsym *tables[SYMBENCH_MAX_FILES];
 	int n;
+	bool grouped; /* tables with function bounds, unnamed code grouped */
 };
 
 static double symbench_now(void)
@@ -202,24 +203,6 @@ static int symbench_read_addrs(const char *name, struct symbench_files *files,
 	return 0;
 }
 
-/* Names one address as the symbolizer would; NULL when no function holds it. */
-static const char *symbench_name(struct symbench_files *files, struct demangle_cache *names,
-				 const struct symbench_addr *addr)
-{
-	const struct elfsym *elf;
-	const struct elfsym_symbol *sym;
-	uint64_t vaddr;
-
-	if (!files->tables[addr->file] && symbench_open(files->paths[addr->file],
-							&files->tables[addr->file]))
-		return NULL;
-	elf = files->tables[addr->file];
-	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
-		return NULL;
-	sym = elfsym_lookup(elf, vaddr, NULL);
-	return sym ? demangle_cache_get(names, sym->name) : NULL;
-}
-
 /* Opens path's table with its functions' bounds from .eh_frame. */
 static int symbench_open_grouped(const char *path, struct elfsym **out)
 {
@@ -239,18 +222,22 @@ static int symbench_open_grouped(const char *path, struct elfsym **out)
 	return err;
 }
 
-/* Names one address of a stripped file: its symbol, else its function's start. */
-static const char *symbench_group_name(struct symbench_files *files,
-				       struct demangle_cache *names,
-				       const struct symbench_addr *addr, char *line, size_t cap)
+/*
+ * Names one address as the symbolizer would; NULL when no function holds
+ * it. With files->grouped, an address no symbol names is named by the
+ * start of its function, "[file+0xSTART]", written into line (cap bytes).
+ */
+static const char *symbench_name(struct symbench_files *files, struct demangle_cache *names,
+				 const struct symbench_addr *addr, char *line, size_t cap)
 {
+	const char *path = files->paths[addr->file], *base = strrchr(path, '/');
 	const struct elfsym_symbol *sym;
 	const struct elfsym *elf;
 	uint64_t vaddr, start;
-	const char *base;
 
-	if (!files->tables[addr->file] && symbench_open_grouped(files->paths[addr->file],
-								&files->tables[addr->file]))
+	if (!files->tables[addr->file] &&
+	    (files->grouped ? symbench_open_grouped : symbench_open)(path,
+								  &files->tables[addr->file]))
 		return NULL;
 	elf = files->tables[addr->file];
 	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
@@ -258,10 +245,9 @@ static const char *symbench_group_name(struct symbench_files *files,
 	sym = elfsym_lookup(elf, vaddr, NULL);
 	if (sym)
 		return demangle_cache_get(names, sym->name);
-	if (elfsym_function_start(elf, vaddr, &start))
+	if (!files->grouped || elfsym_function_start(elf, vaddr, &start))
 		return NULL;
-	base = strrchr(files->paths[addr->file], '/');
-	snprintf(line, cap, "[%s+0x%" PRIx64 "]", base ? base + 1 : files->paths[addr->file],
+	snprintf(line, cap, "[%s+0x%" PRIx64 "]", base ? base + 1 : path,
 		 addr->offset - (vaddr - start));
 	return line;
 }
@@ -290,7 +276,7 @@ static const char *symbench_inline_name(struct symbench_files *files, struct inl
 					struct demangle_cache *names,
 					const struct symbench_addr *addr, char *line, size_t cap)
 {
-	const char *name = symbench_name(files, names, addr);
+	const char *name = symbench_name(files, names, addr, line, cap);
 	const char *const *chain;
 	const unsigned char *id;
 	size_t n = 0, len, used;
@@ -320,10 +306,8 @@ static const char *symbench_one(enum symbench_mode mode, struct symbench_files *
 	switch (mode) {
 	case SYMBENCH_INLINE:
 		return symbench_inline_name(files, in, names, addr, line, cap);
-	case SYMBENCH_GROUP:
-		return symbench_group_name(files, names, addr, line, cap);
 	default:
-		return symbench_name(files, names, addr);
+		return symbench_name(files, names, addr, line, cap);
 	}
 }
 
@@ -333,7 +317,7 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	bool expand = mode == SYMBENCH_INLINE;
 	struct inlines *in = expand ? inlines_new(NULL) : NULL;
 	char line[8192];
-	struct symbench_files files = { 0 };
+	struct symbench_files files = { .grouped = mode == SYMBENCH_GROUP };
 	struct demangle_cache *names = demangle_cache_new(0);
 	struct symbench_addr *addrs = NULL;
 	double start, cold, warm = 0;
