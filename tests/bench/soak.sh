@@ -21,7 +21,7 @@
 #   workload (split7030).
 # The spool writes SVG and folded files every 5 s (SpoolInterval 5, read
 # interval 1 s). The cache bounds are lowered (SOAK_SYMBOLS, SOAK_PROCESSES,
-# SOAK_NAMES, SOAK_WINDOW) so that the churn reaches every one of them;
+# SOAK_NAMES, SOAK_WINDOW, SOAK_UNWIND) so that the churn reaches every one of them;
 # SOAK_PLUGIN_EXTRA adds lines to the plugin's block (MallocTrim false).
 # SOAK_CHURN=0 starts no churn of its own: a second daemon beside a soak
 # that runs one (both are system-wide), to compare two configurations
@@ -53,6 +53,7 @@ SYMBOLS=${SOAK_SYMBOLS:-4MiB}
 PROCESSES=${SOAK_PROCESSES:-1MiB}
 NAMES=${SOAK_NAMES:-2MiB}
 WINDOW=${SOAK_WINDOW:-4MiB}
+UNWIND=${SOAK_UNWIND:-16MiB}
 # Warm-up: the first 10 minutes, or a sixth of a shorter run.
 FROM=$((SECS >= 3600 ? 600 : SECS / 6))
 mkdir -p "$OUT"
@@ -102,6 +103,7 @@ LoadPlugin ebprof
   ProcessMemory "$PROCESSES"
   NameCacheMemory "$NAMES"
   SpoolWindowMemory "$WINDOW"
+  UnwindMemory "$UNWIND"
 ${SOAK_PLUGIN_EXTRA:-}
 </Plugin>
 EOF
@@ -158,6 +160,7 @@ grep -q 'ebprof plugin: .*\(error\|failed\)' "$D/log" && { show_log "$D"; fail "
 cp "$D/collectd.conf" "$OUT/collectd.conf"
 python3 "$HERE/soakreport.py" "$CSV" "$OUT" "$FROM" "$([ "$SECS" -ge 1200 ] && echo "$MAX_GROWTH_KB" || echo 0)" \
 	cache_symbols="$(bytes_of "$SYMBOLS")" cache_processes="$(bytes_of "$PROCESSES")" \
-	cache_names="$(bytes_of "$NAMES")" cache_window="$(bytes_of "$WINDOW")" ||
+	cache_names="$(bytes_of "$NAMES")" cache_window="$(bytes_of "$WINDOW")" \
+	unwind_tables="$(bytes_of "$UNWIND")" ||
 	fail "RSS grew by ${MAX_GROWTH_KB} kB or more after the warm-up: see $OUT/summary.txt"
 ok "soak ${SECS}s: $OUT/soak.csv, summary.txt, memory.svg, caches.svg"

@@ -34,7 +34,7 @@ def slope(xs, ys):
 def num(v):
     try:
         return float(v)
-    except ValueError:
+    except (TypeError, ValueError):  # a column an older CSV lacks, or empty
         return None
 
 
@@ -100,11 +100,12 @@ def main():
         (anon[0], anon[-1], anon[-1] - anon[0], after[0]['rss_file_kb'], after[-1]['rss_file_kb'],
          after[0]['rss_shmem_kb'], after[-1]['rss_shmem_kb']))
     for name in ('cache_symbols', 'cache_processes', 'cache_perfmaps', 'cache_names',
-                 'cache_window', 'cache_interval', 'cache_unwind'):
-        vals = [num(r[name]) for r in rows if num(r[name]) is not None]
+                 'cache_window', 'cache_interval', 'cache_unwind', 'unwind_tables',
+                 'cache_inline', 'cache_python'):
+        vals = [num(r.get(name)) for r in rows if num(r.get(name)) is not None]
         if not vals:
             continue
-        late = [num(r[name]) for r in after if num(r[name]) is not None]
+        late = [num(r.get(name)) for r in after if num(r.get(name)) is not None]
         bound = bounds.get(name)
         say('  %-16s max %8.0f kB, from minute %.0f: %.0f-%.0f kB%s' %
             (name, max(vals) / 1024, t[0] / 60, min(late) / 1024, max(late) / 1024,
@@ -141,9 +142,12 @@ def plot(path, out, bounds):
          'set title "cache sizes (dashed: bounds)"']
     series = []
     for i, name in enumerate(('cache_symbols', 'cache_processes', 'cache_perfmaps',
-                              'cache_names', 'cache_window', 'cache_interval', 'cache_unwind')):
+                              'cache_names', 'cache_window', 'cache_interval', 'cache_unwind',
+                              'unwind_tables', 'cache_inline', 'cache_python')):
+        if name not in col:
+            continue
         series.append('"%s" every ::1 using ($1/60):($%d/1024) with lines lc %d title "%s"' %
-                      (path, col[name], i + 1, name[6:]))
+                      (path, col[name], i + 1, name.replace('cache_', '')))
         if name in bounds:
             series.append('%f with lines dt 2 lc %d notitle' % (float(bounds[name]) / 1024, i + 1))
     g.append('plot ' + ', '.join(series))
