@@ -15,7 +15,9 @@
 #     up on because libc's exported functions were named before it came;
 #  3. with a server that accepts and never answers: the fetch is still in
 #     flight when record ends, and record ends on time (6 s of recording
-#     end well before the 30 s fetch bound) with no stalled drain: drains
+#     end in under 20 s, well before the 36 s that waiting out the 30 s
+#     fetch bound would take; 7 s on a quiet machine, 13 s on a loaded
+#     one) with no stalled drain: drains
 #     do not wait for it; and the interrupted fetch is not cached as a miss.
 source "$(dirname "$0")/lib.bash"
 
@@ -131,7 +133,7 @@ grep -q "debuginfod: 0 debug files fetched, 0 not found, 0 failed .*, 1 still in
 	"$T/silent.summary" || fail "the fetch was not in flight at the end"
 grep -q "^ebprof: the symbolizer stalled" "$T/silent.summary" &&
 	fail "the symbolizer stalled (waiting for the fetch?): $(grep "^ebprof: the symbolizer stalled" "$T/silent.summary")"
-awk -v s="$secs" 'BEGIN { exit !(s < 12) }' ||
+awk -v s="$secs" 'BEGIN { exit !(s < 20) }' ||
 	fail "record took $secs s for 6 s: it waited for the fetch"
 grep -q "\[libc\.so\.6+0x" "$T/silent.folded" || fail "no grouped libc frames while the fetch hangs"
 # libdebuginfod marks a fetch its callback ended as a miss in its cache
