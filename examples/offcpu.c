@@ -138,7 +138,10 @@ static int do_spin(int threads, unsigned int seconds)
 		return 1;
 	for (int i = 0; i < threads; i++) {
 		s[i].seconds = seconds;
-		pthread_create(&s[i].thread, NULL, offcpu_spinner, &s[i]);
+		if (pthread_create(&s[i].thread, NULL, offcpu_spinner, &s[i])) {
+			perror("offcpu: pthread_create");
+			exit(1);
+		}
 	}
 	for (int i = 0; i < threads; i++) {
 		pthread_join(s[i].thread, NULL);
@@ -256,7 +259,10 @@ NOCLEVER void *offcpu_loader(void *arg)
 static void mixed_start(struct mixed *m, void *(*fn)(void *))
 {
 	m->born = now_ns();
-	pthread_create(&m->thread, NULL, fn, m);
+	if (pthread_create(&m->thread, NULL, fn, m)) {
+		perror("offcpu: pthread_create");
+		exit(1);
+	}
 }
 
 /*

@@ -554,6 +554,10 @@ static struct capture_worker *worker_new(struct capture *cap)
 		symbolizer_free(w->sym);
 		target_free(w->gate);
 		pthread_mutex_lock(&cap->core->lock);
+		/* What it took over from an abandoned worker goes from the map now:
+		 * nobody else will forget those processes. */
+		if (w->py)
+			pytrack_forget_all(w->py);
 		w->refs = 1;
 		worker_put_unlock(w);
 		return NULL;
@@ -597,6 +601,11 @@ static void symbolizer_counters_add(struct symbolizer_stats *to,
 	to->debuginfod_fetched += from->debuginfod_fetched;
 	to->debuginfod_not_found += from->debuginfod_not_found;
 	to->debuginfod_failed += from->debuginfod_failed;
+	to->inlined_frames += from->inlined_frames;
+	to->inline_hits += from->inline_hits;
+	to->inline_misses += from->inline_misses;
+	to->inline_files += from->inline_files;
+	to->inline_files_none += from->inline_files_none;
 }
 
 static void quarantine_add(struct capture *cap, struct capture_process p)

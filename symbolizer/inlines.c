@@ -40,6 +40,7 @@ struct inl_file {
 	size_t len;
 	enum file_state state;
 	bool opened; /* counted in files_dwarf */
+	uint8_t failures; /* opens that failed for another reason than -ENOENT */
 	int fd;	/* while open */
 	Elf *elf;
 	Dwarf *dwarf;
@@ -242,8 +243,13 @@ static Dwarf *file_dwarf(struct inlines *in, struct inl_file *f, inlines_open_fn
 		return f->state == FILE_OPEN ? f->dwarf : NULL;
 	f->fd = open(arg);
 	if (f->fd < 0) {
-		f->state = FILE_NONE;
-		in->stats.files_none++;
+		/* No DWARF anywhere is final; a failure that may pass (no fds,
+		 * the process gone, a stalled gate) is tried again, a few times. */
+		if (f->fd == -ENOENT || ++f->failures >= INLINES_OPEN_TRIES) {
+			f->state = FILE_NONE;
+			in->stats.files_none++;
+		}
+		f->fd = -1;
 		return NULL;
 	}
 	file_open(in, f);

@@ -56,8 +56,10 @@ void inlines_free(struct inlines *in);
  * Opens the file that holds the DWARF of the code of a build-id: returns
  * an fd that inlines then owns, or a negative errno (-ENOENT: no DWARF
  * anywhere). Called once per file, and again only after the file was
- * closed to keep the bounds.
+ * closed to keep the bounds, or after another error, up to
+ * INLINES_OPEN_TRIES times in all.
  */
+#define INLINES_OPEN_TRIES 3
 typedef int (*inlines_open_fn)(void *arg);
 
 /*

@@ -368,7 +368,9 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 		elf_end(e);
 	}
 	target_file_close(&tf);
-	if (cache)
+	/* A file libelf could not read (out of memory, most likely) is not
+	 * remembered as "no interpreter": the next process asks again. */
+	if (cache && e)
 		pyproc_cache_put(cache, out);
 	return 0;
 }

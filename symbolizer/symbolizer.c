@@ -105,6 +105,7 @@ struct symbolizer {
 		uint8_t len; /* 0: a free slot */
 		bool final;  /* the answer is known: a usable table, or none */
 		bool usable;
+		bool missing; /* not final: the servers lack it, asked again later */
 		uint64_t drain; /* the drain it was last asked about, or looked up, in */
 		/* The cached table as looked up in drain, valid while the
 		 * ELF cache has dropped nothing since (drops). */
@@ -598,6 +599,7 @@ static const struct elfsym *fetched_elf(struct symbolizer *sym, const struct elf
 		return NULL;
 	fe->drain = drain;
 	state = dbgfetch_get(sym->fetch, id, len, &path);
+	fe->missing = state == DBGFETCH_MISSING;
 	if (state != DBGFETCH_READY) {
 		fe->final = false;
 		return NULL;
@@ -668,7 +670,7 @@ static bool fetch_pending(const struct symbolizer *sym, const struct elfsym *elf
 		return false;
 	id = elfsym_build_id(elf, &len);
 	fe = id && len && len <= DBGFETCH_MAX_ID ? fetched_slot(sym, id, len) : NULL;
-	return fe && fe->len && !fe->final;
+	return fe && fe->len && !fe->final && !fe->missing;
 }
 
 /* The debug file debuginfod fetched for build-id id, or NULL. */
@@ -706,18 +708,20 @@ static int open_dwarf(void *arg)
 	if (src->m->path[0] == '/' && !src->m->deleted)
 		paths.path = src->m->path;
 	err = target_open_mapping(sym->gate, src->tgid, src->m, &f);
-	if (err)
-		return err;
-	e = elf_begin(f.fd, ELF_C_READ, NULL);
-	if (e && has_debug_info(e)) {
-		fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
-		if (fd < 0)
-			fd = -errno;
-	} else if (e) {
-		fd = debuginfo_open(e, &paths);
+	if (err) {
+		fd = err; /* the fetched file may still serve */
+	} else {
+		e = elf_begin(f.fd, ELF_C_READ, NULL);
+		if (e && has_debug_info(e)) {
+			fd = fcntl(f.fd, F_DUPFD_CLOEXEC, 0);
+			if (fd < 0)
+				fd = -errno;
+		} else if (e) {
+			fd = debuginfo_open(e, &paths);
+		}
+		elf_end(e);
+		target_file_close(&f);
 	}
-	elf_end(e);
-	target_file_close(&f);
 	fetched = fetched_path(sym, src->id, src->id_len);
 	if (fd < 0 && fetched) {
 		fd = open(fetched, O_RDONLY | O_CLOEXEC);
