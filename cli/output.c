@@ -3,7 +3,9 @@
  * numbers, and writing a profile to a file atomically: a
  * temporary file beside the target, then rename(2), so a half-written
  * flame graph never appears under the final name, even on Ctrl-C or a
- * full disk.
+ * full disk. A target that exists and is not a regular file (/dev/null,
+ * a FIFO, a terminal) is written in place: renaming over it would
+ * replace the device or the pipe with a file.
  */
 #include <errno.h>
 #include <limits.h>
@@ -41,19 +43,42 @@ int cli_parse_duration(const char *cmd, const char *s, unsigned long *out)
 	return -1;
 }
 
+/* Writes p to out, an open stream, and flushes it; 0 or -errno. */
+static int write_stream(const struct profile *p, enum format fmt, FILE *out,
+			const struct format_options *opts)
+{
+	int err = format_write(fmt, p, out, opts);
+
+	if (fflush(out) && !err)
+		err = -errno;
+	return err;
+}
+
 int cli_write_profile(const struct profile *p, enum format fmt, const char *path,
 		      const struct format_options *opts)
 {
 	char tmp[PATH_MAX];
+	struct stat st;
 	FILE *out;
 	int fd, err;
 
 	if (!path || !strcmp(path, "-")) {
-		err = format_write(fmt, p, stdout, opts);
-		if (!err && fflush(stdout))
-			err = -errno;
+		err = write_stream(p, fmt, stdout, opts);
 		if (err)
 			fprintf(stderr, "ebprof: writing to stdout: %s\n", strerror(-err));
+		return err ? -1 : 0;
+	}
+	if (!stat(path, &st) && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+		out = fopen(path, "w");
+		if (!out) {
+			fprintf(stderr, "ebprof: cannot open %s: %s\n", path, strerror(errno));
+			return -1;
+		}
+		err = write_stream(p, fmt, out, opts);
+		if (fclose(out) && !err)
+			err = -errno;
+		if (err)
+			fprintf(stderr, "ebprof: writing %s: %s\n", path, strerror(-err));
 		return err ? -1 : 0;
 	}
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp)) {
@@ -74,9 +99,7 @@ int cli_write_profile(const struct profile *p, enum format fmt, const char *path
 	}
 	/* A flame graph is megabytes: write it in big pieces, not 4 KiB ones. */
 	setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
-	err = format_write(fmt, p, out, opts);
-	if (fflush(out) && !err)
-		err = -errno;
+	err = write_stream(p, fmt, out, opts);
 	if (fsync(fileno(out)) && !err)
 		err = -errno;
 	if (fclose(out) && !err)

@@ -1126,7 +1126,7 @@ class Bench:
                         str(self.dur(100000, 5000)), folded], check=True)
         data = os.path.join(self.tmp, "inline.data")
         subprocess.run(["perf", "record", "-q", "-g", "-e", "cpu-clock:u", "-F", "4999", "-o",
-                        data, "--", exe, "render", folded, "-o", os.devnull], check=True,
+                        data, "--", exe, "render", folded, "-o", os.path.join(self.tmp, "inline.svg")], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         # Every callchain address in a file, as perf prints it (the file's own
         # address: its text is mapped at file offset = address in these files).

@@ -73,3 +73,20 @@ grep -q "cannot read $T: Is a directory" "$T/dir.err" || fail "render DIR said: 
 "$EBPROF" diff "$T" "$T/after.folded" -o "$T/dir.svg" 2>"$T/dir.err" && fail "diff DIR succeeded"
 grep -q "Is a directory" "$T/dir.err" || fail "diff DIR said: $(cat "$T/dir.err")"
 ok "render and diff of a directory: 'Is a directory'"
+
+# --- an output that is not a regular file ---
+# `-o /dev/null` (or a FIFO) is written in place: the atomic rename used
+# for files would have replaced the device with a regular file (it did,
+# to this machine's /dev/null, through the benchmark's `-o /dev/null`).
+printf 'main;work 3\nmain;idle 1\n' >"$T/small.folded"
+mkfifo "$T/pipe"
+cat "$T/pipe" >"$T/from-pipe.svg" &
+reader=$!
+BG_PIDS+=("$reader")
+"$EBPROF" render "$T/small.folded" -o "$T/pipe" 2>"$T/pipe.err" ||
+	fail "render -o FIFO: exit $?: $(cat "$T/pipe.err")"
+[ -p "$T/pipe" ] || { kill "$reader"; fail "render -o FIFO replaced the FIFO with $(stat -c %F "$T/pipe")"; }
+wait "$reader"
+grep -q '</svg>' "$T/from-pipe.svg" || fail "the FIFO's reader got no SVG"
+ls "$T"/pipe.tmp.* >/dev/null 2>&1 && fail "a temporary file was left beside the FIFO"
+ok "render -o FIFO: written through the pipe, which is still a FIFO"
