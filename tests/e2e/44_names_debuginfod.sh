@@ -81,7 +81,9 @@ wait_for 10 /usr/bin/python3 -c "import sys, urllib.request; urllib.request.urlo
 	fail "debuginfod does not serve libc's debug file (build-id $id)"
 record served "http://127.0.0.1:$PORT"
 leaves served >"$T/served.leaves"
-grep -q "debuginfod: 1 debug files fetched, 0 not found, 0 failed" "$T/served.summary" ||
+# libc's debug file is the one the server has; another dynsym-only file
+# sampled now and then (the vDSO) is asked for too, and rightly not found.
+grep -Eq "debuginfod: 1 debug files fetched, [0-9]+ not found, 0 failed" "$T/served.summary" ||
 	fail "the summary does not count one fetch: $(grep debuginfod "$T/served.summary")"
 named=$(awk '$2 == "_int_malloc" || $2 == "_int_free" { n += $1 } END { print n + 0 }' "$T/served.leaves")
 total=$(awk '{ n += $1 } END { print n + 0 }' "$T/served.leaves")
@@ -129,7 +131,7 @@ wait_for 5 /usr/bin/python3 -c 'import socket, sys; socket.create_connection(("1
 record silent "http://127.0.0.1:$PORT"
 secs=$(cat "$T/silent.secs")
 echo "silent: record of 6 s took $secs s; $(grep debuginfod "$T/silent.summary")"
-grep -q "debuginfod: 0 debug files fetched, 0 not found, 0 failed .*, 1 still in flight" \
+grep -Eq "debuginfod: 0 debug files fetched, 0 not found, 0 failed .*, [1-9][0-9]* still in flight" \
 	"$T/silent.summary" || fail "the fetch was not in flight at the end"
 grep -q "^ebprof: the symbolizer stalled" "$T/silent.summary" &&
 	fail "the symbolizer stalled (waiting for the fetch?): $(grep "^ebprof: the symbolizer stalled" "$T/silent.summary")"

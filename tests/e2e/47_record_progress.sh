@@ -7,7 +7,7 @@
 source "$(dirname "$0")/tmux.bash"
 
 bg "$EX/split7030" 300; A=$BG
-tmux_start 120 20
+tmux_start 120 60
 tmux_type "build/ebprof record -p $A -d 8 --drain-interval-ms 500 --format folded -o $T/r.folded; echo EXIT=\$?"
 
 # Sample counts seen in the progress line, in order, until ebprof exits.
