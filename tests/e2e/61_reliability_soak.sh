@@ -158,7 +158,7 @@ ok "soak ${SECS}s at 999 Hz system-wide with churn: flat, bounded ($rows_after r
 make -s -C "$ROOT" build/libebprof-san.a >/dev/null || fail "cannot build the ASan objects"
 DA=$(collectd_dir lsan csv)
 (cd "$ROOT/build/san" && cc -shared -fsanitize=address,undefined -o "$DA/plugins/ebprof.so" \
-	plugin/*.o bpf/*.o symbolizer/*.o render/*.o -lbpf -lelf -lz -llzma -lstdc++ -lpthread) ||
+	plugin/*.o bpf/*.o symbolizer/*.o render/*.o -lbpf -ldw -lelf -lz -llzma -lstdc++ -lpthread) ||
 	fail "cannot link the ASan plugin"
 conf "$DA" >"$DA/collectd.conf"
 LSAN_LOG=$DA/lsan
