@@ -350,8 +350,8 @@ lint: $(SKEL)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(COLLECTD_CFLAGS) \
 		$(PLUGIN_SRCS)
-	clang-tidy --quiet $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
-	clang-tidy --quiet $(PLUGIN_SRCS) -- $(BASEFLAGS) $(COLLECTD_CFLAGS)
+	bash tests/lint-tidy.sh $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
+	bash tests/lint-tidy.sh $(PLUGIN_SRCS) -- $(BASEFLAGS) $(COLLECTD_CFLAGS)
 
 clean:
 	rm -rf $(B)

@@ -473,10 +473,10 @@ static int kbtf_scan_typedef(struct kbtf_reader *r, struct kbtf_search *q, uint3
 int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen)
 {
 	struct kbtf_search *q = NULL;
-	struct kbtf_header h;
+	struct kbtf_header h = { 0 };
 	struct kbtf_reader r;
 	unsigned char *buf = NULL;
-	int fd, ret;
+	int fd = -1, ret;
 
 	*id = 0;
 	if (errlen)
@@ -508,12 +508,12 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 			uint32_t *offsets, size_t n, char *err, size_t errlen)
 {
 	struct kbtf_search *q = NULL;
-	struct kbtf_header h;
+	struct kbtf_header h = { 0 };
 	struct kbtf_reader r;
 	unsigned char *buf = NULL;
 	bool found[KBTF_MAX_MEMBERS] = { false };
 	off_t base;
-	int fd, ret;
+	int fd = -1, ret;
 
 	if (errlen)
 		err[0] = '\0';
@@ -530,7 +530,8 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 	ret = kbtf_open(path, &fd, &h, &buf, &q, err, errlen);
 	if (ret)
 		return ret;
-	q->members = members;
+	/* kbtf_open() sets q whenever it returns 0; clang-analyzer takes -errno for 0. */
+	q->members = members; /* NOLINT(clang-analyzer-core.NullDereference) */
 	q->offsets = offsets;
 	q->found = found;
 	q->n = n;

@@ -228,7 +228,7 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		(unsigned long long)u->reused, (unsigned long long)u->kept,
 		(unsigned long long)u->evicted, (unsigned long long)u->expired,
 		(unsigned long long)u->build_stalled, (unsigned long long)u->copy_waits,
-		(unsigned long long)(u->wait_timeout + u->wait_stalled),
+		(unsigned long long)u->wait_timeout + u->wait_stalled,
 		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled);
 	if (sampler_python(s))
 		fprintf(stderr,

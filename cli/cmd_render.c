@@ -181,7 +181,7 @@ static int read_stream(struct profile *p, FILE *in, FILE *whole, const char *pat
 				"ebprof render: %s: skipped %llu malformed line(s) of %llu, "
 				"the first at line %llu%s\n",
 				path, (unsigned long long)st.skipped,
-				(unsigned long long)(st.lines + st.skipped),
+				(unsigned long long)st.lines + st.skipped,
 				(unsigned long long)st.first_bad_line, note);
 		if (err)
 			cli_report_read_error("render", path, err, st.binary_at);

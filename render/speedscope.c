@@ -67,7 +67,7 @@ static int speedscope_stack(const struct frame *frames, size_t n, uint64_t count
 
 	if (w->pass == 2) {
 		fprintf(w->out, "%s%llu", w->samples++ ? "," : "",
-			(unsigned long long)(count * w->unit));
+			(unsigned long long)count * w->unit);
 		return 0;
 	}
 	if (w->pass == 1)
@@ -119,7 +119,7 @@ int speedscope_write(const struct profile *p, FILE *out, const struct speedscope
 			speedscope_put_string(name, out);
 			fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%llu,\n"
 				     "\"samples\":[\n", unit_ns ? "nanoseconds" : "none",
-				(unsigned long long)(profile_total(p) * w.unit));
+				(unsigned long long)profile_total(p) * w.unit);
 		} else if (w.pass == 1) {
 			fputs_unlocked("],\n\"weights\":[", out);
 		}

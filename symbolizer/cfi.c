@@ -592,7 +592,7 @@ static const uint8_t *read_block(struct cursor *c, size_t *len)
 	uint64_t n = read_uleb(c);
 	const uint8_t *p = c->p;
 
-	if (c->bad || n > (uint64_t)(c->end - c->p)) {
+	if (c->bad || !p || n > (uint64_t)(c->end - c->p)) {
 		c->bad = true;
 		return NULL;
 	}

@@ -172,6 +172,8 @@ static const struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c,
 
 static void pyproc_cache_put(struct pyproc_cache *c, const struct pyproc_file *f)
 {
+	if (!c->files || !c->max)
+		return; /* its allocation failed: nothing is cached */
 	if (c->n == c->max)
 		c->stats.evicted++;
 	else
