@@ -11,9 +11,10 @@
  *   - the task leaving the CPU (prev, the current task there): the time,
  *     the state it leaves in (preempted and runnable, asleep, or
  *     uninterruptible), and its user stack, walked as the on-CPU sample
- *     walks it (frame pointers, or the table unwinder of unwind.h), which
- *     only the current task's memory allows; a walk is kept per place the
- *     task leaves from, and not made again (offcpu_user_stack());
+ *     walks it (frame pointers, or the table unwinder of unwind.h, in a
+ *     tail-called program of its own), which only the current task's
+ *     memory allows; a walk is kept per place the task leaves from, and
+ *     not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
  * A new task's first wait, from its wake-up after fork to its first run,
  * is stamped by a second program, on tp_btf/sched_wakeup_new (once per
@@ -50,7 +51,7 @@ const volatile __u32 off_state = 0;
 /*
  * Off-CPU user stacks by the kernel's frame-pointer walk even where the
  * on-CPU ones use tables: set when the kernel's verifier refused the table
- * walk in this program (Linux 6.1's 1M-instruction limit; sampler.c).
+ * walk's program (ebprof_switch_walk; sampler.c), which is then not loaded.
  */
 const volatile bool offcpu_fp_walk = false;
 /* Byte offset of task_struct's tgid: a new task's, read before it runs. */

@@ -1121,9 +1121,10 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		s->skel = sampler_load(s, config, task_offsets, true, &ret);
 	}
 	/*
-	 * Linux 6.1's verifier gives up on the table walk inside the switch
-	 * program (1M instructions; 6.18's prunes it): auto walks off-CPU
-	 * stacks by frame pointer there, on-CPU ones still by tables.
+	 * A verifier that gives up on the off-CPU table walk (ebprof_switch_walk;
+	 * Linux 6.1's did while it was inside the switch program: 1M
+	 * instructions): auto walks off-CPU stacks by frame pointer there, on-CPU
+	 * ones still by tables, and says so (the plugin's offcpu_fp_walk gauge).
 	 */
 	if (!s->skel && ret == -E2BIG && s->mode != SAMPLER_MODE_CPU &&
 	    s->unwind == SAMPLER_UNWIND_TABLES && config->unwind == SAMPLER_UNWIND_AUTO) {
