@@ -11,9 +11,10 @@
  *   - the task leaving the CPU (prev, the current task there): the time,
  *     the state it leaves in (preempted and runnable, asleep, or
  *     uninterruptible), and its user stack, walked as the on-CPU sample
- *     walks it (frame pointers, or the table unwinder of unwind.h), which
- *     only the current task's memory allows; a walk is kept per place the
- *     task leaves from, and not made again (offcpu_user_stack());
+ *     walks it (frame pointers, or the table unwinder of unwind.h, in a
+ *     tail-called program of its own), which only the current task's
+ *     memory allows; a walk is kept per place the task leaves from, and
+ *     not made again (offcpu_user_stack());
  *   - the task coming back (next): how long it was away.
  * A new task's first wait, from its wake-up after fork to its first run,
  * is stamped by a second program, on tp_btf/sched_wakeup_new (once per
@@ -50,7 +51,7 @@ const volatile __u32 off_state = 0;
 /*
  * Off-CPU user stacks by the kernel's frame-pointer walk even where the
  * on-CPU ones use tables: set when the kernel's verifier refused the table
- * walk in this program (Linux 6.1's 1M-instruction limit; sampler.c).
+ * walk's program (ebprof_switch_walk; sampler.c), which is then not loaded.
  */
 const volatile bool offcpu_fp_walk = false;
 /* Byte offset of task_struct's tgid: a new task's, read before it runs. */
@@ -253,28 +254,74 @@ static __always_inline bool offcpu_same_place(const struct offcpu_stack *st, con
 }
 
 /*
+ * The table walk of a new place, for offcpu_user_stack(): the current
+ * task's user stack into t->stacks[t->cur], from the registers the kernel
+ * saved when it entered the kernel. Deeper stacks keep their innermost
+ * EBPROF_MAX_DEPTH + 1 frames. A walk cut short (no table yet, a fault)
+ * is not kept: the next switch walks again. A task whose tables are not
+ * loaded yet has its stack copied to user space instead, as an on-CPU
+ * sample would, under a new id (t->copy_id: this CPU's count of such
+ * copies and the CPU); a copy is not kept either.
+ *
+ * It runs in a program of its own (ebprof_switch_walk), tail-called by
+ * the switch program: inside it, Linux 6.1's verifier gave up on the
+ * whole (1M instructions, E2BIG); apart, each verifies as the on-CPU
+ * program does.
+ */
+static __always_inline void offcpu_walk_tables(struct ebprof_cpu *c, struct offcpu_task *t)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct offcpu_stack *st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
+	struct ebprof_scratch *sc;
+	__u64 id, n, copy_id;
+	int walk;
+
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return; /* cannot happen: one slot per possible CPU */
+	sc->kstack.nr = 0; /* the wait's is read when the task comes back */
+	copy_id = EBPROF_COPY_ID | c->copy_ids << 16 | (cpu & 0xffff);
+	walk = walk_user(NULL, c, &t->key, sc, &id, copy_id);
+	if (walk == WALK_COPIED) {
+		c->copy_ids++;
+		t->copy_id = copy_id;
+		return;
+	}
+	n = sc->ustack.nr;
+	if (n > EBPROF_MAX_DEPTH + 1)
+		n = EBPROF_MAX_DEPTH + 1;
+	if (n && !bpf_probe_read_kernel(st->uips, n * sizeof(__u64), sc->ustack.ips))
+		st->n_uips = (__u32)n;
+	st->valid = walk != WALK_PARTIAL && st->n_uips == n;
+}
+
+/* The table walk's program, in the switch program's tail-call slot 0. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} offcpu_walker SEC(".maps");
+
+/*
  * The user stack of the task leaving (the current task) into one of
  * t->stacks, which t->cur then names: the walk the on-CPU sample would
- * take, from the registers the kernel saved when the task entered it.
- * Deeper stacks keep their innermost EBPROF_MAX_DEPTH + 1 frames. Most
- * switches of a thread leave from a place it left from before (a server's
- * read(), a worker's futex wait): the stack walked from there is kept, and
- * no walk is made while the place is one of the last two. A walk cut short
- * (no table yet, a fault) is not kept: the next switch walks again.
- * A task whose tables are not loaded yet has its stack copied to user
- * space instead, as an on-CPU sample would, under a new id (t->copy_id:
- * this CPU's count of such copies and the CPU); a copy is not kept either.
+ * take. Most switches of a thread leave from a place it left from before
+ * (a server's read(), a worker's futex wait): the stack walked from there
+ * is kept, and no walk is made while the place is one of the last two.
+ * A new place is walked by frame pointer here, or by the tables in
+ * ebprof_switch_walk: a tail call, which does not come back, so this is
+ * the switch program's last step. Should the call fail (no program in the
+ * slot: cannot happen once sampler.c filled it, before attaching) the
+ * frame-pointer walk stands in, counted with the frames walked so.
  */
 static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 					      struct task_struct *prev, struct offcpu_task *t)
 {
-	__u32 cpu = bpf_get_smp_processor_id(), k;
 	__u64 now[OFFCPU_PLACE_WORDS];
 	struct offcpu_stack *st;
-	struct ebprof_scratch *sc;
 	long bytes;
-	__u64 id, n, copy_id;
-	int walk;
+	__u32 k;
 
 	t->copy_id = 0;
 	st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
@@ -299,34 +346,17 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	__builtin_memcpy(st->place, now, sizeof(now));
 	st->valid = 0;
 	st->n_uips = 0;
-	if (offcpu_fp_walk || unwind_mode != EBPROF_UNWIND_TABLES) {
-		bytes = bpf_get_stack(ctx, st->uips, EBPROF_MAX_DEPTH * sizeof(__u64),
-				      BPF_F_USER_STACK);
-		if (bytes < 0) {
-			stat_add(c, EBPROF_STAT_USTACK_ERR);
-			return;
-		}
-		st->n_uips = (__u32)((__u64)bytes / sizeof(__u64));
-		st->valid = 1;
+	if (!offcpu_fp_walk && unwind_mode == EBPROF_UNWIND_TABLES) {
+		bpf_tail_call(ctx, &offcpu_walker, 0);
+		stat_add(c, EBPROF_STAT_UNW_FP_FRAMES);
+	}
+	bytes = bpf_get_stack(ctx, st->uips, EBPROF_MAX_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+	if (bytes < 0) {
+		stat_add(c, EBPROF_STAT_USTACK_ERR);
 		return;
 	}
-	sc = bpf_map_lookup_elem(&scratch, &cpu);
-	if (!sc)
-		return; /* cannot happen: one slot per possible CPU */
-	sc->kstack.nr = 0; /* the wait's is read when the task comes back */
-	copy_id = EBPROF_COPY_ID | c->copy_ids << 16 | (cpu & 0xffff);
-	walk = walk_user(NULL, c, &t->key, sc, &id, copy_id);
-	if (walk == WALK_COPIED) {
-		c->copy_ids++;
-		t->copy_id = copy_id;
-		return;
-	}
-	n = sc->ustack.nr;
-	if (n > EBPROF_MAX_DEPTH + 1)
-		n = EBPROF_MAX_DEPTH + 1;
-	if (n && !bpf_probe_read_kernel(st->uips, n * sizeof(__u64), sc->ustack.ips))
-		st->n_uips = (__u32)n;
-	st->valid = walk != WALK_PARTIAL && st->n_uips == n;
+	st->n_uips = (__u32)((__u64)bytes / sizeof(__u64));
+	st->valid = 1;
 }
 
 /* prev leaves the CPU: stamp it, unless it is idle, unwanted or exiting. */
@@ -365,9 +395,10 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 		return;
 	if (!t->reported)
 		t->reported = report_process(c, &t->key);
-	offcpu_user_stack(ctx, c, prev, t);
 	t->key.state = state;
 	t->t_out = now;
+	/* Last: it may end in a tail call. */
+	offcpu_user_stack(ctx, c, prev, t);
 }
 
 /* Counts n samples of t's wait: its kernel stack is next's, read now. */
@@ -451,8 +482,31 @@ int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_
 	if (!c)
 		return 0; /* cannot happen: a one-slot per-CPU array */
 	stat_add(c, EBPROF_STAT_OFFCPU_SWITCHES);
-	offcpu_leave(ctx, c, preempt, prev, now);
 	offcpu_enter(c, next, now);
+	/* Last: prev's walk may be a tail call, which does not come back. */
+	offcpu_leave(ctx, c, preempt, prev, now);
+	return 0;
+}
+
+/*
+ * The table walk of prev's new place (offcpu_walk_tables()), tail-called
+ * by ebprof_switch with its context: prev is still the current task, whose
+ * registers and memory the walk reads. Under the switch program's section,
+ * so that it loads as the same kind of program (a tail call's condition).
+ */
+SEC("ebprof_tp_btf")
+int BPF_PROG(ebprof_switch_walk, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	struct offcpu_task *t;
+	struct ebprof_cpu *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&cpus, &zero);
+	if (!c)
+		return 0; /* cannot happen: a one-slot per-CPU array */
+	t = bpf_task_storage_get(&offcpu_tasks, prev, 0, 0);
+	if (t)
+		offcpu_walk_tables(c, t);
 	return 0;
 }
 

@@ -457,6 +457,8 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	bpf_program__set_autoload(skel->progs.ebprof_sample, s->mode != SAMPLER_MODE_OFFCPU);
 	bpf_program__set_autoload(skel->progs.ebprof_switch, offcpu);
 	bpf_program__set_autoload(skel->progs.ebprof_wakeup_new, offcpu);
+	bpf_program__set_autoload(skel->progs.ebprof_switch_walk,
+				  offcpu && !s->offcpu_fp && s->unwind == SAMPLER_UNWIND_TABLES);
 	/* Task storage needs 5.11: a kernel without it still samples on-CPU. */
 	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
 	skel->rodata->off_state = off_state;
@@ -483,6 +485,22 @@ static void sampler_fast_filter(struct ebprof_fast_filter *f, const uint32_t *tg
 	for (size_t i = 0; i < EBPROF_FAST_TGIDS; i++)
 		__atomic_store_n(&f->tgids[i], tgids[i < n ? i : 0], __ATOMIC_RELAXED);
 	__atomic_store_n(&f->n, (uint32_t)n, __ATOMIC_RELEASE);
+}
+
+/*
+ * Puts the off-CPU table walk (ebprof_switch_walk) in the slot the switch
+ * program tail-calls, when it was loaded. Returns 0 or a negative errno.
+ */
+static int sampler_fill_walker(struct ebprof_bpf *skel)
+{
+	int fd = bpf_program__fd(skel->progs.ebprof_switch_walk);
+	uint32_t zero = 0;
+
+	if (fd < 0)
+		return 0; /* not loaded: the switch program walks by frame pointer */
+	return bpf_map_update_elem(bpf_map__fd(skel->maps.offcpu_walker), &zero, &fd, BPF_ANY)
+		       ? -errno
+		       : 0;
 }
 
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
@@ -539,6 +557,8 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	bpf_map__set_max_entries(skel->maps.comms, max_u32((uint32_t)config->n_comms, 1));
 
 	*err = ebprof_bpf__load(skel);
+	if (!*err)
+		*err = sampler_fill_walker(skel);
 	if (*err) {
 		ebprof_bpf__destroy(skel);
 		return NULL;
@@ -1101,9 +1121,10 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		s->skel = sampler_load(s, config, task_offsets, true, &ret);
 	}
 	/*
-	 * Linux 6.1's verifier gives up on the table walk inside the switch
-	 * program (1M instructions; 6.18's prunes it): auto walks off-CPU
-	 * stacks by frame pointer there, on-CPU ones still by tables.
+	 * A verifier that gives up on the off-CPU table walk (ebprof_switch_walk;
+	 * Linux 6.1's did while it was inside the switch program: 1M
+	 * instructions): auto walks off-CPU stacks by frame pointer there, on-CPU
+	 * ones still by tables, and says so (the plugin's offcpu_fp_walk gauge).
 	 */
 	if (!s->skel && ret == -E2BIG && s->mode != SAMPLER_MODE_CPU &&
 	    s->unwind == SAMPLER_UNWIND_TABLES && config->unwind == SAMPLER_UNWIND_AUTO) {

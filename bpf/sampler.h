@@ -353,7 +353,7 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
 /*
  * Whether off-CPU user stacks are walked by frame pointer although
  * sampler_unwind_mode() is tables: --unwind auto on a kernel whose
- * verifier refused the table walk in the switch program (Linux 6.1).
+ * verifier refused the off-CPU table walk (ebprof_switch_walk).
  */
 bool sampler_offcpu_fp(const struct sampler *s);
 

@@ -437,6 +437,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	err |= metrics_gauge(b, "health", "duration", "drain", h->drain_seconds);
 	err |= metrics_gauge(b, "health", "count", "unwind_tables", (double)h->unwind_tables);
 	err |= metrics_gauge(b, "health", "bytes", "unwind_tables", (double)h->unwind_bytes);
+	err |= metrics_gauge(b, "health", "gauge", "offcpu_fp_walk", h->offcpu_fp ? 1.0 : 0.0);
 	err |= metrics_memory(b, h);
 	if (err)
 		return -ENOMEM;

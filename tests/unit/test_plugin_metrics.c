@@ -390,16 +390,21 @@ static void test_health_values(void **state)
 	vl = metrics_find(&b, "health", "drain");
 	assert_string_equal(vl->type, "duration");
 	assert_float_equal(vl->values[0].gauge, 0.0125, 1e-12);
+	/* Off-CPU stacks by their tables, or none: the fallback's gauge says 0. */
+	assert_float_equal(gauge_of(&b, "health", "offcpu_fp_walk"), 0.0, 0);
 	vl = metrics_find(&b, "health", "");
 	assert_string_equal(vl->type, "ps_cputime");
 	assert_int_equal(vl->values_len, 2);
 	assert_int_equal(vl->values[0].derive, 1500);
 	assert_int_equal(vl->values[1].derive, 2500);
 
-	/* No frames: the unresolved ratio is 0, not NaN. */
+	/* No frames: the unresolved ratio is 0, not NaN. And the kernel refused
+	 * the off-CPU table walk: its stacks by frame pointer, the gauge says 1. */
 	metrics_batch_reset(&b);
 	h.frames = h.unresolved = 0;
+	h.offcpu_fp = true;
 	assert_int_equal(metrics_health(&b, &h), 0);
+	assert_float_equal(gauge_of(&b, "health", "offcpu_fp_walk"), 1.0, 0);
 	assert_float_equal(metrics_find(&b, "health", "unresolved")->values[0].gauge, 0.0, 0);
 	h.seconds = 0;
 	assert_int_equal(metrics_health(&b, &h), -EINVAL);
