@@ -85,6 +85,14 @@ const volatile __u32 off_fsbase = 0;
 const volatile bool python_frames = false;
 
 /*
+ * A PID filter that cannot change while sampling (sampler_config's
+ * tgids_fixed), when it has up to EBPROF_FAST_TGIDS PIDs: their number,
+ * and the PIDs, unused slots repeating the first. 0: see fast_filter.
+ */
+const volatile __u32 n_fixed_tgids = 0;
+const volatile __u32 fixed_tgids[EBPROF_FAST_TGIDS] = { 0 };
+
+/*
  * Bumped whenever a cached task may have changed under the cache: by a
  * rename or an exec (new name, new mappings), and by user space when it
  * changes the PID filter. Read without ordering: a sample that misses a bump by a few
@@ -473,6 +481,13 @@ static __always_inline bool tgid_rejected(__u32 tgid)
 
 	if (filter_flags != EBPROF_FILTER_TGID)
 		return false;
+	if (n_fixed_tgids) {
+		/* Constants to the verifier: compares with immediates, no read of the filter. */
+#pragma clang loop unroll(full)
+		for (__u32 i = 0; i < EBPROF_FAST_TGIDS; i++)
+			hit |= fixed_tgids[i] == tgid;
+		return !hit;
+	}
 	if (fast_filter.n > EBPROF_FAST_TGIDS)
 		return !bpf_map_lookup_elem(&tgids, &tgid);
 	/* Unused slots repeat a PID of the filter: every slot is compared, no branch. */
@@ -1011,12 +1026,14 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 
 /* --- the sample ------------------------------------------------------------ */
 
+static __noinline int sample_task(struct bpf_perf_event_data *ctx, struct ebprof_cpu *s,
+				  __u64 pid_tgid);
+
 SEC("perf_event")
 int ebprof_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen, task;
-	__u32 zero = 0, loss, cpu;
-	struct ebprof_scratch *sc;
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 zero = 0;
 	struct ebprof_cpu *s;
 
 	s = bpf_map_lookup_elem(&cpus, &zero);
@@ -1029,11 +1046,29 @@ int ebprof_sample(struct bpf_perf_event_data *ctx)
 		stat_add(s, EBPROF_STAT_IDLE);
 		return 0;
 	}
-	/* Before the task cache: a rejected tick touches one line of s and the filter. */
+	/*
+	 * Before the task cache: a rejected tick touches one line of s and,
+	 * with a fixed filter, only .rodata (not mmapable: kmalloc'd memory).
+	 */
 	if (tgid_rejected(pid_tgid >> 32)) {
 		stat_add(s, EBPROF_STAT_FILTERED);
 		return 0;
 	}
+	return sample_task(ctx, s, pid_tgid);
+}
+
+/*
+ * All but the rejection, in a function of its own: the program's entry
+ * stays a few instructions with a tiny stack frame (no private stack on
+ * 6.13+ kernels), and a rejected tick runs none of what follows.
+ */
+static __noinline int sample_task(struct bpf_perf_event_data *ctx, struct ebprof_cpu *s,
+				  __u64 pid_tgid)
+{
+	__u64 gen, task;
+	__u32 loss, cpu;
+	struct ebprof_scratch *sc;
+
 	gen = cache_gen;
 	task = bpf_get_current_task();
 	if (s->task_addr != task || s->pid_tgid != pid_tgid || s->gen != gen)

@@ -64,6 +64,12 @@ struct sampler_config {
 	unsigned int frequency; /* Hz; 0 means SAMPLER_DEFAULT_FREQUENCY */
 	const uint32_t *tgids;	/* profile only these processes; NULL: all */
 	size_t n_tgids;
+	/*
+	 * The PID filter never changes while sampling (sampler_set_tgids()
+	 * then refuses): up to EBPROF_FAST_TGIDS PIDs become constants of the
+	 * program, the cheapest rejection of other processes' ticks.
+	 */
+	bool tgids_fixed;
 	const char *const *comms; /* or these process names (first 15 chars) */
 	size_t n_comms;
 	bool kernel_stacks;
@@ -247,7 +253,7 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
 /*
  * Replaces the PID filter while sampling: processes not in tgids stop
  * being sampled at once, new ones start. Only for a sampler opened with a
- * PID filter (else -EINVAL); returns 0 or a negative errno (-E2BIG: more
+ * PID filter that is not tgids_fixed (else -EINVAL); returns 0 or a negative errno (-E2BIG: more
  * PIDs than the filter map holds, max(initial n_tgids, 1024)).
  */
 int sampler_set_tgids(struct sampler *s, const uint32_t *tgids, size_t n_tgids);

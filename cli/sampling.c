@@ -233,6 +233,7 @@ int cli_sampling_finish(const char *cmd, struct cli_sampling *o, int argc, char 
 		return -1;
 	}
 	o->sampler.tgids = o->sampler.n_tgids ? o->tgids : NULL;
+	o->sampler.tgids_fixed = true; /* the command line's -p list is all there is */
 	o->sampler.comms = o->sampler.n_comms ? o->comms : NULL;
 	return 0;
 }

@@ -887,6 +887,40 @@ static void test_pid_filter_array_and_map(void **state)
 	}
 }
 
+/*
+ * A fixed PID filter (tgids_fixed) is built into the program as constants:
+ * two PIDs, one of them the busy workload, are sampled and the other busy
+ * process is counted as filtered out, not recorded; such a filter cannot
+ * be moved.
+ */
+static void test_fixed_pid_filter_filters(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { 0 };
+	struct sampler_config config;
+	struct sampler_stats delta;
+	struct tally t = { 0 };
+	uint32_t tgids[2], other;
+	struct sampler *s;
+
+	tgids[0] = 4000000; /* above any PID this machine has given out */
+	tgids[1] = (uint32_t)workload_start(f, &w);
+	other = (uint32_t)workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = tgids;
+	config.n_tgids = 2;
+	config.tgids_fixed = true;
+	s = open_or_fail(f, &config);
+	t.want[0] = tgids[1];
+	sleep_ms(400);
+	drain_or_fail(s, &t, &delta);
+	assert_true(t.samples > 0);
+	assert_int_equal(t.wrong_tgid, 0);
+	assert_true(delta.filtered > 0);
+	assert_int_equal(sampler_set_tgids(s, &other, 1), -EINVAL);
+}
+
 /* Without a PID filter at open there is no filter to move. */
 static void test_set_tgids_needs_a_pid_filter(void **state)
 {
@@ -1361,6 +1395,7 @@ int main(void)
 		TEST(test_set_tgids_moves_filter),
 		TEST(test_pid_filter_array_and_map),
 		TEST(test_set_tgids_needs_a_pid_filter),
+		TEST(test_fixed_pid_filter_filters),
 		TEST(test_reports_a_process_once),
 		TEST(test_reports_again_after_exec),
 		TEST(test_watch_reports_short_lived_processes_while_alive),
