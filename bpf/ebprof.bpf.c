@@ -1142,3 +1142,42 @@ int ebprof_rename(void *ctx)
 
 /* The off-CPU programs: a section of their own, sharing this file's maps and helpers. */
 #include "bpf/offcpu.bpf.h"
+
+/*
+ * The processes a PID or name filter wants that run already, one struct
+ * ebprof_target each, with the start time their samples' keys will carry:
+ * user space reads them before it attaches the perf events, and prepares
+ * each (its unwind tables, its Python layout) so that even its first
+ * samples are walked whole; each is marked reported, as its first sample
+ * would have, since user space tracks it now. An iterator over tasks (sampler_targets());
+ * registered as a raw tracepoint program, made the task iterator at load
+ * (sampler.c), so that libbpf need not load the kernel's BTF. Leaders
+ * only, with user memory, as the sample path reads them (task_read()).
+ */
+SEC("ebprof_iter_task")
+int ebprof_targets(void *ctx)
+{
+	/* struct bpf_iter__task: the seq_file's meta, then the task (NULL at the end). */
+	void *meta = ((void **)ctx)[0];
+	void *task = ((void **)ctx)[1];
+	struct ebprof_target t = { 0 };
+	char comm[EBPROF_COMM_LEN] = { 0 };
+	__u64 addr, leader;
+
+	if (!task || !filter_flags)
+		return 0;
+	addr = (__u64)task;
+	leader = task_word(addr, off_group_leader);
+	if (leader != addr || !task_word(addr, off_mm))
+		return 0;
+	bpf_probe_read_kernel(&t.tgid, sizeof(t.tgid), (const void *)(addr + off_tgid));
+	bpf_probe_read_kernel_str(comm, sizeof(comm), (const void *)(addr + off_comm));
+	if (!task_wanted(t.tgid, comm))
+		return 0;
+	t.start_time = task_word(addr, off_start_boottime);
+	if (report_processes)
+		bpf_map_update_elem(&reported, &t.tgid, &t.start_time, BPF_ANY);
+	/* meta's first member is its seq_file (no member access: no CO-RE). */
+	bpf_seq_write(((struct seq_file **)meta)[0], &t, sizeof(t));
+	return 0;
+}

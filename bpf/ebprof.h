@@ -91,6 +91,17 @@ struct ebprof_key {
  * A process sampled for the first time: its first sample, or its first
  * after an exec, or a new process under a PID seen before.
  */
+/*
+ * A process the filter wants that runs already, as the targets iterator
+ * (SEC ebprof_iter_task) writes it, so that user space can load its
+ * tables and its Python layout before sampling starts.
+ */
+struct ebprof_target {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_time; /* as in struct ebprof_key */
+};
+
 struct ebprof_process_event {
 	__u32 type; /* EBPROF_EVENT_PROCESS */
 	__u32 tgid;

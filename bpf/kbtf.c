@@ -440,8 +440,9 @@ static void kbtf_close(int fd, unsigned char *buf, struct kbtf_search *q)
 	close(fd);
 }
 
-/* One pass over the types: the id of the typedef the search's name names, or 0. */
-static int kbtf_scan_typedef(struct kbtf_reader *r, struct kbtf_search *q, uint32_t *found)
+/* One pass over the types: the id of the type of kind the search's name names, or 0. */
+static int kbtf_scan_kind(struct kbtf_reader *r, struct kbtf_search *q, int kind,
+			  uint32_t *found)
 {
 	struct kbtf_type t;
 	uint32_t id = 0;
@@ -460,7 +461,7 @@ static int kbtf_scan_typedef(struct kbtf_reader *r, struct kbtf_search *q, uint3
 				 (int)((t.info >> 24) & 0x1f));
 			return -EPROTO;
 		}
-		if (((t.info >> 24) & 0x1f) == KBTF_KIND_TYPEDEF &&
+		if ((int)((t.info >> 24) & 0x1f) == kind &&
 		    kbtf_is_name(q->struct_name_off, t.name_off))
 			*found = id;
 		err = kbtf_skip(r, skip);
@@ -470,7 +471,9 @@ static int kbtf_scan_typedef(struct kbtf_reader *r, struct kbtf_search *q, uint3
 	return 0;
 }
 
-int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen)
+/* The id of the type of kind (a typedef, a function) called name; what="typedef", "function". */
+static int kbtf_kind_id(const char *path, int kind, const char *what, const char *name,
+			uint32_t *id, char *err, size_t errlen)
 {
 	struct kbtf_search *q = NULL;
 	struct kbtf_header h = { 0 };
@@ -492,16 +495,26 @@ int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err,
 	ret = kbtf_scan_strings(&r, q, name);
 	if (!ret) {
 		kbtf_reader_init(&r, fd, buf, (off_t)h.hdr_len + h.type_off, h.type_len);
-		ret = kbtf_scan_typedef(&r, q, id);
+		ret = kbtf_scan_kind(&r, q, kind, id);
 	}
 	if (ret && !err[0])
 		snprintf(err, errlen, "%s is truncated or malformed", path);
 	else if (!ret && !*id) {
 		ret = -ENOENT;
-		snprintf(err, errlen, "the kernel's BTF has no typedef %s", name);
+		snprintf(err, errlen, "the kernel's BTF has no %s %s", what, name);
 	}
 	kbtf_close(fd, buf, q);
 	return ret;
+}
+
+int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen)
+{
+	return kbtf_kind_id(path, KBTF_KIND_TYPEDEF, "typedef", name, id, err, errlen);
+}
+
+int kbtf_func_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen)
+{
+	return kbtf_kind_id(path, KBTF_KIND_FUNC, "function", name, id, err, errlen);
 }
 
 int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,

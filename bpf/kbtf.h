@@ -32,4 +32,10 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
  */
 int kbtf_typedef_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen);
 
+/*
+ * As kbtf_typedef_id(), for the function name (a BPF iterator's attach
+ * point is the kernel's function bpf_iter_<target>).
+ */
+int kbtf_func_id(const char *path, const char *name, uint32_t *id, char *err, size_t errlen);
+
 #endif

@@ -168,6 +168,9 @@ struct sampler {
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
+	unsigned int frequency; /* Hz, for sampler_start() */
+	bool started;		/* the perf events (and the switch program) are attached */
+	bool targets_iter;	/* the targets iterator is loaded (sampler_targets()) */
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
@@ -407,43 +410,76 @@ static int sampler_switch_prepare(struct bpf_program *prog, struct bpf_prog_load
 	return err;
 }
 
+/* The targets iterator (ebprof_targets): a task iterator, made so the same way. */
+static int sampler_iter_prepare(struct bpf_program *prog, struct bpf_prog_load_opts *opts,
+				long cookie)
+{
+	int err = bpf_program__set_type(prog, BPF_PROG_TYPE_TRACING);
+
+	if (!cookie)
+		return -EOPNOTSUPP; /* no bpf_iter_task: never loaded (sampler_load) */
+	opts->expected_attach_type = BPF_TRACE_ITER;
+	opts->attach_btf_id = (__u32)cookie;
+	return err;
+}
+
 /*
  * Registers the sections with libbpf (process-wide, like libbpf's print
- * callback; once, for the kernel's ids). Returns 0 or a negative errno.
+ * callback; once, for the kernel's ids). Returns 0 or a negative errno;
+ * *iter_id gets bpf_iter_task's id. A kernel without the task iterator
+ * (before 5.8) registers its section all the same (the object names it),
+ * with id 0: it is not loaded.
  */
-static int sampler_register_switch(char *err, size_t errlen)
+static int sampler_register_switch(uint32_t *iter_id, char *err, size_t errlen)
 {
-	static const char *const sections[] = { "ebprof_tp_btf", "ebprof_tp_btf_new" };
-	static const char *const typedefs[] = { "btf_trace_sched_switch",
-						"btf_trace_sched_wakeup_new" };
+	static const struct {
+		const char *section, *btf_name;
+		bool iterator;
+	} progs[] = {
+		{ "ebprof_tp_btf", "btf_trace_sched_switch", false },
+		{ "ebprof_tp_btf_new", "btf_trace_sched_wakeup_new", false },
+		{ "ebprof_iter_task", "bpf_iter_task", true },
+	};
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static int registered;
+	static uint32_t iter_btf_id;
+	const int n = (int)(sizeof(progs) / sizeof(progs[0]));
 	uint32_t id;
 	int ret = 0;
 
 	pthread_mutex_lock(&lock);
-	for (int i = registered; !ret && i < 2; i++) {
-		ret = kbtf_typedef_id(KBTF_VMLINUX, typedefs[i], &id, err, errlen);
+	for (int i = registered; !ret && i < n; i++) {
+		if (progs[i].iterator) {
+			if (kbtf_func_id(KBTF_VMLINUX, progs[i].btf_name, &id, err, errlen))
+				id = 0;
+			iter_btf_id = id;
+			if (errlen)
+				err[0] = '\0';
+		} else {
+			ret = kbtf_typedef_id(KBTF_VMLINUX, progs[i].btf_name, &id, err, errlen);
+		}
 		if (!ret) {
 			/* LIBBPF_OPTS spelled out (sz is libbpf's version check):
 			 * cppcheck cannot expand the macro and gives up on the file. */
 			struct libbpf_prog_handler_opts opts = {
 				.sz = sizeof(opts),
 				.cookie = (long)id,
-				.prog_prepare_load_fn = sampler_switch_prepare,
+				.prog_prepare_load_fn = progs[i].iterator ? sampler_iter_prepare
+									  : sampler_switch_prepare,
 			};
 
-			ret = libbpf_register_prog_handler(sections[i],
+			ret = libbpf_register_prog_handler(progs[i].section,
 							   BPF_PROG_TYPE_RAW_TRACEPOINT, 0, &opts);
 			if (ret < 0)
-				snprintf(err, errlen, "registering the off-CPU program %s with libbpf: %s",
-					 sections[i], strerror(-ret));
+				snprintf(err, errlen, "registering the BPF program %s with libbpf: %s",
+					 progs[i].section, strerror(-ret));
 			else
 				ret = 0;
 		}
 		if (!ret)
 			registered = i + 1;
 	}
+	*iter_id = iter_btf_id;
 	pthread_mutex_unlock(&lock);
 	return ret;
 }
@@ -455,6 +491,7 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	bool offcpu = s->mode != SAMPLER_MODE_CPU;
 
 	bpf_program__set_autoload(skel->progs.ebprof_sample, s->mode != SAMPLER_MODE_OFFCPU);
+	bpf_program__set_autoload(skel->progs.ebprof_targets, s->targets_iter);
 	bpf_program__set_autoload(skel->progs.ebprof_switch, offcpu);
 	bpf_program__set_autoload(skel->progs.ebprof_wakeup_new, offcpu);
 	bpf_program__set_autoload(skel->progs.ebprof_switch_walk,
@@ -1056,6 +1093,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	struct kfeat features;
 	unsigned int frequency;
 	struct sampler *s;
+	uint32_t iter_id = 0;
 	int ret;
 
 	*out = NULL;
@@ -1072,7 +1110,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_diag_btf(err, errlen);
 	if (ret)
 		return ret;
-	ret = sampler_register_switch(err, errlen);
+	ret = sampler_register_switch(&iter_id, err, errlen);
 	if (ret)
 		return ret;
 	/* In the order of sampler_load()'s task_offsets. */
@@ -1104,6 +1142,9 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s->switch_fd = -1;
 	s->wakeup_fd = -1;
 	s->mode = config->mode;
+	s->frequency = frequency;
+	/* Known targets, to be prepared before the start: the iterator lists them. */
+	s->targets_iter = config->start_later && iter_id && (config->n_tgids || config->n_comms);
 	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
 						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
 	if (!config->features) {
@@ -1178,18 +1219,71 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 		if (ret)
 			goto free_sampler;
 	}
-	ret = sampler_attach_switch(s, err, errlen);
-	if (ret)
-		goto free_sampler;
-	ret = sampler_attach(s, frequency, err, errlen);
-	if (ret)
-		goto free_sampler;
+	if (!config->start_later) {
+		ret = sampler_start(s, err, errlen);
+		if (ret)
+			goto free_sampler;
+	}
 	*out = s;
 	return 0;
 
 free_sampler:
 	sampler_free(s);
 	return ret;
+}
+
+int sampler_start(struct sampler *s, char *err, size_t errlen)
+{
+	int ret;
+
+	if (errlen)
+		err[0] = '\0';
+	if (s->started)
+		return 0;
+	ret = sampler_attach_switch(s, err, errlen);
+	if (!ret)
+		ret = sampler_attach(s, s->frequency, err, errlen);
+	s->started = !ret;
+	return ret;
+}
+
+int sampler_targets(struct sampler *s, sampler_process_fn fn, void *ctx)
+{
+	struct ebprof_target t[64];
+	struct bpf_link *link;
+	int fd, n = 0, ret = 0;
+	ssize_t got;
+
+	if (!s->targets_iter)
+		return -EOPNOTSUPP;
+	link = bpf_program__attach_iter(s->skel->progs.ebprof_targets, NULL);
+	if (!link)
+		return errno > 0 ? -errno : -EINVAL;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		ret = -errno;
+		goto destroy_link;
+	}
+	/* The seq_file hands out whole records: a read never splits one. */
+	while (!ret && (got = read(fd, t, sizeof(t))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			ret = -errno;
+			break;
+		}
+		for (size_t i = 0; !ret && i < (size_t)got / sizeof(t[0]); i++) {
+			struct sampler_process p = { .tgid = t[i].tgid,
+						     .start_time = t[i].start_time };
+
+			ret = fn(&p, ctx);
+			n += !ret;
+		}
+	}
+	close(fd);
+destroy_link:
+	bpf_link__destroy(link);
+	return ret ? ret : n;
 }
 
 /* Sums the per-CPU stats and moves the previous totals forward. */

@@ -85,6 +85,13 @@ struct sampler_config {
 	 * the process's next sample and counted in process_events_lost.
 	 */
 	bool report_processes;
+	/*
+	 * Load and hook everything but attach no sampling event (the perf
+	 * events, the off-CPU switch) until sampler_start(), so that the
+	 * caller can prepare the processes it knows it will sample
+	 * (sampler_targets()) before their first sample.
+	 */
+	bool start_later;
 	enum sampler_unwind unwind;
 	uint32_t max_frames;	  /* user frames with tables, 1 to 4096; 0: 1024 */
 	uint32_t max_mappings;	  /* executable mappings of all processes; 0: 32768 */
@@ -228,7 +235,8 @@ uint64_t sampler_stats_lost(const struct sampler_stats *stats);
 typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx);
 
 /*
- * Loads, configures and attaches the program. Returns 0 and sets *out, or
+ * Loads, configures and attaches the program (but its sampling events with
+ * start_later: see sampler_start()). Returns 0 and sets *out, or
  * a negative errno and writes into err a sentence that says what to fix
  * (capabilities, perf_event_paranoid, BTF, kernel version).
  * config may be NULL for the defaults. The caller owns *out and frees it
@@ -238,6 +246,13 @@ typedef int (*sampler_sample_fn)(const struct sampler_sample *sample, void *ctx)
  */
 int sampler_open(const struct sampler_config *config, struct sampler **out, char *err,
 		 size_t errlen);
+
+/*
+ * Attaches the sampling events of a sampler opened with start_later;
+ * 0 at once when they are attached already. Returns 0 or a negative
+ * errno, with err as sampler_open() writes it.
+ */
+int sampler_start(struct sampler *s, char *err, size_t errlen);
 
 /*
  * Swaps in empty maps, then hands every sample of the old ones to fn (may
@@ -268,6 +283,17 @@ struct sampler_process {
 
 /* Return 0 to go on; a negative errno stops the poll and is returned. */
 typedef int (*sampler_process_fn)(const struct sampler_process *process, void *ctx);
+
+/*
+ * Hands fn each running process that the PID or name filter wants (its
+ * tgid and the start time its samples will carry; sampled_at and comm are
+ * not set), from the kernel's list of tasks: for a sampler opened with
+ * start_later and a filter, before sampler_start(). Returns how many fn
+ * took, fn's negative return, -EOPNOTSUPP when the sampler cannot list
+ * them (no filter, not start_later, or a kernel without the task
+ * iterator), or another negative errno.
+ */
+int sampler_targets(struct sampler *s, sampler_process_fn fn, void *ctx);
 
 /*
  * Hands fn every process reported since the last call, waiting up to

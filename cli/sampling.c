@@ -23,6 +23,13 @@
 #include "cli/cli.h"
 #include "symbolizer/dbgfetch.h"
 
+/*
+ * How long sampling waits for its known targets to be prepared: python3's
+ * tables build in ~60 ms here; the capture keeps it under half its stall
+ * timeout.
+ */
+#define CLI_PREPARE_MS 2000
+
 static volatile sig_atomic_t cli_stop_signal_seen;
 
 static void cli_on_stop_signal(int sig)
@@ -254,6 +261,34 @@ static void cli_warn(const char *message, void *ctx)
 	fprintf(stderr, "ebprof %s: warning: %s\n", (const char *)ctx, message);
 }
 
+/*
+ * The processes -p and -c name that run already: their snapshots, unwind
+ * tables and Python layouts are loaded before sampling starts, so that
+ * their first samples have Python frames too. What could not be is said,
+ * and sampling starts anyway (those samples are walked as before, and
+ * counted in the python line's native-only samples).
+ * EBPROF_NO_PREPARE (tests) turns it off, to show what it changes.
+ */
+static void cli_prepare(const char *cmd, struct capture *cap, bool quiet)
+{
+	struct capture_prepared prep;
+	int rc = capture_prepare(cap, CLI_PREPARE_MS, &prep);
+
+	if (quiet)
+		return;
+	if (rc)
+		fprintf(stderr,
+			"ebprof %s: warning: cannot list the target processes before sampling "
+			"(%s): their first samples may lack Python frames\n",
+			cmd, strerror(-rc));
+	else if (prep.timed_out)
+		fprintf(stderr,
+			"ebprof %s: warning: %llu of %llu target processes not ready after %u ms "
+			"(tables still building): their first samples may lack Python frames\n",
+			cmd, (unsigned long long)(prep.targets - prep.ready),
+			(unsigned long long)prep.targets, prep.ms);
+}
+
 int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		       struct capture **cap, struct sampler **s)
 {
@@ -313,6 +348,9 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 		return -1;
 	}
 	o->sampler.report_processes = true;
+	/* Processes named up front are prepared before the first sample (cli_prepare()). */
+	o->sampler.start_later = (o->sampler.n_tgids || o->sampler.n_comms) &&
+				 !getenv("EBPROF_NO_PREPARE");
 	if (sampler_open(&o->sampler, s, err, sizeof(err))) {
 		fprintf(stderr, "ebprof %s: %s\n", cmd, err);
 		goto fail;
@@ -321,6 +359,12 @@ int cli_sampling_start(const char *cmd, struct cli_sampling *o, bool quiet,
 	if (rc) {
 		fprintf(stderr, "ebprof %s: cannot start the new-process thread: %s%s\n", cmd,
 			strerror(-rc), rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
+		goto fail;
+	}
+	if (o->sampler.start_later)
+		cli_prepare(cmd, *cap, quiet);
+	if (sampler_start(*s, err, sizeof(err))) {
+		fprintf(stderr, "ebprof %s: %s\n", cmd, err);
 		goto fail;
 	}
 	return 0;

@@ -44,6 +44,8 @@
 #define EBPROF_MAX_RATE_PATH "/proc/sys/kernel/perf_event_max_sample_rate"
 #define EBPROF_MMAP_THRESHOLD (256 * 1024)   /* bytes: see ebprof_malloc_thresholds() */
 #define EBPROF_TRIM_THRESHOLD (1024 * 1024)
+/* Init waits at most this for the PID and Process targets to be prepared (ebprof_prepare_and_start()). */
+#define EBPROF_PREPARE_MS 2000
 
 static struct {
 	struct pconf conf;
@@ -422,6 +424,8 @@ static int ebprof_open_sampler(void)
 	sc.include_self = ebprof.conf.include_self;
 	sc.max_stacks = ebprof.conf.max_stacks;
 	sc.report_processes = true;
+	/* The processes PID and Process name are prepared first (ebprof_prepare()). */
+	sc.start_later = ebprof.conf.n_pids || ebprof.conf.n_processes;
 	sc.unwind = ebprof.conf.unwind == PCONF_UNWIND_FP      ? SAMPLER_UNWIND_FP
 		    : ebprof.conf.unwind == PCONF_UNWIND_DWARF ? SAMPLER_UNWIND_TABLES
 							       : SAMPLER_UNWIND_AUTO;
@@ -438,6 +442,39 @@ static int ebprof_open_sampler(void)
 		      err[0] ? err : strerror_r(-rc, why, sizeof(why)));
 		ebprof.sampler = NULL;
 	}
+	return rc;
+}
+
+/*
+ * The running processes that PID and Process name get their unwind tables
+ * and Python layouts before the first sample (at most EBPROF_PREPARE_MS of
+ * init), so that their first samples have Python frames too; then
+ * sampling starts. What could not be prepared is said, and samples as
+ * before. Returns sampler_start()'s error.
+ */
+static int ebprof_prepare_and_start(void)
+{
+	struct capture_prepared prep;
+	char err[512] = "", why[128];
+	int rc;
+
+	if (ebprof.conf.n_pids || ebprof.conf.n_processes) {
+		rc = capture_prepare(ebprof.capture, EBPROF_PREPARE_MS, &prep);
+		if (rc)
+			WARNING(PLUGIN_LOG "cannot list the PID and Process targets before sampling "
+					   "(%s): their first samples may lack Python frames",
+				strerror_r(-rc, why, sizeof(why)));
+		else if (prep.timed_out)
+			WARNING(PLUGIN_LOG "%llu of %llu target processes not ready after %u ms "
+					   "(tables still building): their first samples may lack "
+					   "Python frames",
+				(unsigned long long)(prep.targets - prep.ready),
+				(unsigned long long)prep.targets, prep.ms);
+	}
+	rc = sampler_start(ebprof.sampler, err, sizeof(err));
+	if (rc)
+		ERROR(PLUGIN_LOG "cannot start sampling: %s",
+		      err[0] ? err : strerror_r(-rc, why, sizeof(why)));
 	return rc;
 }
 
@@ -554,6 +591,8 @@ static int ebprof_init(void)
 		      rc == -EMFILE || rc == -ENFILE ? ": raise `ulimit -n`" : "");
 		goto free_all;
 	}
+	if (ebprof_prepare_and_start())
+		goto free_all;
 	if (ebprof.conf.spool_dir && ebprof_open_spool()) {
 		ERROR(PLUGIN_LOG "out of memory at start-up");
 		goto free_all;

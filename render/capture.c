@@ -25,6 +25,7 @@
  */
 #include "render/capture.h"
 #include "render/pytrack.h"
+#include "bpf/grow.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -330,6 +331,7 @@ static bool worker_step(struct capture_worker *w)
 		w->counts.tracked += !err;
 		w->counts.gone += err == -ESRCH;
 		w->progress++;
+		pthread_cond_broadcast(&core->done); /* capture_prepare() waits for tracks */
 		return true;
 	}
 	if (w->unwinder && !w->stop) {
@@ -363,6 +365,7 @@ static bool worker_step(struct capture_worker *w)
 			/* CPU only (rows to words, into the maps): not abandoned meanwhile. */
 			unwinder_job_finish(w->unwinder, job);
 			w->progress++;
+			pthread_cond_broadcast(&core->done); /* and for tables */
 			return true;
 		}
 	}
@@ -836,6 +839,80 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	 */
 	if (cap->unwinder)
 		unwinder_track(cap->unwinder, process->tgid, process->start_time);
+	return 0;
+}
+
+/* --- preparing known targets ------------------------------------------------ */
+
+struct capture_targets {
+	struct capture_process *procs;
+	size_t n, cap;
+};
+
+static int capture_target_add(const struct sampler_process *process, void *ctx)
+{
+	struct capture_targets *t = ctx;
+
+	if (GROW_ARRAY(&t->procs, &t->cap, t->n + 1, 16))
+		return -ENOMEM;
+	t->procs[t->n++] = (struct capture_process){ process->tgid, process->start_time };
+	return 0;
+}
+
+/* How many targets have nothing left to wait for (lock held): tracked, tables built. */
+static size_t capture_targets_ready(struct capture *cap, const struct capture_targets *t)
+{
+	const struct capture_worker *w = cap->worker;
+	size_t ready = 0;
+
+	if (w->n_tracks || w->busy.tgid)
+		return 0; /* the worker is still taking their snapshots */
+	for (size_t i = 0; i < t->n; i++)
+		ready += !cap->unwinder ||
+			 !unwinder_pending(cap->unwinder, t->procs[i].tgid, t->procs[i].start_time);
+	return ready;
+}
+
+int capture_prepare(struct capture *cap, unsigned int timeout_ms, struct capture_prepared *out)
+{
+	struct capture_targets t = { 0 };
+	struct timespec start = capture_now(), now, limit;
+	int err;
+
+	*out = (struct capture_prepared){ 0 };
+	/*
+	 * Shorter than the stall timeout: a worker that makes no progress is
+	 * left to the watchdog of the drains, which abandon it; here it only
+	 * means that sampling starts unprepared.
+	 */
+	if (timeout_ms > cap->config.stall_ms / 2)
+		timeout_ms = cap->config.stall_ms / 2;
+	limit = capture_after(start, timeout_ms);
+	err = cap->sampler ? sampler_targets(cap->sampler, capture_target_add, &t) : -EINVAL;
+	if (err < 0) {
+		free(t.procs);
+		return err;
+	}
+	out->targets = t.n;
+	/* The path of a reported process: queued for the worker, tables asked for here. */
+	for (size_t i = 0; i < t.n; i++)
+		capture_track(&(struct sampler_process){ .tgid = t.procs[i].tgid,
+							 .start_time = t.procs[i].start_time },
+			      cap);
+	pthread_mutex_lock(&cap->core->lock);
+	while (cap->worker) {
+		out->ready = capture_targets_ready(cap, &t);
+		if (out->ready == t.n || capture_passed(capture_now(), limit))
+			break;
+		/* The worker signals done after each snapshot and each table. */
+		pthread_cond_timedwait(&cap->core->done, &cap->core->lock, &limit);
+	}
+	out->timed_out = out->ready < t.n;
+	pthread_mutex_unlock(&cap->core->lock);
+	now = capture_now();
+	out->ms = (unsigned int)((now.tv_sec - start.tv_sec) * 1000 +
+				 (now.tv_nsec - start.tv_nsec) / 1000000);
+	free(t.procs);
 	return 0;
 }
 

@@ -114,6 +114,28 @@ int capture_new(const struct capture_config *config, struct capture **out);
  */
 int capture_attach(struct capture *cap, struct sampler *sampler);
 
+struct capture_prepared {
+	uint64_t targets; /* running processes the sampler will sample (sampler_targets()) */
+	uint64_t ready;	  /* of those, tracked with every unwind table built, in time */
+	bool timed_out;	  /* timeout_ms passed first (or the capture has no worker) */
+	unsigned int ms;  /* how long it took */
+};
+
+/*
+ * Prepares the processes the sampler knows it will sample, before their
+ * first sample: for a sampler opened with start_later and a PID or name
+ * filter, after capture_attach() and before sampler_start(). Each target
+ * goes the way a reported process goes (the worker's snapshot and Python
+ * detection through its gate, the unwinder's tables built by the worker
+ * under its watchdog), and this waits until all are done, at most
+ * timeout_ms (and at most half the stall timeout: a worker stuck meanwhile
+ * is the drains' to abandon). Returns 0 with *out filled, or a negative errno
+ * (-EOPNOTSUPP: the sampler cannot list its targets; -ENOMEM). Sampling
+ * may start either way: a process not ready by then is ready later, and
+ * its samples meanwhile are walked as before (copied, native frames).
+ */
+int capture_prepare(struct capture *cap, unsigned int timeout_ms, struct capture_prepared *out);
+
 /*
  * Drains the sampler: every sample is named by the worker and added to
  * into. Returns when all are, or when the worker stalled (the guarantee

@@ -231,7 +231,10 @@ void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time)
 	if (!pytrack_enter(t))
 		return;
 	if (pytrack_apply(t, &v, &say) == -EAGAIN && t->n_pending < PYTRACK_MAX_PENDING)
-		t->pending[t->n_pending++] = (struct pytrack_process){ tgid, 0, start_time };
+		t->pending[t->n_pending++] = (struct pytrack_process){
+			.tgid = tgid, .start_time = start_time,
+			.eval_start = v.py.eval_start, .eval_end = v.py.eval_end,
+			.cold_start = v.py.cold_start, .cold_end = v.py.cold_end };
 	pytrack_leave(t);
 	pytrack_say(t, &v, say);
 }
@@ -296,24 +299,34 @@ void pytrack_end_drain(struct pytrack *t)
 	free(gone);
 }
 
+/* Whether any of the n ips is in p's evaluation function. */
+static bool pytrack_in_eval(const struct pytrack_process *p, const uint64_t *ips, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((ips[i] >= p->eval_start && ips[i] < p->eval_end) ||
+		    (ips[i] >= p->cold_start && ips[i] < p->cold_end))
+			return true;
+	return false;
+}
+
 void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
 		    size_t n, uint64_t count)
 {
-	const struct pytrack_process *p;
-	bool in_eval = false;
+	const struct pytrack_process *p = NULL;
 	size_t i;
 
 	for (i = 0; i < n; i++)
 		if (ips[i] & EBPROF_PY_FRAME)
 			return; /* it has Python frames */
 	i = pytrack_find(t, tgid);
-	if (i == t->n_loaded || t->loaded[i].tgid != tgid || t->loaded[i].start_time != start_time)
-		return;
-	p = &t->loaded[i];
-	for (i = 0; i < n && !in_eval; i++)
-		in_eval = (ips[i] >= p->eval_start && ips[i] < p->eval_end) ||
-			  (ips[i] >= p->cold_start && ips[i] < p->cold_end);
-	if (in_eval)
+	if (i < t->n_loaded && t->loaded[i].tgid == tgid && t->loaded[i].start_time == start_time)
+		p = &t->loaded[i];
+	/* A Python still starting (asked again later): its interpreter's samples count too. */
+	for (i = 0; !p && i < t->n_pending; i++)
+		if (t->pending[i].tgid == tgid && t->pending[i].start_time == start_time &&
+		    t->pending[i].eval_end)
+			p = &t->pending[i];
+	if (p && pytrack_in_eval(p, ips, n))
 		t->stats.native_only += count;
 }
 

@@ -66,11 +66,13 @@ void pytrack_end_drain(struct pytrack *t);
 
 /*
  * A sample of process tgid (its user stack as the sampler gives it: ips, n
- * slots) weighing count. One that runs in a loaded Python's evaluation
- * function yet carries no Python frame (copied to user space before the
- * process's tables or its detection, or a walk that found none) is
- * counted in native_only: the loss is reported, not silent. One binary
- * search for a process that is not a loaded Python.
+ * slots) weighing count. One that runs in the evaluation function of a
+ * loaded Python, or of one still starting (its main thread not up when
+ * asked), yet carries no Python frame (copied to user space before the
+ * process's tables or its detection, taken before it was loaded, or a
+ * walk that found none) is counted in native_only: the loss is reported,
+ * not silent. One binary search for a process that is not a loaded
+ * Python, and a look at the starting ones (usually none).
  */
 void pytrack_sample(struct pytrack *t, uint32_t tgid, uint64_t start_time, const uint64_t *ips,
 		    size_t n, uint64_t count);

@@ -572,6 +572,9 @@ static int pyproc_try(struct pyproc_cache *cache, struct target *gate, uint32_t 
 		snprintf(why, whylen, "%.*s: Python %u.%u, but %s; profiled without Python frames",
 			 (int)m->path_len, m->path, l->major, l->minor, detail);
 	}
+	/* Not started yet: where its interpreter is, so that its samples meanwhile are counted. */
+	if (err == -EAGAIN)
+		pyproc_fill(out, l, row, &y, bias, 0);
 	if (err)
 		return err;
 	pyproc_fill(out, l, row, &y, bias, tsd_offset);

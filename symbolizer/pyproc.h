@@ -94,7 +94,7 @@ struct target;
  * file is read). Returns
  * 0 with *out filled; -ENOENT when it is no CPython (nothing to say);
  * -EAGAIN when it is one that has not started its main thread yet (ask
- * again later); -EPROTONOSUPPORT when it looks like one we cannot walk
+ * again later; *out has where its evaluation function is, and no more); -EPROTONOSUPPORT when it looks like one we cannot walk
  * (a version without a row, a layout or thread-state check that failed),
  * with why in why (a sentence naming the file and the value; say it
  * once); -ESRCH when the process is gone.

@@ -960,6 +960,18 @@ int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 	return err;
 }
 
+bool unwinder_pending(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	const struct uproc *p;
+	bool pending;
+
+	pthread_mutex_lock(&u->lock);
+	p = *proc_slot(u, tgid);
+	pending = p && p->start_time == start_time && p->waiting;
+	pthread_mutex_unlock(&u->lock);
+	return pending;
+}
+
 /* --- the walk of a copy ---------------------------------------------------- */
 
 struct copy_env {

@@ -104,6 +104,13 @@ void unwinder_free(struct unwinder *u);
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time);
 
 /*
+ * Whether process tgid, tracked under start_time, still waits for a table
+ * being built (its samples are copied meanwhile); false when it is loaded,
+ * or not tracked (gone, or never).
+ */
+bool unwinder_pending(struct unwinder *u, uint32_t tgid, uint64_t start_time);
+
+/*
  * Makes builds queued from now on wait for a builder, which wake(ctx) is
  * called for (on the thread that queued, with no lock of the unwinder
  * held; the builder may call unwinder_job_* under a lock of its own).

@@ -84,6 +84,27 @@ static void test_typedef_id_matches_libbpf(void **state)
 	btf__free(btf);
 }
 
+/* The id of an iterator's function, as an iter load names it: libbpf's; a typedef is not one. */
+static void test_func_id_matches_libbpf(void **state)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	char err[ERRLEN];
+	uint32_t id;
+	int want;
+
+	(void)state;
+	assert_non_null(btf);
+	want = btf__find_by_name_kind(btf, "bpf_iter_task", BTF_KIND_FUNC);
+	assert_true(want > 0);
+	assert_int_equal(kbtf_func_id(KBTF_VMLINUX, "bpf_iter_task", &id, err, sizeof(err)), 0);
+	assert_int_equal(id, (uint32_t)want);
+	assert_int_equal(kbtf_func_id(KBTF_VMLINUX, "btf_trace_sched_switch", &id, err,
+				      sizeof(err)),
+			 -ENOENT);
+	assert_non_null(strstr(err, "no function btf_trace_sched_switch"));
+	btf__free(btf);
+}
+
 /* Writes btf to a temporary file; returns its path (static buffer). */
 static const char *write_btf(const struct btf *btf, size_t truncate_to)
 {
@@ -208,6 +229,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_running_kernel_matches_libbpf),
 		cmocka_unit_test(test_typedef_id_matches_libbpf),
+		cmocka_unit_test(test_func_id_matches_libbpf),
 		cmocka_unit_test(test_members_inside_anonymous_types),
 		cmocka_unit_test(test_refusals_name_the_problem),
 	};
