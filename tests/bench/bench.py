@@ -346,6 +346,7 @@ class Profiler:
         self.kind, self.hz, self.tmp = kind, hz, tmp
         self.ebprof_args = list(ebprof_args) + (["-p", str(pid)] if pid else [])
         self.pid = pid  # one process only: ebprof -p, bpftrace's /pid == N/
+        self.binary = EBPROF  # section ebuser may pair another build against it
         self.proc = None
         self.prog_ids = []
         self.lost = 0
@@ -362,7 +363,7 @@ class Profiler:
         if self.kind == "bpftrace":
             pred = "/pid == %d/ " % self.pid if self.pid else ""
             return ["bpftrace", "-e", BPFTRACE_PROG % (self.hz, pred)]
-        return [EBPROF, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
+        return [self.binary, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
                 "-o", os.path.join(self.tmp, "ebprof.folded")] + self.ebprof_args
 
     RATE_PATH = "/proc/sys/kernel/perf_event_max_sample_rate"
@@ -714,6 +715,52 @@ class Bench:
             self.scaling_user(hz)
         finally:
             self.bg.stop()
+
+    def ebuser_run(self, binary, seconds):
+        """One `record` of binary on the busy system: ms per 1000 samples and per 1000 stacks."""
+        prof = Profiler("ebprof", 999, self.tmp)
+        prof.binary = binary
+        prof.start()
+        time.sleep(seconds)
+        cpu, _, _ = prof.stop()
+        samples = prof.samples()
+        folded = os.path.join(self.tmp, "ebprof.folded")
+        stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
+        if not samples or not stacks:
+            raise RuntimeError("%s: no samples or no stacks recorded" % binary)
+        return 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks
+
+    def section_ebuser(self):
+        """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
+
+        With --ebprof-base, that build and ours take turns (shuffled) in
+        each pair, so that a change is measured against the build before it
+        under the same load; the ratio is the median of the pairs' ratios.
+        """
+        log("3 ebprof record's user-space CPU on a busy system")
+        secs = self.dur(20, 3)
+        base = self.args.ebprof_base
+        kinds = ["ours", "base"] if base else ["ours"]
+        got = {k: [] for k in kinds}
+        self.busy_start()
+        try:
+            for _ in range(self.reps):
+                order = kinds[:]
+                self.rng.shuffle(order)
+                for k in order:
+                    got[k].append(self.ebuser_run(EBPROF if k == "ours" else base, secs))
+        finally:
+            self.bg.stop()
+        for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
+                                             ("CPU per 1000 distinct stacks", "stacks"))):
+            ours = [r[i] for r in got["ours"]]
+            anchor = [r[i] for r in got["base"]] if base else None
+            ratios = [o / b for o, b in zip(ours, anchor)] if base else None
+            self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
+                         base or "", median(anchor) if base else None,
+                         median(ratios) if base else None, self.reps,
+                         "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
+                             str(r[2 + i]) for r in got["ours"])), ci95(ours))
 
     def perf_report_cpu(self):
         """CPU s of `perf report` on the last perf record: perf's symbolization."""
@@ -1460,14 +1507,15 @@ class Bench:
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
-                 ("user", self.section_user), ("collectd", self.section_collectd),
+                 ("user", self.section_user), ("ebuser", self.section_ebuser),
+                 ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
                  ("render", self.section_render), ("top", self.section_top),
                  ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
                  ("python", self.section_python)]
         t0 = time.time()
         for name, fn in steps:
-            if "all" in sections or name in sections:
+            if ("all" in sections and name != "ebuser") or name in sections:
                 fn()
         self.plot()
         self.res.markdown(os.path.join(self.out, "bench.md"))
@@ -1506,10 +1554,14 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,collectd,symbols,symbolize,render,top,"
+                    help="comma list of kernel,slowdown,user,ebuser,collectd,symbols,symbolize,"
+                         "render,top,"
                          "unwind,"
                          "offcpu,python "
                          "(default all)")
+    ap.add_argument("--ebprof-base", default="",
+                    help="section ebuser: another ebprof binary (the build before a change) "
+                         "paired against build/ebprof")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (BPF programs and system-wide perf events)")
