@@ -736,10 +736,12 @@ class Bench:
         With --ebprof-base, that build and ours take turns (shuffled) in
         each pair, so that a change is measured against the build before it
         under the same load; the ratio is the median of the pairs' ratios.
+        --ebprof measures a copy instead of build/ebprof (to rebuild meanwhile).
         """
         log("3 ebprof record's user-space CPU on a busy system")
         secs = self.dur(20, 3)
         base = self.args.ebprof_base
+        ours = self.args.ebprof or EBPROF
         kinds = ["ours", "base"] if base else ["ours"]
         got = {k: [] for k in kinds}
         self.busy_start()
@@ -748,7 +750,7 @@ class Bench:
                 order = kinds[:]
                 self.rng.shuffle(order)
                 for k in order:
-                    got[k].append(self.ebuser_run(EBPROF if k == "ours" else base, secs))
+                    got[k].append(self.ebuser_run(ours if k == "ours" else base, secs))
         finally:
             self.bg.stop()
         for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
@@ -1559,6 +1561,8 @@ def main():
                          "unwind,"
                          "offcpu,python "
                          "(default all)")
+    ap.add_argument("--ebprof", default="",
+                    help="section ebuser: the ebprof binary measured (default build/ebprof)")
     ap.add_argument("--ebprof-base", default="",
                     help="section ebuser: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")
