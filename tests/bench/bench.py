@@ -733,36 +733,40 @@ class Bench:
     def section_ebuser(self):
         """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
 
-        With --ebprof-base, that build and ours take turns (shuffled) in
-        each pair, so that a change is measured against the build before it
-        under the same load; the ratio is the median of the pairs' ratios.
-        --ebprof measures a copy instead of build/ebprof (to rebuild meanwhile).
+        With --ebprof-base (one build, or several separated by commas), each
+        of those and ours take turns (shuffled) in every round, so that a
+        change is measured against the builds before it under the same
+        load; each ratio is the median of the rounds' ratios. --ebprof
+        measures a copy instead of build/ebprof (to rebuild meanwhile).
         """
         log("3 ebprof record's user-space CPU on a busy system")
         secs = self.dur(20, 3)
-        base = self.args.ebprof_base
-        ours = self.args.ebprof or EBPROF
-        kinds = ["ours", "base"] if base else ["ours"]
-        got = {k: [] for k in kinds}
+        bases = [b for b in self.args.ebprof_base.split(",") if b]
+        binaries = [self.args.ebprof or EBPROF] + bases
+        got = [[] for _ in binaries]
         self.busy_start()
         try:
             for _ in range(self.reps):
-                order = kinds[:]
+                order = list(range(len(binaries)))
                 self.rng.shuffle(order)
                 for k in order:
-                    got[k].append(self.ebuser_run(ours if k == "ours" else base, secs))
+                    got[k].append(self.ebuser_run(binaries[k], secs))
         finally:
             self.bg.stop()
         for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
                                              ("CPU per 1000 distinct stacks", "stacks"))):
-            ours = [r[i] for r in got["ours"]]
-            anchor = [r[i] for r in got["base"]] if base else None
-            ratios = [o / b for o, b in zip(ours, anchor)] if base else None
-            self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
-                         base or "", median(anchor) if base else None,
-                         median(ratios) if base else None, self.reps,
-                         "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
-                             str(r[2 + i]) for r in got["ours"])), ci95(ours))
+            ours = [r[i] for r in got[0]]
+            note = "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
+                str(r[2 + i]) for r in got[0]))
+            if not bases:
+                self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999, "",
+                             None, None, self.reps, note, ci95(ours))
+            for k, base in enumerate(bases, 1):
+                anchor = [r[i] for r in got[k]]
+                ratios = [o / b for o, b in zip(ours, anchor)]
+                self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
+                             base, median(anchor), median(ratios), self.reps, note,
+                             ci95(ours))
 
     def perf_report_cpu(self):
         """CPU s of `perf report` on the last perf record: perf's symbolization."""
