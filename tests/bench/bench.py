@@ -728,6 +728,8 @@ class Bench:
         stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
         if not samples or not stacks:
             raise RuntimeError("%s: no samples or no stacks recorded" % binary)
+        log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks (%d samples, %d stacks)"
+            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks))
         return 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks
 
     def section_ebuser(self):
