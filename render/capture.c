@@ -313,6 +313,7 @@ static bool worker_step(struct capture_worker *w)
 
 	if (w->n_tracks) {
 		struct capture_process p = w->tracks[w->track_first];
+		const struct procmaps *maps;
 		int err = 0;
 
 		w->track_first = (w->track_first + 1) % CAPTURE_TRACK_QUEUE;
@@ -321,9 +322,10 @@ static bool worker_step(struct capture_worker *w)
 			return true;
 		w->busy = p;
 		pthread_mutex_unlock(&core->lock);
-		err = symbolizer_track(w->sym, p.tgid, p.start_time);
+		/* One read of its maps: for its names, and lent to the Python check. */
+		err = symbolizer_track_maps(w->sym, p.tgid, p.start_time, &maps);
 		if (!err && w->py)
-			pytrack_process(w->py, p.tgid, p.start_time);
+			pytrack_process(w->py, p.tgid, p.start_time, maps);
 		pthread_mutex_lock(&core->lock);
 		if (w->abandoned)
 			return false;

@@ -159,7 +159,7 @@ static void pytrack_remember(struct pytrack *t, const struct pytrack_process *p)
 
 /* Asks pyproc about the process, no hook held; the gate's refusals meanwhile go in v. */
 static void pytrack_detect(struct pytrack *t, uint32_t tgid, uint64_t start_time,
-			   struct pytrack_verdict *v)
+			   const struct procmaps *maps, struct pytrack_verdict *v)
 {
 	uint64_t before[TARGET_CAUSES] = { 0 };
 
@@ -167,8 +167,8 @@ static void pytrack_detect(struct pytrack *t, uint32_t tgid, uint64_t start_time
 	v->start_time = start_time;
 	if (t->config.gate)
 		target_stats(t->config.gate, before);
-	v->err = pyproc_detect(t->cache, t->config.gate, t->proc_root, tgid, start_time, &v->py,
-			       v->why, sizeof(v->why));
+	v->err = pyproc_detect_maps(t->cache, t->config.gate, t->proc_root, tgid, start_time, maps,
+				    &v->py, v->why, sizeof(v->why));
 	memset(v->refused_open, 0, sizeof(v->refused_open));
 	if (t->config.gate) {
 		target_stats(t->config.gate, v->refused_open);
@@ -220,14 +220,15 @@ static void pytrack_say(struct pytrack *t, const struct pytrack_verdict *v, bool
 		t->config.warn(v->why, t->config.warn_ctx);
 }
 
-void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time)
+void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time,
+		     const struct procmaps *maps)
 {
 	struct pytrack_verdict v;
 	bool say;
 
 	if (t->cut_off)
 		return;
-	pytrack_detect(t, tgid, start_time, &v);
+	pytrack_detect(t, tgid, start_time, maps, &v);
 	if (!pytrack_enter(t))
 		return;
 	if (pytrack_apply(t, &v, &say) == -EAGAIN && t->n_pending < PYTRACK_MAX_PENDING)
@@ -260,7 +261,7 @@ void pytrack_end_drain(struct pytrack *t)
 
 		if (p.tries >= PYTRACK_RETRIES)
 			continue;
-		pytrack_detect(t, p.tgid, p.start_time, &v);
+		pytrack_detect(t, p.tgid, p.start_time, NULL, &v);
 		if (!pytrack_enter(t))
 			return;
 		t->pending[i].tries++;

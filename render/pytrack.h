@@ -32,6 +32,7 @@
 
 #include "symbolizer/target.h"
 
+struct procmaps;
 struct pytrack;
 struct sampler;
 
@@ -58,8 +59,14 @@ struct pytrack *pytrack_new(const struct pytrack_config *config);
 
 void pytrack_free(struct pytrack *t);
 
-/* A process the sampler reported: Python or not, and loaded if we can walk it. */
-void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time);
+/*
+ * A process the sampler reported: Python or not, and loaded if we can walk
+ * it. maps: its executable mappings as read just now by the caller
+ * (borrowed for the call: the capture's worker passes the symbolizer's
+ * read of the same report), or NULL to have them read here.
+ */
+void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time,
+		     const struct procmaps *maps);
 
 /* The end of a drain: asks again about the Pythons still starting, forgets the exited. */
 void pytrack_end_drain(struct pytrack *t);

@@ -369,6 +369,7 @@ static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify)
 	proc_drop_maps(t, proc);
 	proc->maps = maps;
 	proc->elfs = elfs;
+	proc->maps_tracked = true;
 	return 0;
 }
 
@@ -585,6 +586,8 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
 	}
 	if (proc && start < proc->start_time)
 		return -ESRCH; /* a late report: the PID is a newer process's already */
+	if (proc)
+		proc->maps_tracked = false; /* set again by this call's read */
 	if (!proc) {
 		proc = proc_create(t, tgid, start, &err);
 		if (!proc)

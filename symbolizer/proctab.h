@@ -45,6 +45,7 @@ struct proc {
 	bool gone;		 /* seen exited (or its PID taken by another) */
 	uint64_t checked_drain;	 /* drain in which start time and perf map were checked */
 	uint64_t maps_drain;	 /* drain in which maps were last read */
+	bool maps_tracked;	 /* maps were read by the last proctab_track() of it */
 	uint64_t seen_drain;	 /* drain in which it was made or last tracked */
 	uint64_t used_drain;	 /* last drain whose samples it resolved; NEVER */
 	uint64_t confirmed_drain; /* last drain whose caller gave its start time; NEVER */

@@ -585,8 +585,15 @@ int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *p
 		  uint32_t tgid, uint64_t start_time, struct ebprof_py_proc *out, char *why,
 		  size_t whylen)
 {
+	return pyproc_detect_maps(cache, gate, proc_root, tgid, start_time, NULL, out, why, whylen);
+}
+
+int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const char *proc_root,
+		       uint32_t tgid, uint64_t start_time, const struct procmaps *maps,
+		       struct ebprof_py_proc *out, char *why, size_t whylen)
+{
 	char path[PATH_MAX], exe[PATH_MAX];
-	struct procmaps *maps;
+	struct procmaps *read = NULL;
 	ssize_t len;
 	int err, ret = -ENOENT;
 
@@ -597,10 +604,13 @@ int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *p
 	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, tgid);
 	len = readlink(path, exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = '\0';
-	snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
-	err = procmaps_load_opt(path, false, &maps);
-	if (err)
-		return err == -ENOENT ? -ESRCH : err;
+	if (!maps) {
+		snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
+		err = procmaps_load_opt(path, false, &read);
+		if (err)
+			return err == -ENOENT ? -ESRCH : err;
+		maps = read;
+	}
 	for (size_t i = 0; i < procmaps_count(maps) && ret == -ENOENT; i++) {
 		const struct procmaps_mapping *m = procmaps_at(maps, i);
 
@@ -611,6 +621,6 @@ int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *p
 		if (pyproc_candidate(m, exe))
 			ret = pyproc_try(cache, gate, tgid, m, out, why, whylen);
 	}
-	procmaps_free(maps);
+	procmaps_free(read);
 	return ret;
 }

@@ -103,6 +103,17 @@ int pyproc_detect(struct pyproc_cache *cache, struct target *gate, const char *p
 		  uint32_t tgid, uint64_t start_time, struct ebprof_py_proc *out, char *why,
 		  size_t whylen);
 
+struct procmaps;
+
+/*
+ * pyproc_detect() with the process's executable mappings read by the
+ * caller just now (borrowed; NULL: read them here), so that a process
+ * whose maps the symbolizer has just read costs no second read of them.
+ */
+int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const char *proc_root,
+		       uint32_t tgid, uint64_t start_time, const struct procmaps *maps,
+		       struct ebprof_py_proc *out, char *why, size_t whylen);
+
 /* Reads len bytes at addr of process tgid. Returns 0, or a negative errno (-EFAULT). */
 int pyproc_read(uint32_t tgid, uint64_t addr, void *buf, size_t len);
 

@@ -19,6 +19,7 @@
 #include "symbolizer/frame.h"
 #include "symbolizer/target.h"
 
+struct procmaps;
 struct symbolizer;
 
 /* Process records (maps, perf maps) kept by default: a record is ~5 kB
@@ -150,6 +151,16 @@ size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *
  * -ENOMEM.
  */
 int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time);
+
+/*
+ * symbolizer_track(), and *maps set to the executable mappings it read
+ * for the process just now (NULL when that read failed: gone, or out of
+ * descriptors), owned by sym and valid until the next call into sym, so
+ * that whatever else looks at the newly reported process at once (the
+ * Python detector, on the same worker) needs no read of its own.
+ */
+int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+			  const struct procmaps **maps);
 
 /*
  * Marks the end of a drain: forgets processes that have exited and whose

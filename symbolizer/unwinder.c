@@ -7,12 +7,14 @@
  * the memory bound). A table is loaded in a BPF slot and read back from
  * there for copies; it counts its users and remembers when one last took
  * it up or let it go (the cache's LRU order and grace). Tables are found
- * by (device, inode) first, which costs no open, then by build-id once
- * read, which catches the same build at two paths (a container's copy of
- * libc): the second is merged into the first.
+ * by (device, inode) first, which costs no open (a hash: symbolizer/
+ * fileidx, since every mapping of every new process is looked up), then
+ * by build-id once read, which catches the same build at two paths (a
+ * container's copy of libc): the second is merged into the first.
  *
  * A table not built yet is in the list too, queued or building, keyed by
  * its file: a second process mapping it waits for the same build. The
+ * queued ones are also chained oldest first, the order builders take them. The
  * build's job carries copies of what its read needs, so that a builder
  * stuck in the read holds nothing of the unwinder; its ticket says, when
  * it finishes, whether the table still waits for it.
@@ -50,6 +52,7 @@
 #include "symbolizer/cfi.h"
 #include "symbolizer/debuginfo.h"
 #include "symbolizer/elfhdr.h"
+#include "symbolizer/fileidx.h"
 #include "symbolizer/procmaps.h"
 #include "symbolizer/target.h"
 #include "symbolizer/unwtab.h"
@@ -66,15 +69,10 @@ enum utable_state {
 	UTABLE_BUILDING, /* a builder reads its file */
 };
 
-struct file_key {
-	uint32_t dev_major, dev_minor;
-	uint64_t inode; /* 0: the vDSO */
-};
-
 struct utable {
 	unsigned char build_id[MAX_BUILD_ID];
 	int id_len;
-	struct file_key *keys; /* the files known to hold this build */
+	struct fileidx_key *keys; /* the files known to hold this build */
 	size_t n_keys, cap_keys;
 	uint32_t slot; /* 0: none loaded (no CFI, or refused): frame pointers */
 	uint32_t id;   /* unwmaps' number for it */
@@ -93,6 +91,7 @@ struct utable {
 	char *src_path; /* src.path, owned */
 	uint64_t due_ms;
 	uint64_t ticket; /* its build, while building */
+	struct utable *queue_next; /* queued: the next queued after it, oldest first */
 	struct utable *next;
 };
 
@@ -111,6 +110,8 @@ struct unwinder {
 	struct unwmaps *maps;
 	struct unwtab_rules *rules;
 	struct utable *tables;
+	struct fileidx *by_key; /* every key of every table in the list, to its table */
+	struct utable *queue_head, *queue_tail; /* the queued tables, oldest first */
 	struct uproc *procs[PROC_BUCKETS];
 	char *proc_root, *debug_root;
 	struct target *gate; /* every open of a file when there is no builder; under lock */
@@ -169,11 +170,12 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 	u->now_ms = config->now_ms ? config->now_ms : monotonic_ms;
 	u->wait_ms = config->wait_ms ? config->wait_ms : UNWINDER_DEFAULT_WAIT_MS;
 	u->rules = unwtab_rules_new(0);
+	u->by_key = fileidx_new();
 	u->proc_root = strdup(config->proc_root ? config->proc_root : "/proc");
 	u->debug_root = strdup(config->debug_root ? config->debug_root : "");
 	u->gate = target_new(&(struct target_config){ .proc_root = u->proc_root,
 						      .max_file_size = config->max_file_size });
-	if (!u->rules || !u->proc_root || !u->debug_root || !u->gate) {
+	if (!u->rules || !u->by_key || !u->proc_root || !u->debug_root || !u->gate) {
 		unwinder_free(u);
 		return -ENOMEM;
 	}
@@ -201,8 +203,28 @@ static void table_unload(struct unwinder *u, struct utable *t)
 	}
 }
 
+/* Takes t off the build queue (a queued table dropped: only when all is freed). */
+static void queue_unlink(struct unwinder *u, struct utable *t)
+{
+	struct utable *prev = NULL;
+
+	for (struct utable **p = &u->queue_head; *p; prev = *p, p = &(*p)->queue_next) {
+		if (*p == t) {
+			*p = t->queue_next;
+			if (u->queue_tail == t)
+				u->queue_tail = prev;
+			t->queue_next = NULL;
+			return;
+		}
+	}
+}
+
 static void table_free(struct unwinder *u, struct utable *t)
 {
+	for (size_t i = 0; i < t->n_keys; i++)
+		fileidx_remove(u->by_key, &t->keys[i], t);
+	if (t->state == UTABLE_QUEUED)
+		queue_unlink(u, t);
 	table_unload(u, t);
 	free(t->keys);
 	free(t->src_path);
@@ -221,19 +243,9 @@ static void table_drop(struct unwinder *u, struct utable *t)
 	}
 }
 
-static bool key_equal(const struct file_key *a, const struct file_key *b)
+static struct utable *table_by_key(struct unwinder *u, const struct fileidx_key *key)
 {
-	return a->dev_major == b->dev_major && a->dev_minor == b->dev_minor &&
-	       a->inode == b->inode;
-}
-
-static struct utable *table_by_key(struct unwinder *u, const struct file_key *key)
-{
-	for (struct utable *t = u->tables; t; t = t->next)
-		for (size_t i = 0; i < t->n_keys; i++)
-			if (key_equal(&t->keys[i], key))
-				return t;
-	return NULL;
+	return fileidx_find(u->by_key, key);
 }
 
 static struct utable *table_by_build_id(struct unwinder *u, const unsigned char *id, int len)
@@ -245,9 +257,11 @@ static struct utable *table_by_build_id(struct unwinder *u, const unsigned char 
 	return NULL;
 }
 
-static int table_add_key(struct utable *t, const struct file_key *key)
+/* Files t under one more key (its list and the index): 0, or -ENOMEM with neither changed. */
+static int table_add_key(struct unwinder *u, struct utable *t, const struct fileidx_key *key)
 {
-	if (GROW_ARRAY(&t->keys, &t->cap_keys, t->n_keys + 1, 2))
+	if (GROW_ARRAY(&t->keys, &t->cap_keys, t->n_keys + 1, 2) ||
+	    fileidx_add(u->by_key, key, t))
 		return -ENOMEM;
 	t->keys[t->n_keys++] = *key;
 	return 0;
@@ -350,18 +364,25 @@ static int table_load(struct unwinder *u, struct utable *t, const struct cfi *cf
 }
 
 /* A new table, not built yet, for the file of mapping m of process tgid. */
-static struct utable *table_queue(struct unwinder *u, const struct file_key *key, uint32_t tgid,
+static struct utable *table_queue(struct unwinder *u, const struct fileidx_key *key, uint32_t tgid,
 				  uint64_t start_time, const struct procmaps_mapping *m)
 {
 	struct utable *t = calloc(1, sizeof(*t));
 
-	if (!t || table_add_key(t, key) || !(t->src_path = strndup(m->path, m->path_len))) {
-		if (t)
+	if (!t || !(t->src_path = strndup(m->path, m->path_len)) || table_add_key(u, t, key)) {
+		if (t) {
+			free(t->src_path);
 			free(t->keys);
+		}
 		free(t);
 		return NULL;
 	}
 	t->state = UTABLE_QUEUED;
+	if (u->queue_tail)
+		u->queue_tail->queue_next = t;
+	else
+		u->queue_head = t;
+	u->queue_tail = t;
 	t->src_tgid = tgid;
 	t->src_start = start_time;
 	t->src = *m;
@@ -403,12 +424,9 @@ void unwinder_job_free(struct unwinder_job *job)
 /* The oldest queued table's build, now building; NULL for none (or no memory). */
 static struct unwinder_job *job_take_locked(struct unwinder *u)
 {
-	struct utable *oldest = NULL;
+	struct utable *oldest = u->queue_head;
 	struct unwinder_job *job;
 
-	for (struct utable *t = u->tables; t; t = t->next)
-		if (t->state == UTABLE_QUEUED)
-			oldest = t; /* the list is newest first */
 	if (!oldest)
 		return NULL;
 	job = calloc(1, sizeof(*job));
@@ -422,6 +440,10 @@ static struct unwinder_job *job_take_locked(struct unwinder *u)
 	job->start_time = oldest->src_start;
 	job->m = oldest->src;
 	job->m.path = job->path;
+	u->queue_head = oldest->queue_next;
+	if (!u->queue_head)
+		u->queue_tail = NULL;
+	oldest->queue_next = NULL;
 	oldest->state = UTABLE_BUILDING;
 	oldest->ticket = job->ticket;
 	return job;
@@ -507,7 +529,7 @@ static void table_merge(struct unwinder *u, struct utable *t, struct utable *int
 	}
 	if (into) {
 		for (size_t i = 0; i < t->n_keys; i++)
-			table_add_key(into, &t->keys[i]); /* no memory: found by build-id later */
+			table_add_key(u, into, &t->keys[i]); /* no memory: found by build-id later */
 		table_touch(u, into);
 	}
 	table_drop(u, t);
@@ -605,7 +627,7 @@ static void jobs_run_locked(struct unwinder *u)
 /* Our own vDSO image: the one every process on this kernel maps. */
 static struct utable *table_for_vdso(struct unwinder *u)
 {
-	static const struct file_key vdso_key = { 0, 0, 0 };
+	static const struct fileidx_key vdso_key = { 0, 0, 0 };
 	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
 	struct utable *t = table_by_key(u, &vdso_key);
 	struct cfi *cfi;
@@ -615,7 +637,9 @@ static struct utable *table_for_vdso(struct unwinder *u)
 		return t;
 	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	t = calloc(1, sizeof(*t));
-	if (!t || table_add_key(t, &vdso_key)) {
+	if (!t || table_add_key(u, t, &vdso_key)) {
+		if (t)
+			free(t->keys);
 		free(t);
 		return NULL;
 	}
@@ -706,7 +730,7 @@ static struct utable *table_for_mapping(struct unwinder *u, uint32_t tgid, uint6
 					const struct procmaps_mapping *m,
 					struct remote_devs *remote)
 {
-	struct file_key key = { m->dev_major, m->dev_minor, m->inode };
+	struct fileidx_key key = { m->dev_major, m->dev_minor, m->inode };
 	struct utable *t;
 
 	if (!strcmp(m->path, "[vdso]"))
@@ -878,10 +902,7 @@ static void procs_resolve(struct unwinder *u)
 /* Whether a table is queued for a builder. */
 static bool jobs_queued(const struct unwinder *u)
 {
-	for (const struct utable *t = u->tables; t; t = t->next)
-		if (t->state == UTABLE_QUEUED)
-			return true;
-	return false;
+	return u->queue_head != NULL;
 }
 
 static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time,
@@ -1304,6 +1325,7 @@ void unwinder_free(struct unwinder *u)
 		table_free(u, t);
 	}
 	unwtab_rules_free(u->rules);
+	fileidx_free(u->by_key);
 	free(u->proc_root);
 	free(u->debug_root);
 	target_free(u->gate);

@@ -346,6 +346,7 @@ class Profiler:
         self.kind, self.hz, self.tmp = kind, hz, tmp
         self.ebprof_args = list(ebprof_args) + (["-p", str(pid)] if pid else [])
         self.pid = pid  # one process only: ebprof -p, bpftrace's /pid == N/
+        self.binary = EBPROF  # section ebuser may pair another build against it
         self.proc = None
         self.prog_ids = []
         self.lost = 0
@@ -362,7 +363,7 @@ class Profiler:
         if self.kind == "bpftrace":
             pred = "/pid == %d/ " % self.pid if self.pid else ""
             return ["bpftrace", "-e", BPFTRACE_PROG % (self.hz, pred)]
-        return [EBPROF, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
+        return [self.binary, "record", "-F", str(self.hz), "-d", "100000", "--format", "folded",
                 "-o", os.path.join(self.tmp, "ebprof.folded")] + self.ebprof_args
 
     RATE_PATH = "/proc/sys/kernel/perf_event_max_sample_rate"
@@ -714,6 +715,60 @@ class Bench:
             self.scaling_user(hz)
         finally:
             self.bg.stop()
+
+    def ebuser_run(self, binary, seconds):
+        """One `record` of binary on the busy system: ms per 1000 samples and per 1000 stacks."""
+        prof = Profiler("ebprof", 999, self.tmp)
+        prof.binary = binary
+        prof.start()
+        time.sleep(seconds)
+        cpu, _, _ = prof.stop()
+        samples = prof.samples()
+        folded = os.path.join(self.tmp, "ebprof.folded")
+        stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
+        if not samples or not stacks:
+            raise RuntimeError("%s: no samples or no stacks recorded" % binary)
+        log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks (%d samples, %d stacks)"
+            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks))
+        return 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks
+
+    def section_ebuser(self):
+        """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
+
+        With --ebprof-base (one build, or several separated by commas), each
+        of those and ours take turns (shuffled) in every round, so that a
+        change is measured against the builds before it under the same
+        load; each ratio is the median of the rounds' ratios. --ebprof
+        measures a copy instead of build/ebprof (to rebuild meanwhile).
+        """
+        log("3 ebprof record's user-space CPU on a busy system")
+        secs = self.dur(20, 3)
+        bases = [b for b in self.args.ebprof_base.split(",") if b]
+        binaries = [self.args.ebprof or EBPROF] + bases
+        got = [[] for _ in binaries]
+        self.busy_start()
+        try:
+            for _ in range(self.reps):
+                order = list(range(len(binaries)))
+                self.rng.shuffle(order)
+                for k in order:
+                    got[k].append(self.ebuser_run(binaries[k], secs))
+        finally:
+            self.bg.stop()
+        for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
+                                             ("CPU per 1000 distinct stacks", "stacks"))):
+            ours = [r[i] for r in got[0]]
+            note = "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
+                str(r[2 + i]) for r in got[0]))
+            if not bases:
+                self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999, "",
+                             None, None, self.reps, note, ci95(ours))
+            for k, base in enumerate(bases, 1):
+                anchor = [r[i] for r in got[k]]
+                ratios = [o / b for o, b in zip(ours, anchor)]
+                self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
+                             base, median(anchor), median(ratios), self.reps, note,
+                             ci95(ours))
 
     def perf_report_cpu(self):
         """CPU s of `perf report` on the last perf record: perf's symbolization."""
@@ -1460,14 +1515,15 @@ class Bench:
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
-                 ("user", self.section_user), ("collectd", self.section_collectd),
+                 ("user", self.section_user), ("ebuser", self.section_ebuser),
+                 ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
                  ("render", self.section_render), ("top", self.section_top),
                  ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
                  ("python", self.section_python)]
         t0 = time.time()
         for name, fn in steps:
-            if "all" in sections or name in sections:
+            if ("all" in sections and name != "ebuser") or name in sections:
                 fn()
         self.plot()
         self.res.markdown(os.path.join(self.out, "bench.md"))
@@ -1506,10 +1562,16 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,collectd,symbols,symbolize,render,top,"
+                    help="comma list of kernel,slowdown,user,ebuser,collectd,symbols,symbolize,"
+                         "render,top,"
                          "unwind,"
                          "offcpu,python "
                          "(default all)")
+    ap.add_argument("--ebprof", default="",
+                    help="section ebuser: the ebprof binary measured (default build/ebprof)")
+    ap.add_argument("--ebprof-base", default="",
+                    help="section ebuser: another ebprof binary (the build before a change) "
+                         "paired against build/ebprof")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (BPF programs and system-wide perf events)")

@@ -6,6 +6,7 @@
  * that are not Python are not, and the TSD slot arithmetic.
  */
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 
 #include <cmocka.h>
 
+#include "symbolizer/procmaps.h"
 #include "symbolizer/pyproc.h"
 #include "symbolizer/target.h"
 
@@ -131,6 +133,45 @@ static void test_not_python(void **state)
 	assert_string_equal(why, "");
 	stop(pid);
 	assert_int_equal(pyproc_detect(NULL, NULL, "/proc", (uint32_t)pid, 1, &py, why, sizeof(why)), -ESRCH);
+}
+
+/*
+ * Maps lent by the caller are the ones examined, not read again: under a
+ * root that has the process's exe link but no maps file, detection with
+ * the maps read from /proc finds the interpreter, and without them finds
+ * the process gone (its maps unreadable).
+ */
+static void test_maps_lent(void **state)
+{
+	char *argv[] = { PYTHON, "-c", "import time; print('ready', flush=True); time.sleep(60)",
+			 NULL };
+	char root[] = "/tmp/ebprof-pyproc-root.XXXXXX", path[PATH_MAX], maps_path[64];
+	struct ebprof_py_proc py;
+	struct procmaps *maps;
+	char why[512];
+	pid_t pid;
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	pid = start(argv);
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%d/exe", root, (int)pid);
+	assert_int_equal(symlink(PYTHON, path), 0);
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
+	assert_int_equal(procmaps_load(maps_path, &maps), 0);
+	assert_int_equal(pyproc_detect_maps(NULL, NULL, root, (uint32_t)pid, 5, maps, &py, why,
+					    sizeof(why)), 0);
+	assert_int_equal(py.start_time, 5);
+	assert_int_equal(py.eval_start, nm_address("_PyEval_EvalFrameDefault"));
+	assert_int_equal(pyproc_detect_maps(NULL, NULL, root, (uint32_t)pid, 5, NULL, &py, why,
+					    sizeof(why)), -ESRCH);
+	procmaps_free(maps);
+	stop(pid);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/%d", root, (int)pid);
+	rmdir(path);
+	rmdir(root);
 }
 
 static double now(void)
@@ -278,6 +319,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_debian_python311),
 		cmocka_unit_test(test_not_python),
+		cmocka_unit_test(test_maps_lent),
 		cmocka_unit_test(test_tsd_offset),
 		cmocka_unit_test(test_verdict_cached_per_file),
 		cmocka_unit_test(test_hostile_libpython_refused),

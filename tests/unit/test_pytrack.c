@@ -129,8 +129,8 @@ static void test_loaded_examined_once_forgotten_at_exit(void **state)
 	pid_t a = start_python(), b = start_python();
 
 	(void)state;
-	pytrack_process(t, (uint32_t)a, 1);
-	pytrack_process(t, (uint32_t)b, 2);
+	pytrack_process(t, (uint32_t)a, 1, NULL);
+	pytrack_process(t, (uint32_t)b, 2, NULL);
 	pytrack_stats(t, &st);
 	assert_int_equal(st.loaded, 2);
 	assert_int_equal(seen.n_set, 2);
@@ -175,9 +175,9 @@ static void test_refused_hook_touches_nothing(void **state)
 
 	(void)state;
 	seen.refuse = true;
-	pytrack_process(t, (uint32_t)a, 1);
+	pytrack_process(t, (uint32_t)a, 1, NULL);
 	seen.refuse = false;
-	pytrack_process(t, (uint32_t)a, 1);
+	pytrack_process(t, (uint32_t)a, 1, NULL);
 	pytrack_end_drain(t);
 	assert_int_equal(seen.enters, 1); /* never asked again */
 	assert_int_equal(seen.n_set + seen.n_forgot, 0);
@@ -195,7 +195,7 @@ static void test_adopted_processes_are_forgotten_at_exit(void **state)
 	pid_t a = start_python();
 
 	(void)state;
-	pytrack_process(old, (uint32_t)a, 7);
+	pytrack_process(old, (uint32_t)a, 7, NULL);
 	pytrack_stats(old, &st);
 	assert_int_equal(st.loaded, 1);
 	pytrack_counters_add(&sum, &st);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "symbolizer/elfsym.h"
+#include "symbolizer/procmaps.h"
 #include "symbolizer/symbolizer.h"
 
 #define FAKE_PID 4242
@@ -591,6 +592,42 @@ static void test_same_process_keeps_maps_until_a_miss(void **state)
 	assert_string_equal(leaf_name(sym, in_lib, &kind), "fixture_beta");
 	assert_int_equal(kind, FRAME_USER);
 	symbolizer_free(sym);
+}
+
+/*
+ * symbolizer_track_maps() lends the maps it read for the report, and
+ * none when that read failed: the record's older maps are not passed off
+ * as the process's mappings now (the Python check would examine them).
+ */
+static void test_track_lends_the_maps_read_now(void **state)
+{
+	struct world *w = *state;
+	struct symbolizer *sym;
+	const struct procmaps *maps = NULL;
+	char path[256], name[64];
+
+	fake_process(w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /a/liba.so\n");
+	sym = symbolizer_new(&w->config);
+	assert_non_null(sym);
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_non_null(maps);
+	assert_int_equal(procmaps_count(maps), 1);
+	/* An exec: the same process, new mappings, read again and lent. */
+	fake_process(w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /a/liba.so\n"
+			     "7f1000000000-7f1000010000 r-xp 00000000 08:01 98 /a/libb.so\n");
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_non_null(maps);
+	assert_int_equal(procmaps_count(maps), 2);
+	assert_string_equal(procmaps_at(maps, 1)->path, "/a/libb.so");
+	/* Its maps cannot be read this time: the record keeps the old ones, none lent. */
+	snprintf(name, sizeof(name), "%d/maps", FAKE_PID);
+	world_path(w, path, sizeof(path), name);
+	unlink(path);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_null(maps);
+	symbolizer_free(sym);
+	rmdir(path);
 }
 
 /*
@@ -1562,6 +1599,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_reads_the_new_process, world_setup,
 					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_same_process_keeps_maps_until_a_miss, world_setup,
+					    world_teardown),
+	    cmocka_unit_test_setup_teardown(test_track_lends_the_maps_read_now, world_setup,
 					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_maps_read_again_mid_stack_keep_earlier_mappings,
 					    world_setup, world_teardown),
