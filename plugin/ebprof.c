@@ -415,6 +415,7 @@ static int ebprof_open_sampler(void)
 	sc.frequency = ebprof.conf.frequency;
 	sc.tgids = ebprof.conf.pids;
 	sc.n_tgids = ebprof.conf.n_pids;
+	sc.tgids_fixed = true; /* only collectd.conf sets PIDs, once: constants in the program */
 	sc.comms = (const char *const *)ebprof.conf.processes;
 	sc.n_comms = ebprof.conf.n_processes;
 	sc.kernel_stacks = ebprof.conf.kernel_stacks;
