@@ -9,7 +9,7 @@
 #     50 deep that never empties, so a walk that finds no frame is a bug;
 #   - the same with preparation turned off (EBPROF_NO_PREPARE, tests
 #     only): some do lack them (the ~0.1 s while the tables build), which
-#     shows that the check above sees the loss when it is there.
+#     shows that the check above sees the loss when it is there. The summary must count exactly the ones the output shows.
 source "$(dirname "$0")/lib.bash"
 
 PY=/usr/bin/python3.11
@@ -30,7 +30,7 @@ record() {
 
 # native_only OUT: "INTERP NATIVE_ONLY" of pyfirst's samples in the output.
 native_only() {
-	/usr/bin/python3 - "$T/$1.folded" <<'PYEOF'
+	/usr/bin/python3 - "$T/$1.folded" "${2:-pyfirst}" <<'PYEOF'
 import sys
 interp = bare = 0
 for line in open(sys.argv[1], encoding="utf-8"):
@@ -80,6 +80,7 @@ echo "unprepared: $bare of $interp interpreter samples without Python frames;" \
 	"summary: $(summary_native_only unprepared) native-only, $(summary_copied unprepared) copied"
 [ "$bare" -gt 0 ] ||
 	fail "without preparation no sample lacks Python frames: the check above proves nothing"
-[ "$(summary_native_only unprepared)" -gt 0 ] ||
-	fail "without preparation the summary counts no native-only sample"
+[ "$(summary_native_only unprepared)" = "$bare" ] ||
+	fail "without preparation the summary counts $(summary_native_only unprepared) native-only samples, the output shows $bare"
 ok "unprepared: $bare of $interp interpreter samples lack Python frames, as expected"
+
