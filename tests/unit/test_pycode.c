@@ -134,6 +134,21 @@ static uint32_t fake_checksum(const struct fake_code *c, const struct pyproc_lay
 	return ebprof_py_checksum(f[0], f[1], f[2], f[3], q, t);
 }
 
+/* Lays out code as a code object of line 2 with these names and location
+ * table, and names it (pycode_name's result). */
+static int name_fake_code(struct pycode_cache *c, struct fake_code *code,
+			  const struct pyproc_layout *l, const struct fake_str *qualname,
+			  const struct fake_str *filename, const uint8_t *table, char *name,
+			  size_t size)
+{
+	put32(code, l->code_firstlineno, 2);
+	put64(code, l->code_qualname, (uint64_t)(uintptr_t)qualname);
+	put64(code, l->code_filename, (uint64_t)(uintptr_t)filename);
+	put64(code, l->code_linetable, (uint64_t)(uintptr_t)table);
+	return pycode_name(c, (uint32_t)getpid(), 1, EBPROF_PY_FRAME | (uint64_t)(uintptr_t)code,
+			   (uint64_t)fake_checksum(code, l) << 32, name, size);
+}
+
 static void test_name_and_replaced_code(void **state)
 {
 	const struct pyproc_layout *l = pyproc_layout(0);
@@ -252,14 +267,8 @@ static void test_cache_byte_bound(void **state)
 	memcpy(bytes + l->bytes_size, &size, 8);
 	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
 	for (int i = 0; i < 10; i++) {
-		put32(&codes[i], l->code_firstlineno, 2);
-		put64(&codes[i], l->code_qualname, (uint64_t)(uintptr_t)&qualname);
-		put64(&codes[i], l->code_filename, (uint64_t)(uintptr_t)&filename);
-		put64(&codes[i], l->code_linetable, (uint64_t)(uintptr_t)bytes);
-		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1,
-					     EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&codes[i],
-					     (uint64_t)fake_checksum(&codes[i], l) << 32, name,
-					     sizeof(name)), 0);
+		assert_int_equal(name_fake_code(c, &codes[i], l, &qualname, &filename, bytes, name,
+						sizeof(name)), 0);
 		assert_string_equal(name, "g (g.py:2)");
 		pycode_stats(c, &st);
 		assert_true(st.entries <= 3);
@@ -297,16 +306,9 @@ static void test_cache_holds_what_it_reports(void **state)
 	fake_ascii(&filename, "/srv/app/a_module_path_of_about_fifty_chars__.py", l);
 	memcpy(bytes + l->bytes_size, &size, 8);
 	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
-	for (int i = 0; i < 8; i++) {
-		put32(&codes[i], l->code_firstlineno, 2);
-		put64(&codes[i], l->code_qualname, (uint64_t)(uintptr_t)&qualname);
-		put64(&codes[i], l->code_filename, (uint64_t)(uintptr_t)&filename);
-		put64(&codes[i], l->code_linetable, (uint64_t)(uintptr_t)bytes);
-		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1,
-					     EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&codes[i],
-					     (uint64_t)fake_checksum(&codes[i], l) << 32, name,
-					     sizeof(name)), 0);
-	}
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(name_fake_code(c, &codes[i], l, &qualname, &filename, bytes, name,
+						sizeof(name)), 0);
 	pycode_stats(c, &st);
 	assert_int_equal(st.entries, 8);
 	held = heap_now() - before;
