@@ -247,7 +247,12 @@ static int pycode_read_str(uint32_t tgid, uint64_t obj, const struct pyproc_layo
 		}
 	}
 	s[o] = '\0';
-	*out = s;
+	/* Room was made for 4 bytes a character; names are mostly ASCII.
+	 * Give the rest back: the cache counts strlen() + 1 of each name
+	 * (pycode_entry_bytes), and must hold no more than it counts. */
+	*out = realloc(s, o + 1);
+	if (!*out)
+		*out = s;
 	return 0;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """soakreport: the figures and plots of a soak's CSV (soaksample.py rows).
 
-    soakreport.py CSV OUTDIR FROM_SECONDS MAX_GROWTH_KB [NAME=BOUND_BYTES...]
+    soakreport.py CSV OUTDIR FROM_SECONDS MAX_GROWTH_KB [MAX_HEAP_GROWTH_KB]
+                  [NAME=BOUND_BYTES...]
 
 Prints, and writes to OUTDIR/summary.txt: RSS and heap in use at the
 first sample at or after FROM_SECONDS (the end of warm-up: caches
@@ -14,7 +15,12 @@ gnuplot. Exits 1 when the RSS floor of the last block is MAX_GROWTH_KB or
 more above the first's (MAX_GROWTH_KB 0: report only): the soak is
 system-wide, so a sample may catch the tables of any big process alive
 at that moment, which go with it; what a leak or retention adds lifts
-every floor.
+every floor. Exits 1 too when the floor of the heap outside the caches
+(glibc's heap in use less every cache the plugin reports in the heap)
+grows by MAX_HEAP_GROWTH_KB or more from the first block to the last
+(0 or absent: report only): RSS alone hides a heap that grows while the
+file-backed part (the unwind tables' BPF arrays) shrinks, and the caches
+filling to their bounds is not growth.
 """
 import csv
 import os
@@ -38,9 +44,27 @@ def num(v):
         return None
 
 
+# The caches the plugin reports that live in glibc's heap. Not
+# cache_perfmaps (a part of cache_processes), nor cache_unwind and
+# unwind_tables (the unwind tables' BPF arrays and maps: kernel memory,
+# mapped into the daemon, not the heap).
+HEAP_CACHES = ('cache_symbols', 'cache_processes', 'cache_names', 'cache_window',
+               'cache_interval', 'cache_inline', 'cache_python')
+
+
+def outside_caches(r):
+    """Heap in use less the caches in it, bytes (None without a heap column)."""
+    h = num(r.get('heap_in_use'))
+    if h is None:
+        return None
+    return h - sum(num(r.get(c)) or 0.0 for c in HEAP_CACHES)
+
+
 def main():
     path, out, start, max_growth = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-    bounds = dict(a.split('=', 1) for a in sys.argv[5:])
+    args = sys.argv[5:]
+    max_heap = float(args.pop(0)) if args and '=' not in args[0] else 0.0
+    bounds = dict(a.split('=', 1) for a in args)
     rows = list(csv.DictReader(open(path)))
     if len(rows) < 2:
         sys.exit('soakreport: only %d samples in %s' % (len(rows), path))
@@ -48,6 +72,7 @@ def main():
     t = [float(r['seconds']) for r in after]
     rss = [float(r['rss_kb']) for r in after]
     heap = [num(r['heap_in_use']) for r in after]
+    outside = [outside_caches(r) for r in after]
     lines = []
     say = lines.append
     span_h = (t[-1] - t[0]) / 3600
@@ -63,12 +88,14 @@ def main():
     # single samples and goes with the process; a leak lifts every floor.
     block = 600 if t[-1] - t[0] >= 1800 else max((t[-1] - t[0]) / 3, 1)
     floors = {}
-    for x, v, h in zip(t, rss, heap):
+    for x, v, h, o in zip(t, rss, heap, outside):
         k = int((x - t[0]) // block)
-        f = floors.setdefault(k, [v, h])
+        f = floors.setdefault(k, [v, h, o])
         f[0] = min(f[0], v)
         if h is not None and f[1] is not None:
             f[1] = min(f[1], h)
+        if o is not None and f[2] is not None:
+            f[2] = min(f[2], o)
     keys = sorted(floors)
     if len(keys) > 1 and (t[-1] - t[0]) - keys[-1] * block < block / 2:
         keys = keys[:-1]  # a last block of under half a block is no floor
@@ -81,6 +108,13 @@ def main():
     if None not in heap:
         say('  heap-in-use floor per block: %s kB' %
             ', '.join('%.0f' % (floors[k][1] / 1024) for k in keys))
+    heap_grow = None
+    if None not in outside:
+        heap_grow = (floors[keys[-1]][2] - floors[keys[0]][2]) / 1024
+        oday = slope(fl_t, [floors[k][2] for k in keys]) * 86400 / 1024 if len(keys) > 1 else 0.0
+        say('  heap outside the caches, floor per block: %s kB; first to last %+.0f kB; their '
+            'slope %+.0f kB/day' % (', '.join('%.0f' % (floors[k][2] / 1024) for k in keys),
+                                   heap_grow, oday))
     if None not in heap:
         hday = slope(t, heap) * 86400
         say('  heap in use %.0f kB -> %.0f kB: %+.0f kB; slope %+.0f kB/day' %
@@ -118,6 +152,13 @@ def main():
         say('%s: RSS floor growth %+d kB from minute %.1f to the end (%+d kB sample to sample), '
             'limit %d kB' % ('PASS' if verdict else 'FAIL', floor_grow, t[0] / 60, grow,
                              max_growth))
+    if max_heap > 0:
+        ok = heap_grow is not None and heap_grow < max_heap
+        say('%s: heap outside the caches, floor growth %s from minute %.1f to the end, limit %d kB'
+            % ('PASS' if ok else 'FAIL',
+               'unknown (no heap column)' if heap_grow is None else '%+.0f kB' % heap_grow,
+               t[0] / 60, max_heap))
+        verdict = verdict and ok
     text = '\n'.join(lines) + '\n'
     sys.stdout.write(text)
     with open(os.path.join(out, 'summary.txt'), 'w') as f:
@@ -135,9 +176,13 @@ def plot(path, out, bounds):
          'set title "collectd with ebprof: RSS and glibc heap"',
          ('plot "%s" every ::1 using ($1/60):($%d/1024) with lines lw 2 title "RSS", '
           '"" every ::1 using ($1/60):($%d/1048576) with lines title "heap in use", '
+          '"" every ::1 using ($1/60):(($%d%s)/1048576) with lines lw 2 '
+          'title "heap outside the caches", '
           '"" every ::1 using ($1/60):($%d/1048576) with lines title "heap free (kept)", '
           '"" every ::1 using ($1/60):($%d/1048576) with lines title "heap mapped"') %
-         (path, col['rss_kb'], col['heap_in_use'], col['heap_free'], col['heap_mapped']),
+         (path, col['rss_kb'], col['heap_in_use'], col['heap_in_use'],
+          ''.join('-$%d' % col[c] for c in HEAP_CACHES if c in col), col['heap_free'],
+          col['heap_mapped']),
          'set output "%s/caches.svg"' % out, 'set ylabel "kB"',
          'set title "cache sizes (dashed: bounds)"']
     series = []

@@ -8,6 +8,7 @@
  * new one).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 #include <linux/types.h>
 
 #include "bpf/ebprof.h"
+#include "heap_now.h"
 #include "symbolizer/pycode.h"
 #include "symbolizer/pyproc.h"
 
@@ -130,6 +132,21 @@ static uint32_t fake_checksum(const struct fake_code *c, const struct pyproc_lay
 	memcpy(&q, c->b + l->code_qualname, 8);
 	memcpy(&t, c->b + l->code_linetable, 8);
 	return ebprof_py_checksum(f[0], f[1], f[2], f[3], q, t);
+}
+
+/* Lays out code as a code object of line 2 with these names and location
+ * table, and names it (pycode_name's result). */
+static int name_fake_code(struct pycode_cache *c, struct fake_code *code,
+			  const struct pyproc_layout *l, const struct fake_str *qualname,
+			  const struct fake_str *filename, const uint8_t *table, char *name,
+			  size_t size)
+{
+	put32(code, l->code_firstlineno, 2);
+	put64(code, l->code_qualname, (uint64_t)(uintptr_t)qualname);
+	put64(code, l->code_filename, (uint64_t)(uintptr_t)filename);
+	put64(code, l->code_linetable, (uint64_t)(uintptr_t)table);
+	return pycode_name(c, (uint32_t)getpid(), 1, EBPROF_PY_FRAME | (uint64_t)(uintptr_t)code,
+			   (uint64_t)fake_checksum(code, l) << 32, name, size);
 }
 
 static void test_name_and_replaced_code(void **state)
@@ -250,14 +267,8 @@ static void test_cache_byte_bound(void **state)
 	memcpy(bytes + l->bytes_size, &size, 8);
 	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
 	for (int i = 0; i < 10; i++) {
-		put32(&codes[i], l->code_firstlineno, 2);
-		put64(&codes[i], l->code_qualname, (uint64_t)(uintptr_t)&qualname);
-		put64(&codes[i], l->code_filename, (uint64_t)(uintptr_t)&filename);
-		put64(&codes[i], l->code_linetable, (uint64_t)(uintptr_t)bytes);
-		assert_int_equal(pycode_name(c, (uint32_t)getpid(), 1,
-					     EBPROF_PY_FRAME | (uint64_t)(uintptr_t)&codes[i],
-					     (uint64_t)fake_checksum(&codes[i], l) << 32, name,
-					     sizeof(name)), 0);
+		assert_int_equal(name_fake_code(c, &codes[i], l, &qualname, &filename, bytes, name,
+						sizeof(name)), 0);
 		assert_string_equal(name, "g (g.py:2)");
 		pycode_stats(c, &st);
 		assert_true(st.entries <= 3);
@@ -266,6 +277,44 @@ static void test_cache_byte_bound(void **state)
 	assert_int_equal(st.flushes, 3);
 	assert_true(st.bytes > 4096);
 	assert_true(st.bytes <= (10 << 10) + 4096 + 16 + 128 * 64 * 2);
+	pycode_cache_free(c);
+}
+
+/*
+ * The heap the cache holds is what it reports (bytes-cache_python, and
+ * what its byte bound counts): names are read into room for 4 bytes a
+ * character, which must not stay allocated for ASCII names. Checked with
+ * the allocator's own count, from before the cache is made to after 8
+ * code objects with 50-character names are in it; the cache's struct is
+ * the only thing not reported.
+ */
+static void test_cache_holds_what_it_reports(void **state)
+{
+	const struct pyproc_layout *l = pyproc_layout(0);
+	static struct fake_str qualname, filename;
+	static struct fake_code codes[8];
+	static uint8_t bytes[32 + sizeof(sample_table)];
+	uint64_t size = sizeof(sample_table);
+	size_t before = heap_now(), held;
+	struct pycode_cache *c = pycode_cache_new(64, 0);
+	struct pycode_stats st;
+	char name[256];
+
+	(void)state;
+	assert_non_null(c);
+	fake_ascii(&qualname, "Worker.a_method_name_of_fifty_characters_or_so__", l);
+	fake_ascii(&filename, "/srv/app/a_module_path_of_about_fifty_chars__.py", l);
+	memcpy(bytes + l->bytes_size, &size, 8);
+	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(name_fake_code(c, &codes[i], l, &qualname, &filename, bytes, name,
+						sizeof(name)), 0);
+	pycode_stats(c, &st);
+	assert_int_equal(st.entries, 8);
+	held = heap_now() - before;
+	print_message("heap held %zu bytes, reported %" PRIu64 "\n", held, st.bytes);
+	assert_true(held >= st.bytes);
+	assert_true(held <= st.bytes + 256);
 	pycode_cache_free(c);
 }
 
@@ -339,6 +388,7 @@ int main(void)
 		cmocka_unit_test(test_name_and_replaced_code),
 		cmocka_unit_test(test_cache_bound),
 		cmocka_unit_test(test_cache_byte_bound),
+		cmocka_unit_test(test_cache_holds_what_it_reports),
 		cmocka_unit_test(test_failed_read_cached_for_the_drain),
 	};
 
