@@ -8,10 +8,12 @@
 #
 # Not `perf sched timehist`'s wait times: they leave out an exiting
 # thread's last wait (42-71 ms a thread here). perf also drops a switch
-# event now and then without counting it lost; a switch-out seen twice
-# with no switch-in between is mended with the thread's own
-# sched_stat_runtime events since (its run time before the second), and
-# the mends are counted in the test's output.
+# event now and then without counting it lost. Both kinds of drop are
+# mended with the thread's own sched_stat_runtime events, counted from
+# its last switch either way: a switch-out seen twice with no switch-in
+# between came back its run time before the second; a switch-in seen
+# twice with no switch-out between left its run time after the first.
+# The mends are counted in the test's output.
 source "$(dirname "$0")/lib.bash"
 source "$ROOT/tests/e2e/offcpu.bash"
 
@@ -40,18 +42,28 @@ function field(name,   s) { s = $0; sub(".* " name "=", "", s); sub(/ .*/, "", s
 			back = t - rt[p] / 1e9
 			off[p] += back - out[p]; bys[p "," st[p]] += back - out[p]; mended++
 		}
-		out[p] = t; st[p] = substr(field("prev_state"), 1, 1)
+		out[p] = t; st[p] = substr(field("prev_state"), 1, 1); rt[p] = 0
+		delete ina[p]
 	}
-	rt[n] = 0
 	if (n in out) { d = t - out[n]; off[n] += d; bys[n "," st[n]] += d; delete out[n] }
+	else if (n in ina) {
+		# Its switch-out is missing: it left when its run ended. The
+		# state it left in is unknown, so only the total gets it.
+		left = ina[n] + rt[n] / 1e9
+		if (t > left) off[n] += t - left
+		mended_in++
+	}
+	if (n != 0) ina[n] = t
+	rt[n] = 0
 }
 END {
 	for (k in off) printf "%s %.0f\n", k, off[k] * 1e6
 	for (k in bys) printf "%s %.0f\n", k, bys[k] * 1e6
 	printf "mended %d\n", mended
+	printf "mended_in %d\n", mended_in
 }' >"$T/perf.off" || fail "perf sched script failed: $(cat "$T/script.err")"
 perf_us() { awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print 0 }' "$T/perf.off"; }
-echo "perf: $(perf_us mended) switch-ins mended from run times"
+echo "perf: $(perf_us mended) switch-ins and $(perf_us mended_in) switch-outs mended from run times"
 
 for t in a b c; do
 	tid=$(offcpu_value "$T/o.out" "tid_$t")
