@@ -54,8 +54,20 @@ const volatile __u32 off_state = 0;
  * walk's program (ebprof_switch_walk; sampler.c), which is then not loaded.
  */
 const volatile bool offcpu_fp_walk = false;
-/* Byte offset of task_struct's tgid: a new task's, read before it runs. */
+/* Byte offsets of task_struct's tgid and pid: read in place, no helper call. */
 const volatile __u32 off_tgid = 0;
+const volatile __u32 off_pid = 0;
+/*
+ * The clock of the waits (offcpu_now()): the run queue's, read in place
+ * through a task's se.cfs_rq->rq->clock, where user space found those
+ * offsets and the scheduler's clock is stable across CPUs (sampler.c);
+ * else bpf_ktime_get_ns(), a helper call that costs more than the rest
+ * of a switch (tests/bench/README.md, "Off-CPU cost").
+ */
+const volatile bool offcpu_rq_clock = false;
+const volatile __u32 off_se_cfs_rq = 0; /* task_struct.se.cfs_rq */
+const volatile __u32 off_cfs_rq_rq = 0; /* cfs_rq.rq */
+const volatile __u32 off_rq_clock = 0;	/* rq.clock */
 
 /* The kernel's task states (include/linux/sched.h), stable since 2.6. */
 #define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
@@ -94,7 +106,7 @@ struct offcpu_stack {
 struct offcpu_task {
 	struct ebprof_key key;
 	__u64 gen;
-	__u64 t_out;   /* bpf_ktime_get_ns() when it left the CPU */
+	__u64 t_out;   /* offcpu_now() when it left the CPU */
 	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
 	__u8 described, user, wanted, reported;
 	__u8 cur;      /* the wait's user stack: stacks[cur], unless copy_id */
@@ -112,7 +124,7 @@ struct {
 /* The cap's token bucket, per CPU: budget in ns of a second's allowance. */
 struct offcpu_bucket {
 	__u64 budget;
-	__u64 last; /* bpf_ktime_get_ns() of the last refill; 0: never */
+	__u64 last; /* offcpu_now() of the last refill; 0: never */
 };
 
 struct {
@@ -121,6 +133,25 @@ struct {
 	__type(key, __u32);
 	__type(value, struct offcpu_bucket);
 } offcpu_buckets SEC(".maps");
+
+/*
+ * Now, in ns, on the CPU task t is queued on (at a switch, this CPU; at a
+ * new task's wake-up, the CPU it will run on). The scheduler updated that
+ * run queue's clock under the queue's lock just before either tracepoint
+ * (__schedule(), wake_up_new_task()): the time of the switch as the
+ * scheduler itself counts it, the clock of /proc/PID/schedstat's waits.
+ * Three loads through BTF pointers; a NULL on the way reads 0 (untimed).
+ */
+static __always_inline __u64 offcpu_now(const struct task_struct *t)
+{
+	const char *q, *rq;
+
+	if (!offcpu_rq_clock)
+		return bpf_ktime_get_ns();
+	q = *(const char *const *)((const char *)t + off_se_cfs_rq);
+	rq = *(const char *const *)(q + off_cfs_rq_rq);
+	return *(const __u64 *)(rq + off_rq_clock);
+}
 
 /* A gap to the next sample: P times an exponential draw of mean 1. */
 static __always_inline __u64 offcpu_draw(void)
@@ -175,7 +206,7 @@ static __always_inline bool offcpu_allowed(__u64 now)
 	b = bpf_map_lookup_elem(&offcpu_buckets, &zero);
 	if (!b)
 		return false;
-	if (b->last)
+	if (b->last && now > b->last)
 		b->budget += now - b->last;
 	else
 		b->budget = OFFCPU_NS_PER_S;
@@ -363,11 +394,14 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool preempt,
 					 struct task_struct *prev, __u64 now)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), gen = cache_gen;
+	/* prev is the current task: its ids read in place, as the helper would. */
+	__u32 pid = *(const __u32 *)((const char *)prev + off_pid);
+	__u64 pid_tgid = (__u64)*(const __u32 *)((const char *)prev + off_tgid) << 32 | pid;
+	__u64 gen = cache_gen;
 	struct offcpu_task *t;
 	__u32 state;
 
-	if ((__u32)pid_tgid == 0)
+	if (pid == 0)
 		return; /* the idle task is never timed */
 	/* A task the PID filter rejects costs no storage and no read. */
 	if (tgid_rejected(pid_tgid >> 32))
@@ -474,7 +508,7 @@ static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struc
 SEC("ebprof_tp_btf")
 int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = offcpu_now(next);
 	struct ebprof_cpu *c;
 	__u32 zero = 0;
 
@@ -522,7 +556,7 @@ int BPF_PROG(ebprof_switch_walk, bool preempt, struct task_struct *prev, struct 
 SEC("ebprof_tp_btf_new")
 int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
 {
-	__u64 now = bpf_ktime_get_ns(), task = (__u64)p;
+	__u64 now = offcpu_now(p), task = (__u64)p;
 	struct offcpu_task *t;
 	struct ebprof_cpu *c;
 	struct offcpu_stack *st;

@@ -165,6 +165,8 @@ struct sampler {
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
 	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
 	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
+	bool rq_clock;	/* off-CPU waits timed by the run queue's clock: sampler_rq_clock() */
+	uint32_t rq_clock_offsets[3]; /* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock */
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
@@ -500,6 +502,10 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	bpf_map__set_autocreate(skel->maps.offcpu_tasks, offcpu);
 	skel->rodata->off_state = off_state;
 	skel->rodata->offcpu_fp_walk = s->offcpu_fp;
+	skel->rodata->offcpu_rq_clock = s->rq_clock;
+	skel->rodata->off_se_cfs_rq = s->rq_clock_offsets[0];
+	skel->rodata->off_cfs_rq_rq = s->rq_clock_offsets[1];
+	skel->rodata->off_rq_clock = s->rq_clock_offsets[2];
 	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
 	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
 	skel->rodata->offcpu_max_rate =
@@ -581,6 +587,7 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_mm = task_offsets[3];
 	skel->rodata->off_start_stack = task_offsets[5];
 	skel->rodata->off_tgid = task_offsets[6];
+	skel->rodata->off_pid = task_offsets[7];
 	sampler_load_offcpu(s, skel, config, task_offsets[4]);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
@@ -992,6 +999,75 @@ static int sampler_state_offset(enum sampler_mode mode, uint32_t *offset, char *
 				   errlen);
 }
 
+/*
+ * Whether the scheduler's clock (sched_clock) agrees across CPUs, so that a
+ * wait stamped on one CPU's run queue and ended on another's is timed
+ * right: the kernel marks it stable on a TSC that is (the clocksource
+ * "tsc", which the kernel gives up at the first sign of an unstable TSC),
+ * and under KVM where the host says its clock is (KVM_FEATURE_CLOCKSOURCE_
+ * STABLE_BIT, CPUID 0x40000001 EAX bit 24). Elsewhere the waits keep
+ * bpf_ktime_get_ns(), which is monotonic across CPUs by construction.
+ */
+static bool sampler_sched_clock_stable(void)
+{
+	char name[32] = "";
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "re");
+
+	if (f) {
+		if (!fgets(name, sizeof(name), f))
+			name[0] = '\0';
+		fclose(f);
+	}
+	if (!strcmp(name, "tsc\n"))
+		return true;
+#if defined(__x86_64__) || defined(__i386__)
+	if (!strcmp(name, "kvm-clock\n")) {
+		unsigned int a, b, c, d;
+
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x40000000U));
+		/* "KVMKVMKVM\0\0\0" in EBX, ECX, EDX */
+		if (b != 0x4b4d564bU || c != 0x564b4d56U || d != 0x4dU || a < 0x40000001U)
+			return false;
+		__asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0x40000001U));
+		return a & (1U << 24);
+	}
+#endif
+	return false;
+}
+
+/*
+ * Whether off-CPU waits are timed by the run queue's clock, read in place
+ * at the switch (offcpu_now() in offcpu.bpf.h), and its offsets: only with
+ * a stable scheduler clock and the group scheduler's pointers in the BTF
+ * (CONFIG_FAIR_GROUP_SCHED). EBPROF_OFFCPU_CLOCK=ktime keeps the helper
+ * (the benchmark's comparison, and the tests' check of the two clocks);
+ * =rq takes the run queue's clock whatever the clocksource (the 6.1 guest
+ * of tests/kernel checks that path so, on any host).
+ */
+static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[3])
+{
+	static const char *const task_se[] = { "se" }, *const se_cfs_rq[] = { "cfs_rq" },
+				 *const cfs_rq_rq[] = { "rq" }, *const rq_clock[] = { "clock" };
+	const char *force = getenv("EBPROF_OFFCPU_CLOCK");
+	bool stable = force && !strcmp(force, "rq");
+	uint32_t se = 0, cfs_rq = 0;
+	char err[128];
+
+	offsets[0] = offsets[1] = offsets[2] = 0;
+	if (mode == SAMPLER_MODE_CPU || (force && !strcmp(force, "ktime")) ||
+	    !(stable || sampler_sched_clock_stable()))
+		return false;
+	if (kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_se, &se, 1, err, sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "sched_entity", se_cfs_rq, &cfs_rq, 1, err,
+				sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "cfs_rq", cfs_rq_rq, &offsets[1], 1, err,
+				sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "rq", rq_clock, &offsets[2], 1, err, sizeof(err)))
+		return false;
+	offsets[0] = se + cfs_rq;
+	return true;
+}
+
 /* The ring buffer's reader, for report_processes. */
 static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 {
@@ -1117,8 +1193,8 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
 						   "mm" };
 	static const char *const mm_members[] = { "start_stack" };
-	static const char *const tgid_member[] = { "tgid" };
-	uint32_t task_offsets[7];
+	static const char *const tgid_member[] = { "tgid", "pid" };
+	uint32_t task_offsets[8];
 
 	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
 				  errlen);
@@ -1129,7 +1205,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 					  err, errlen);
 	if (!ret)
 		ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", tgid_member, &task_offsets[6],
-					  1, err, errlen);
+					  2, err, errlen);
 	if (ret)
 		return ret;
 	libbpf_set_print(sampler_libbpf_print);
@@ -1147,6 +1223,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s->targets_iter = config->start_later && iter_id && (config->n_tgids || config->n_comms);
 	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
 						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
+	s->rq_clock = sampler_rq_clock(config->mode, s->rq_clock_offsets);
 	if (!config->features) {
 		kfeat_probe(&features);
 		config_features = &features;
@@ -1613,6 +1690,11 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
 bool sampler_offcpu_fp(const struct sampler *s)
 {
 	return s->offcpu_fp;
+}
+
+bool sampler_offcpu_rq_clock(const struct sampler *s)
+{
+	return s->rq_clock;
 }
 
 struct unwmaps *sampler_unwmaps(struct sampler *s)

@@ -390,6 +390,14 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
 bool sampler_offcpu_fp(const struct sampler *s);
 
 /*
+ * Whether off-CPU waits are timed by the run queue's clock, read in place
+ * at the switch; false: by bpf_ktime_get_ns() (an unstable scheduler
+ * clock, a kernel without the group scheduler's pointers, or
+ * EBPROF_OFFCPU_CLOCK=ktime). Either is in ns; the first costs less.
+ */
+bool sampler_offcpu_rq_clock(const struct sampler *s);
+
+/*
  * The unwind maps, for the caller that loads tables into them
  * (bpf/unwmaps.h); NULL when stacks are walked by frame pointer. Owned by
  * the sampler.

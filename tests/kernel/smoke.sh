@@ -19,6 +19,10 @@
 #     stacks of code without frame pointers (GCC 12 and clang 14 at -O2
 #     -fomit-frame-pointer), kernel ticks included, where the
 #     frame-pointer walk of the same process does not.
+#  5. off-CPU time loads under 6.1's verifier with its waits timed by the
+#     run queue's clock, read in place through the task's BTF pointers
+#     (forced, so that it is checked whatever clocksource the guest has),
+#     and 50 sleeps of 10 ms show on their stack.
 # Sourced by bash in the guest's root, which is the host's, read-only
 # under a tmpfs overlay: build/ is the host's build.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
@@ -213,4 +217,15 @@ read -r fpct _ ftot < <($FOLDED_PY "$T/fp.folded" exact chains-nofp "${CHAINS[@]
 at_least 5 "$fpct" || fail "4: by frame pointer the chains are whole in $fpct% of $ftot samples: the check cannot tell"
 ok "4: by frame pointer the same chains are whole in $fpct% of $ftot samples"
 kill "${pids[@]}"
+
+step "5. off-CPU time, timed by the run queue's clock"
+source "$ROOT/tests/e2e/offcpu.bash"
+EBPROF_OFFCPU_CLOCK=rq offcpu_record "$T/off" "--mode offcpu --offcpu-period-us 100" sleep 50 10
+grep -q "timed by the run queue's clock" "$T/off.err" ||
+	fail "5: the waits were not timed by the run queue's clock: $(cat "$T/off.err")"
+wall_us=$(( $(offcpu_value "$T/off.out" wall_ns) / 1000 ))
+known=$(offcpu_us "$T/off.folded" ';offcpu_sleep_known;.*\[off-cpu: sleep\]$')
+within "$known" "$wall_us" "$((wall_us / 10))" ||
+	fail "5: offcpu_sleep_known's stack shows $known us of sleep, not ~$wall_us us (10%)"
+ok "5: 50 sleeps of 10 ms: $known us on their stack (wall $wall_us us), timed by the run queue's clock"
 step "done"
