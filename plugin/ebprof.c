@@ -615,10 +615,13 @@ static int ebprof_init(void)
 		ERROR(PLUGIN_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
-	INFO(PLUGIN_LOG "sampling %sat %u Hz on %d CPUs (%s, user stacks by %s), top %u functions "
-			"every %g s%s%s",
+	INFO(PLUGIN_LOG "sampling %s%sat %u Hz on %d CPUs (%s, user stacks by %s), top %u "
+			"functions every %g s%s%s",
 	     ebprof.conf.mode == PCONF_MODE_OFFCPU ? "off-CPU time, "
 	     : ebprof.conf.mode == PCONF_MODE_WALL ? "on- and off-CPU time, " : "",
+	     ebprof.conf.mode == PCONF_MODE_CPU	 ? ""
+	     : sampler_offcpu_rq_clock(ebprof.sampler) ? "timed by the run queue's clock, "
+							 : "timed by bpf_ktime_get_ns(), ",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
 	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
 	     sampler_unwind_mode(ebprof.sampler) != SAMPLER_UNWIND_TABLES ? "frame pointers"

@@ -24,8 +24,8 @@ LoadPlugin ebprof
 EOF2
 } >"$D/collectd.conf"
 collectd_start "$D"
-wait_for 60 grep -q 'ebprof plugin: sampling on- and off-CPU time, at 199 Hz' "$D/log" ||
-	{ show_log "$D"; fail "no start-up line in wall mode"; }
+wait_for 60 grep -q 'ebprof plugin: sampling on- and off-CPU time, timed by .*, at 199 Hz' "$D/log" ||
+	{ show_log "$D"; fail "no start-up line in wall mode, naming the waits' clock"; }
 "$OFFCPU" sleep 400 10 >"$T/w.out" || fail "workload failed"
 sleep 2.5
 collectd_stop "$COLLECTD"
