@@ -12,6 +12,12 @@ call into BPF and the run-time accounting, which no switch program can
 avoid), is attached during the same ping-pong as ebprof, and alone; each
 figure is stated above the floor of its own run. Runs are paired and
 shuffled as the other sections' are; medians are reported.
+
+The bare hand-off switches far more often than a service does. The same
+ping-pong with SERVICE_WORK rounds of computation per hand-off (about
+100k switches a second here) is run alone, under ebprof and under perf
+sched too: what a service of that switch rate loses is that row's
+"throughput lost".
 """
 import json
 import os
@@ -19,6 +25,7 @@ import subprocess
 import time
 
 SWITCHES_PER_TRIP = 2  # one process blocks in read(), the other runs
+SERVICE_WORK = 2000  # pingpong's WORK: a multiply-add chain per hand-off
 
 
 def _switch_prog(prefix):
@@ -39,8 +46,8 @@ def _per_run(before, after):
     return (after[0] - before[0]) / runs if runs > 0 else None
 
 
-def _pingpong(tools, seconds):
-    out = subprocess.run([os.path.join(tools, "pingpong"), str(seconds), "0"],
+def _pingpong(tools, seconds, work=0):
+    out = subprocess.run([os.path.join(tools, "pingpong"), str(seconds), "0", str(work)],
                          capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
     got = dict(line.split() for line in out.splitlines() if line.strip())
     return float(got["round_trips"]) * SWITCHES_PER_TRIP / float(got["seconds"])
@@ -78,9 +85,13 @@ def _start_floor(tools, tmp):
 
 def _run(kind, ebprof, tools, tmp, seconds):
     """Switches a second of the ping-pong under kind, ns per switch of ebprof's
-    program (None but for ebprof) and of the floor's (None without it)."""
+    program (None but for ebprof) and of the floor's (None without it). A
+    kind ending in "-service" runs the ping-pong with SERVICE_WORK."""
+    work = 0
+    if kind.endswith("-service"):
+        kind, work = kind[:-len("-service")], SERVICE_WORK
     if kind == "none":
-        return _pingpong(tools, seconds), None, None
+        return _pingpong(tools, seconds, work), None, None
     floor = None
     if kind.startswith("ebprof"):
         floor = _start_floor(tools, tmp)
@@ -99,7 +110,7 @@ def _run(kind, ebprof, tools, tmp, seconds):
                            "perf")
     try:
         ours0, floor0 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
-        rate = _pingpong(tools, seconds)
+        rate = _pingpong(tools, seconds, work)
         ours1, floor1 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
     finally:
         _stop(proc, err)
@@ -115,8 +126,10 @@ def section_offcpu(bench, ebprof, tools, median):
     reps = bench.reps
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
-    rates = {"none": [], "floor": [], "ebprof": [], "ebprof-fp": [], "perf": []}
-    lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": []}
+    rates = {"none": [], "floor": [], "ebprof": [], "ebprof-fp": [], "perf": [],
+             "none-service": [], "ebprof-service": [], "perf-service": []}
+    lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": [], "ebprof-service": [],
+            "perf-service": []}
     per_switch = {"ebprof": [], "ebprof-fp": []}
     floor_ns = {"floor": [], "ebprof": [], "ebprof-fp": []}
     above = {"ebprof": [], "ebprof-fp": []}
@@ -129,7 +142,8 @@ def section_offcpu(bench, ebprof, tools, median):
             for k in rates:
                 rates[k].append(got[k][0])
             for k in lost:
-                lost[k].append(100.0 * (1 - got[k][0] / got["none"][0]))
+                alone = got["none-service" if k.endswith("-service") else "none"][0]
+                lost[k].append(100.0 * (1 - got[k][0] / alone))
             for k in floor_ns:
                 if got[k][2] is not None:
                     floor_ns[k].append(got[k][2])
@@ -160,6 +174,12 @@ def section_offcpu(bench, ebprof, tools, median):
             bench.res.add("9 offcpu", "BPF ns/switch above floor", variant, median(above[k]),
                           "ns", "", "floor, same run", median(floor_ns[k]), None, reps,
                           "ebprof_switch minus bench_switch_floor, attached together")
+    service = "the same with %d rounds of work per hand-off" % SERVICE_WORK
+    bench.res.add("9 offcpu", "switches/s alone, service rate", "none",
+                  median(rates["none-service"]), "/s", "", "", None, None, reps, service)
+    bench.res.add("9 offcpu", "throughput lost, service rate", "ebprof --mode offcpu",
+                  median(lost["ebprof-service"]), "%", "", "perf sched record",
+                  median(lost["perf-service"]), None, reps, service + "; system-wide")
     if floor_ns["floor"]:
         bench.res.add("9 offcpu", "BPF ns/switch", "floor alone", median(floor_ns["floor"]),
                       "ns", "", "", None, None, reps, "run_time_ns / run_cnt of bench_switch_floor")
