@@ -516,6 +516,11 @@ int BPF_PROG(ebprof_switch, bool preempt, struct task_struct *prev, struct task_
 	if (!c)
 		return 0; /* cannot happen: a one-slot per-CPU array */
 	stat_add(c, EBPROF_STAT_OFFCPU_SWITCHES);
+	if (!now) {
+		/* No clock (a NULL on the way to it): next's wait and prev's are not timed. */
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		return 0;
+	}
 	offcpu_enter(c, next, now);
 	/* Last: prev's walk may be a tail call, which does not come back. */
 	offcpu_leave(ctx, c, preempt, prev, now);
@@ -565,6 +570,10 @@ int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
 	c = bpf_map_lookup_elem(&cpus, &zero);
 	if (!c)
 		return 0; /* cannot happen: a one-slot per-CPU array */
+	if (!now) {
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		return 0;
+	}
 	bpf_probe_read_kernel(&tgid, sizeof(tgid), (const void *)(task + off_tgid));
 	if (tgid_rejected(tgid))
 		return 0;
