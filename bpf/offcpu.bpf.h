@@ -304,7 +304,7 @@ static __always_inline void offcpu_walk_tables(struct ebprof_cpu *c, struct offc
 	__u32 cpu = bpf_get_smp_processor_id();
 	struct offcpu_stack *st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
 	struct ebprof_scratch *sc;
-	__u64 id, n, copy_id;
+	__u64 id, n, copy_id, py_frames = c->stats[EBPROF_STAT_PY_FRAMES];
 	int walk;
 
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
@@ -323,7 +323,14 @@ static __always_inline void offcpu_walk_tables(struct ebprof_cpu *c, struct offc
 		n = EBPROF_MAX_DEPTH + 1;
 	if (n && !bpf_probe_read_kernel(st->uips, n * sizeof(__u64), sc->ustack.ips))
 		st->n_uips = (__u32)n;
-	st->valid = walk != WALK_PARTIAL && st->n_uips == n;
+	/*
+	 * A stack with Python frames is not kept: the interpreter waits from
+	 * the same native place (its registers, its C stack) whichever Python
+	 * function at that depth made the call, so a kept walk would charge
+	 * one function's waits to another (the walk counted frames emitted).
+	 */
+	st->valid = walk != WALK_PARTIAL && st->n_uips == n &&
+		    c->stats[EBPROF_STAT_PY_FRAMES] == py_frames;
 }
 
 /* The table walk's program, in the switch program's tail-call slot 0. */
