@@ -13,10 +13,11 @@
 # may lack Python frames (frames named "[python]" count as Python frames:
 # walked, their names read after the process exited; see bare() below):
 #   - the plugin at Interval 10, five runs of 3 s, from the spool's
-#     folded files (with the end-of-drain retries alone: 84.6% and 87.1%
-#     lacked them; with the timed asks 2.4-2.5%);
+#     folded files (with the end-of-drain retries alone 84.6-87.1% lacked
+#     them, three runs; with the timed asks 1.3-2.5%, three runs; started
+#     without the constructor, 26.1% and 76.2% before, 1.4% and 1.5% now);
 #   - `ebprof record` system-wide, drained once, at the end of its 10 s,
-#     two runs of 3 s (the end-of-drain retries alone: 100%; now 3.5-5.6%).
+#     two runs of 3 s (the end-of-drain retries alone: 100%; now 4.3-5.6%).
 source "$(dirname "$0")/collectd.bash"
 
 PY=/usr/bin/python3.11
