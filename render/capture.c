@@ -8,7 +8,11 @@
  * falls behind. The sampler's watch thread queues new processes to
  * snapshot. The worker takes snapshots first (a short-lived process must
  * be read before it exits), then samples, one at a time, and at the end
- * of a drain ends the symbolizer's drain and publishes its stats. The
+ * of a drain ends the symbolizer's drain and publishes its stats. A
+ * Python still starting is asked again when pytrack says it is due (tens
+ * to hundreds of milliseconds apart, whatever the drains' interval): the
+ * worker's wait for work is then a timed one, and the ask one more step
+ * under the watchdog, its process the one a stall quarantines. The
  * lock is never held across anything that touches a process's files: it
  * guards the queues, the profile being filled and the counters.
  *
@@ -306,10 +310,28 @@ static size_t sample_size(uint32_t n_uips, uint32_t n_kips)
 	return sizeof(struct capture_sample) + ((size_t)n_uips + n_kips) * sizeof(uint64_t);
 }
 
+static struct timespec worker_ns_timespec(uint64_t ns)
+{
+	return (struct timespec){ .tv_sec = (time_t)(ns / 1000000000ull),
+				  .tv_nsec = (long)(ns % 1000000000ull) };
+}
+
+/* The next Python to ask again, if any (lock held), and the time now (CLOCK_MONOTONIC, pytrack's). */
+static bool worker_py_due(const struct capture_worker *w, struct pytrack_due *due,
+			  struct timespec *now)
+{
+	if (!pytrack_next_ask(w->py, due))
+		return false;
+	*now = capture_now();
+	return true;
+}
+
 /* One step of the worker, lock held; false when it should end. */
 static bool worker_step(struct capture_worker *w)
 {
 	struct capture_core *core = w->core;
+	struct pytrack_due due;
+	struct timespec now;
 
 	if (w->n_tracks) {
 		struct capture_process p = w->tracks[w->track_first];
@@ -368,6 +390,27 @@ static bool worker_step(struct capture_worker *w)
 			unwinder_job_finish(w->unwinder, job);
 			w->progress++;
 			pthread_cond_broadcast(&core->done); /* and for tables */
+			return true;
+		}
+	}
+	if (w->py && !w->stop && worker_py_due(w, &due, &now)) {
+		/*
+		 * A Python still starting, asked again on time (its files read
+		 * with no lock held, under the watchdog: it is the process a
+		 * stall quarantines, and a quarantined one is not read again).
+		 * Before samples: a drain's worth of them may take a while.
+		 */
+		if (capture_passed(now, worker_ns_timespec(due.at))) {
+			bool skip = worker_quarantined(w, due.tgid, due.start_time);
+
+			w->busy = (struct capture_process){ due.tgid, due.start_time };
+			pthread_mutex_unlock(&core->lock);
+			pytrack_ask(w->py, &due, skip);
+			pthread_mutex_lock(&core->lock);
+			if (w->abandoned)
+				return false;
+			w->busy.tgid = 0;
+			w->progress++;
 			return true;
 		}
 	}
@@ -435,7 +478,14 @@ static bool worker_step(struct capture_worker *w)
 	}
 	if (w->stop)
 		return false;
-	pthread_cond_wait(&core->work, &core->lock);
+	/* Nothing to do until more work, or the next Python to ask again. */
+	if (w->py && worker_py_due(w, &due, &now)) {
+		struct timespec at = worker_ns_timespec(due.at);
+
+		pthread_cond_timedwait(&core->work, &core->lock, &at);
+	} else {
+		pthread_cond_wait(&core->work, &core->lock);
+	}
 	return true;
 }
 

@@ -3,7 +3,10 @@
  *
  * Two small arrays: the loaded processes, checked against /proc at each
  * end of a drain, and the ones still starting (asked again at most
- * PYTRACK_RETRIES times). Warnings are told apart by a hash of their text.
+ * PYTRACK_RETRIES ends of drains, and meanwhile when their next timed ask
+ * comes, for PYTRACK_SOON_MS after the first: a Python's interpreter is
+ * up tens of milliseconds after its exec, and the drains may be 10 s
+ * apart). Warnings are told apart by a hash of their text.
  * A detection is done with no hook held; its verdict is applied (the
  * sampler's map, the lists, the counters, the warned ring) inside one.
  */
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bpf/grow.h"
@@ -26,8 +30,11 @@
 
 struct pytrack_process {
 	uint32_t tgid;
-	uint32_t tries;
+	uint32_t tries;	   /* ends of drains it was asked at (starting ones) */
+	uint32_t delay_ms; /* before its next timed ask */
 	uint64_t start_time;
+	/* Its timed asks (ns, the config's clock): since; the next, 0 for none left. */
+	uint64_t first_ask, next_ask;
 	/* Where its interpreter's evaluation function is (loaded ones). */
 	uint64_t eval_start, eval_end, cold_start, cold_end;
 };
@@ -100,6 +107,45 @@ static void pytrack_leave(struct pytrack *t)
 {
 	if (t->config.leave)
 		t->config.leave(t->config.hook_ctx);
+}
+
+static uint64_t pytrack_now(const struct pytrack *t)
+{
+	struct timespec ts;
+
+	if (t->config.now)
+		return t->config.now(t->config.now_ctx);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The starting process's index, or -1. */
+static long pytrack_pending_find(const struct pytrack *t, uint32_t tgid, uint64_t start_time)
+{
+	for (size_t i = 0; i < t->n_pending; i++)
+		if (t->pending[i].tgid == tgid && t->pending[i].start_time == start_time)
+			return (long)i;
+	return -1;
+}
+
+static void pytrack_pending_drop(struct pytrack *t, size_t i)
+{
+	memmove(t->pending + i, t->pending + i + 1,
+		(t->n_pending - i - 1) * sizeof(t->pending[0]));
+	t->n_pending--;
+}
+
+/* After a timed ask at now that found it still starting (inside the hooks): when the next is. */
+static void pytrack_schedule(struct pytrack_process *p, uint64_t now)
+{
+	uint64_t delay = (uint64_t)p->delay_ms * 1000000ull;
+
+	if (now - p->first_ask + delay > (uint64_t)PYTRACK_SOON_MS * 1000000ull) {
+		p->next_ask = 0; /* the ends of drains only, from now on */
+		return;
+	}
+	p->next_ask = now + delay;
+	p->delay_ms = p->delay_ms * 2 > PYTRACK_SOON_MAX_MS ? PYTRACK_SOON_MAX_MS : p->delay_ms * 2;
 }
 
 static uint64_t pytrack_hash(const char *why)
@@ -231,11 +277,74 @@ void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time,
 	pytrack_detect(t, tgid, start_time, maps, &v);
 	if (!pytrack_enter(t))
 		return;
-	if (pytrack_apply(t, &v, &say) == -EAGAIN && t->n_pending < PYTRACK_MAX_PENDING)
-		t->pending[t->n_pending++] = (struct pytrack_process){
-			.tgid = tgid, .start_time = start_time,
-			.eval_start = v.py.eval_start, .eval_end = v.py.eval_end,
-			.cold_start = v.py.cold_start, .cold_end = v.py.cold_end };
+	if (pytrack_apply(t, &v, &say) == -EAGAIN) {
+		/* Reported again while starting (an exec keeps the start time): one entry, asked anew. */
+		long i = pytrack_pending_find(t, tgid, start_time);
+		uint64_t now = pytrack_now(t);
+
+		if (i < 0 && t->n_pending < PYTRACK_MAX_PENDING)
+			i = (long)t->n_pending++;
+		if (i >= 0)
+			t->pending[i] = (struct pytrack_process){
+				.tgid = tgid, .start_time = start_time,
+				.delay_ms = PYTRACK_SOON_FIRST_MS, .first_ask = now,
+				.eval_start = v.py.eval_start, .eval_end = v.py.eval_end,
+				.cold_start = v.py.cold_start, .cold_end = v.py.cold_end };
+		if (i >= 0)
+			pytrack_schedule(&t->pending[i], now);
+	} else {
+		/* Answered (or gone, or now something else): asked no more. */
+		long i = pytrack_pending_find(t, tgid, start_time);
+
+		if (i >= 0)
+			pytrack_pending_drop(t, (size_t)i);
+	}
+	pytrack_leave(t);
+	pytrack_say(t, &v, say);
+}
+
+bool pytrack_next_ask(const struct pytrack *t, struct pytrack_due *due)
+{
+	const struct pytrack_process *first = NULL;
+
+	if (t->cut_off)
+		return false;
+	for (size_t i = 0; i < t->n_pending; i++)
+		if (t->pending[i].next_ask && (!first || t->pending[i].next_ask < first->next_ask))
+			first = &t->pending[i];
+	if (!first)
+		return false;
+	*due = (struct pytrack_due){ first->tgid, first->start_time, first->next_ask };
+	return true;
+}
+
+void pytrack_ask(struct pytrack *t, const struct pytrack_due *due, bool skip)
+{
+	struct pytrack_verdict v;
+	long i;
+	bool say;
+
+	/* Only this thread changes the lists: reading them here needs no hook. */
+	i = t->cut_off ? -1 : pytrack_pending_find(t, due->tgid, due->start_time);
+	if (i < 0 || !t->pending[i].next_ask)
+		return;
+	if (skip) {
+		if (!pytrack_enter(t))
+			return;
+		pytrack_pending_drop(t, (size_t)i);
+		pytrack_leave(t);
+		return;
+	}
+	pytrack_detect(t, due->tgid, due->start_time, NULL, &v);
+	if (!pytrack_enter(t))
+		return;
+	i = pytrack_pending_find(t, due->tgid, due->start_time);
+	if (pytrack_apply(t, &v, &say) != -EAGAIN) {
+		if (i >= 0)
+			pytrack_pending_drop(t, (size_t)i);
+	} else if (i >= 0) {
+		pytrack_schedule(&t->pending[i], pytrack_now(t));
+	}
 	pytrack_leave(t);
 	pytrack_say(t, &v, say);
 }
@@ -265,8 +374,10 @@ void pytrack_end_drain(struct pytrack *t)
 		if (!pytrack_enter(t))
 			return;
 		t->pending[i].tries++;
-		if (pytrack_apply(t, &v, &say) != -EAGAIN)
+		if (pytrack_apply(t, &v, &say) != -EAGAIN) {
 			t->pending[i].tries = PYTRACK_RETRIES; /* answered */
+			t->pending[i].next_ask = 0;
+		}
 		pytrack_leave(t);
 		pytrack_say(t, &v, say);
 	}
@@ -284,7 +395,7 @@ void pytrack_end_drain(struct pytrack *t)
 		return;
 	}
 	for (size_t i = 0; i < t->n_pending; i++)
-		if (t->pending[i].tries < PYTRACK_RETRIES)
+		if (t->pending[i].tries < PYTRACK_RETRIES || t->pending[i].next_ask)
 			t->pending[kept++] = t->pending[i];
 	t->n_pending = kept;
 	kept = 0;

@@ -8,7 +8,10 @@
  * with sampler_python_set(), and keeps the process on a list so that it
  * is forgotten once it has exited. A Python that has not started its main
  * thread yet (a process sampled in its first milliseconds) is asked again
- * at the next few ends of drains. A Python it cannot walk is reported
+ * soon, whatever the drains' interval: the owner asks pytrack_next_ask()
+ * when, and calls pytrack_ask() then (50 ms after the first ask, then
+ * 100 ms, then every 200 ms, for PYTRACK_SOON_MS at most), and at the
+ * next few ends of drains. A Python it cannot walk is reported
  * through warn(), once per distinct reason (a fleet of one unsupported
  * version says it once), and profiled natively.
  *
@@ -32,6 +35,11 @@
 
 #include "symbolizer/target.h"
 
+/* The timed asks of a starting Python: after the first, then doubling up to the most, for so long. */
+#define PYTRACK_SOON_FIRST_MS 50
+#define PYTRACK_SOON_MAX_MS 200
+#define PYTRACK_SOON_MS 5000
+
 struct procmaps;
 struct pytrack;
 struct sampler;
@@ -52,6 +60,9 @@ struct pytrack_config {
 	bool (*enter)(void *ctx);
 	void (*leave)(void *ctx);
 	void *hook_ctx;
+	/* The clock of the timed asks, in ns. NULL: CLOCK_MONOTONIC (tests: a fake one). */
+	uint64_t (*now)(void *ctx);
+	void *now_ctx;
 };
 
 /* Returns NULL when out of memory; free with pytrack_free() (the loaded layouts stay in the map). */
@@ -70,6 +81,31 @@ void pytrack_process(struct pytrack *t, uint32_t tgid, uint64_t start_time,
 
 /* The end of a drain: asks again about the Pythons still starting, forgets the exited. */
 void pytrack_end_drain(struct pytrack *t);
+
+/* A Python still starting, due to be asked again at `at` (ns, the config's clock). */
+struct pytrack_due {
+	uint32_t tgid;
+	uint64_t start_time;
+	uint64_t at;
+};
+
+/*
+ * The starting Python due to be asked again first, into *due; false when
+ * none awaits a timed ask (then only the ends of drains ask). Reads the
+ * lists: call it on the tracker's thread, or under the owner's lock.
+ */
+bool pytrack_next_ask(const struct pytrack *t, struct pytrack_due *due);
+
+/*
+ * Asks again about the process pytrack_next_ask() gave (once its time has
+ * come; with no hook held, its answer applied inside them): loaded,
+ * warned, or given its next time; past PYTRACK_SOON_MS from its first ask,
+ * left to the ends of drains. skip: not asked, and forgotten from the
+ * starting ones (a process whose files are not to be read again: the
+ * ends of drains do not ask it either). One that is no longer pending
+ * (answered at an end of a drain meanwhile) is not asked.
+ */
+void pytrack_ask(struct pytrack *t, const struct pytrack_due *due, bool skip);
 
 /*
  * A sample of process tgid (its user stack as the sampler gives it: ips, n

@@ -6,7 +6,12 @@
  * examined once for two processes, forgotten when it exits; a tracker
  * whose enter hook says no (its worker was abandoned) touches nothing,
  * then or later; another tracker adopts its processes and forgets them
- * at their exit; the counters add up.
+ * at their exit; the counters add up. A Python stopped at its exec
+ * (ptrace), its interpreter not up yet, is asked again on a fake clock
+ * 50 ms after its first ask, then after 100 ms, then every 200 ms, for
+ * PYTRACK_SOON_MS, and loaded at the first timed ask after it was let
+ * go; past the timed asks the ends of drains still ask; one the owner
+ * says not to read again is dropped unread.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,6 +78,17 @@ static void leave(void *ctx)
 	seen.in_hook = false;
 }
 
+/* The timed asks' clock, moved by hand (ns). */
+static uint64_t fake_now;
+
+static uint64_t fake_clock(void *ctx)
+{
+	(void)ctx;
+	return fake_now;
+}
+
+#define MS 1000000ull
+
 static struct pytrack *tracker(struct target *gate)
 {
 	struct pytrack *t = pytrack_new(&(struct pytrack_config){
@@ -79,6 +96,7 @@ static struct pytrack *tracker(struct target *gate)
 		.gate = gate,
 		.enter = enter,
 		.leave = leave,
+		.now = fake_clock,
 	});
 
 	assert_non_null(t);
@@ -106,6 +124,44 @@ static pid_t start_python(void)
 	assert_int_equal(read(fds[0], &c, 1), 1);
 	close(fds[0]);
 	return pid;
+}
+
+/*
+ * A Python stopped at its exec, before its interpreter is up (detection
+ * answers "not yet"); *ready: the pipe that says it is, once let go.
+ */
+static pid_t start_python_stopped(int *ready)
+{
+	int fds[2], status;
+	pid_t pid;
+
+	assert_int_equal(pipe(fds), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		dup2(fds[1], 1);
+		close(fds[0]);
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execl(PYTHON, "python3.11", "-c",
+		      "import sys, time\nsys.stdout.write('r'); sys.stdout.flush()\ntime.sleep(60)",
+		      (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid); /* the SIGTRAP of its exec */
+	assert_true(WIFSTOPPED(status));
+	*ready = fds[0];
+	return pid;
+}
+
+/* Lets a stopped Python go and waits until its interpreter runs its script. */
+static void let_go(pid_t pid, int ready)
+{
+	char c;
+
+	assert_int_equal(ptrace(PTRACE_DETACH, pid, NULL, NULL), 0);
+	assert_int_equal(read(ready, &c, 1), 1);
+	close(ready);
 }
 
 static void stop(pid_t pid)
@@ -218,12 +274,157 @@ static void test_adopted_processes_are_forgotten_at_exit(void **state)
 	pytrack_free(heir);
 }
 
+/* Asked again on time, then loaded at the first ask after its interpreter is up. */
+static void test_starting_asked_again_on_time(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct pytrack_stats st;
+	struct pytrack_due due;
+	int ready;
+	pid_t a = start_python_stopped(&ready);
+
+	(void)state;
+	fake_now = 1000 * MS;
+	pytrack_process(t, (uint32_t)a, 5, NULL);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 0);
+	assert_true(pytrack_next_ask(t, &due));
+	assert_int_equal(due.tgid, (uint32_t)a);
+	assert_int_equal(due.start_time, 5);
+	assert_int_equal(due.at, 1050 * MS);
+	/* Reported again (its first sample): still one, asked anew. */
+	fake_now = 1010 * MS;
+	pytrack_process(t, (uint32_t)a, 5, NULL);
+	assert_true(pytrack_next_ask(t, &due));
+	assert_int_equal(due.at, 1060 * MS);
+	/* Still stopped: not yet, and the next one later. */
+	fake_now = due.at;
+	pytrack_ask(t, &due, false);
+	assert_true(pytrack_next_ask(t, &due));
+	assert_int_equal(due.at, 1160 * MS);
+	assert_int_equal(seen.n_set, 0);
+	let_go(a, ready);
+	fake_now = due.at;
+	pytrack_ask(t, &due, false);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(seen.n_set, 1);
+	assert_int_equal(seen.set[0], (uint32_t)a);
+	assert_false(pytrack_next_ask(t, &due)); /* answered: asked no more */
+	/* A stale ask (answered meanwhile) does nothing. */
+	pytrack_ask(t, &(struct pytrack_due){ (uint32_t)a, 5, 0 }, false);
+	assert_int_equal(seen.n_set, 1);
+	pytrack_end_drain(t);
+	assert_int_equal(seen.n_set, 1);
+	assert_int_equal(seen.outside, 0);
+	stop(a);
+	pytrack_free(t);
+}
+
+/* The timed asks back off to every 200 ms and end after PYTRACK_SOON_MS; the drains still ask. */
+static void test_timed_asks_bounded(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct pytrack_stats st;
+	struct pytrack_due due;
+	uint64_t first = 2000 * MS, last;
+	unsigned int asks = 0;
+	int ready;
+	pid_t a = start_python_stopped(&ready);
+
+	(void)state;
+	fake_now = first;
+	pytrack_process(t, (uint32_t)a, 9, NULL);
+	last = first;
+	while (pytrack_next_ask(t, &due)) {
+		uint64_t gap = due.at - last;
+
+		assert_true(gap == (asks == 0 ? 50 * MS : asks == 1 ? 100 * MS : 200 * MS));
+		assert_true(due.at - first <= PYTRACK_SOON_MS * MS);
+		fake_now = last = due.at;
+		pytrack_ask(t, &due, false);
+		asks++;
+		assert_true(asks < 100);
+	}
+	/* 50, 150, then every 200 ms up to 4,950. */
+	assert_int_equal(asks, 2 + (PYTRACK_SOON_MS - 150) / 200);
+	assert_int_equal(seen.n_set, 0);
+	/* Past them, an end of a drain asks, and loads it once it is up. */
+	let_go(a, ready);
+	pytrack_end_drain(t);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 1);
+	assert_int_equal(seen.outside, 0);
+	stop(a);
+	pytrack_free(t);
+}
+
+/* One the owner will not have read again (quarantined) is dropped, not read, by drains either. */
+static void test_skipped_is_dropped(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct pytrack_stats st;
+	struct pytrack_due due;
+	int ready;
+	pid_t a = start_python_stopped(&ready);
+
+	(void)state;
+	fake_now = 0;
+	pytrack_process(t, (uint32_t)a, 3, NULL);
+	assert_true(pytrack_next_ask(t, &due));
+	let_go(a, ready);
+	fake_now = due.at;
+	pytrack_ask(t, &due, true);
+	assert_false(pytrack_next_ask(t, &due));
+	pytrack_end_drain(t);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 0);
+	assert_int_equal(seen.n_set, 0);
+	assert_int_equal(seen.outside, 0);
+	stop(a);
+	pytrack_free(t);
+}
+
+/* A tracker whose worker was abandoned has nothing to ask, on time or not. */
+static void test_refused_hook_no_timed_asks(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct pytrack_due due;
+	int ready;
+	pid_t a = start_python_stopped(&ready);
+	size_t touched;
+	unsigned int enters;
+
+	(void)state;
+	fake_now = 0;
+	pytrack_process(t, (uint32_t)a, 4, NULL);
+	assert_true(pytrack_next_ask(t, &due));
+	let_go(a, ready);
+	touched = seen.n_set + seen.n_forgot; /* "not yet" forgets any old layout */
+	enters = seen.enters;
+	seen.refuse = true;
+	fake_now = due.at;
+	pytrack_ask(t, &due, false);
+	seen.refuse = false;
+	assert_false(pytrack_next_ask(t, &due));
+	pytrack_ask(t, &due, false);
+	pytrack_end_drain(t);
+	assert_int_equal(seen.enters, enters + 1); /* the one refused, then never again */
+	assert_int_equal(seen.n_set + seen.n_forgot, touched);
+	stop(a);
+	pytrack_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_loaded_examined_once_forgotten_at_exit, reset),
 		cmocka_unit_test_setup(test_refused_hook_touches_nothing, reset),
 		cmocka_unit_test_setup(test_adopted_processes_are_forgotten_at_exit, reset),
+		cmocka_unit_test_setup(test_starting_asked_again_on_time, reset),
+		cmocka_unit_test_setup(test_timed_asks_bounded, reset),
+		cmocka_unit_test_setup(test_skipped_is_dropped, reset),
+		cmocka_unit_test_setup(test_refused_hook_no_timed_asks, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
