@@ -18,6 +18,7 @@ sleep 0.3
 "$EBPROF" record --unwind fp -p "$A" -p "$B" -F 999 -d 100 --format folded -o "$T/split.folded" \
 	2>"$T/summary" &
 R=$!
+wait_sampling "$T/summary"
 wait_cpu 7 90 "$A" "$B"
 kill -INT "$R"
 wait "$R" || fail "ebprof record exited $?: $(cat "$T/summary")"

@@ -21,6 +21,7 @@ for p in "${pids[@]}"; do args+=(-p "$p"); done
 "$EBPROF" record --unwind dwarf "${args[@]}" -F 999 -d 300 --format folded \
 	-o "$T/dwarf.folded" 2>"$T/summary" &
 R=$!
+wait_sampling "$T/summary"
 wait_cpu 2 120 "${pids[@]}"
 kill -INT "$R"
 wait "$R" || fail "ebprof record exited $?: $(cat "$T/summary")"

@@ -23,6 +23,7 @@ record() { # OUT SECONDS_OF_CPU PID... (by tables)
 	"$EBPROF" record --unwind dwarf "${args[@]}" -F 999 -d 300 --format folded \
 		-o "$T/$out.folded" 2>"$T/$out.summary" &
 	r=$!
+	wait_sampling "$T/$out.summary"
 	wait_cpu "$cpu" 120 "$@"
 	kill -INT "$r"
 	wait "$r" || fail "ebprof record exited $?: $(cat "$T/$out.summary")"
@@ -41,7 +42,9 @@ for m in qsort signal vdso plt; do
 	bg "$T/case-$m" "$m" 600; eval "P_$m=$BG"
 done
 sleep 0.3
-record cases 2 "$P_qsort" "$P_signal" "$P_vdso" "$P_plt"
+# 4 s of CPU each: a sample lands in the 16-byte PLT stub only a few times
+# a second of the loop's CPU (3.6 a second on this guest on 1 Dec 2026).
+record cases 4 "$P_qsort" "$P_signal" "$P_vdso" "$P_plt"
 F=$T/cases.folded
 
 read -r pct _ tot < <($FOLDED_PY "$F" under case-qsort '(cmp_slow|spin)' \
@@ -74,13 +77,13 @@ check "clock_gettime (vDSO) loop" "$pct" "$tot" 500
 at_least "$vpct" 20 || fail "only $vpct% of samples in the vDSO: not a vDSO test"
 
 read -r pct _ tot < <($FOLDED_PY "$F" under case-plt '_init|\[unwcases-nofp\+0x[0-9a-f]+\]' 'main;plt_loop;[^;]+')
-check "samples in the PLT stub of strlen" "$pct" "$tot" 20
+check "samples in the PLT stub of strlen" "$pct" "$tot" 8
 
 # Frameless leaves in a frame-pointer build: the caller by tables, not by fp.
 bg "$EX/chains" 600; C=$BG
 sleep 0.3
 record leaf 2 "$C"
-"$EBPROF" record --unwind fp -p "$C" -F 999 -d 2 --format folded -o "$T/leaf-fp.folded" \
+"$EBPROF" record --unwind fp -p "$C" -F 999 -d 3 --format folded -o "$T/leaf-fp.folded" \
 	2>/dev/null || fail "ebprof record --unwind fp failed"
 read -r pct _ tot < <($FOLDED_PY "$T/leaf.folded" under chains 'chain_[abc]_leaf' \
 	'main;run_chains;(chain_a_leaf|chain_b1;chain_b2;chain_b_leaf|chain_c1;chain_c2;chain_c3;chain_c4;chain_c_leaf)')

@@ -43,6 +43,7 @@ PDW=$!
 "$EBPROF" record --unwind dwarf -p "$GZ" -p "$SO" -p "$PL" -F 499 -d 300 --format folded \
 	-o "$T/ebprof.folded" 2>"$T/summary" &
 R=$!
+wait_sampling "$T/summary"
 wait_cpu 3 120 "$GZ" "$SO" "$PL"
 kill -INT "$R" "$PFP" "$PDW"
 wait "$R" || fail "ebprof record exited $?: $(cat "$T/summary")"

@@ -37,6 +37,7 @@ record() {
 	"$EBPROF" record -p "$a" -p "$b" -F 999 -d 30 "$@" --format folded \
 		-o "$T/$name.folded" 2>"$T/$name.summary" &
 	r=$!
+	wait_sampling "$T/$name.summary"
 	wait_cpu 5 25 "$a" "$b"
 	kill -INT "$r"
 	wait "$r" || fail "ebprof record $* exited $?: $(cat "$T/$name.summary")"

@@ -29,6 +29,7 @@ wait_for 5 grep -q ready "$T/named.out" "$T/stripped.out" || fail "the workloads
 "$EBPROF" record -p "$A" -p "$B" -F 999 -d 50 --format folded -o "$T/g.folded" \
 	2>"$T/summary" &
 R=$!
+wait_sampling "$T/summary"
 wait_cpu 6 45 "$A" "$B"
 kill -INT "$R"
 wait "$R" || fail "ebprof record exited $?: $(cat "$T/summary")"

@@ -77,6 +77,16 @@ wait_cpu() {
 	done
 }
 
+# wait_sampling FILE: waits until the `ebprof record` whose stderr goes to
+# FILE says it samples. Loading takes a while (the verifier checks the
+# table unwinder: 1-4 s on the shared 2-core guest, more under emulation),
+# so a workload's CPU is counted (wait_cpu) from then, not from the
+# record's launch, or the recording is cut short by its load time.
+wait_sampling() {
+	wait_for 120 grep -qs '^ebprof: sampling' "$1" ||
+		fail "ebprof record did not start sampling: $(cat "$1" 2>/dev/null)"
+}
+
 # wait_for SECONDS COMMAND...: polls COMMAND every 0.2 s until it succeeds.
 wait_for() {
 	local tries=$(( $1 * 5 ))
