@@ -415,6 +415,13 @@ class Profiler:
                 if "Attaching" in read_text(self.out):
                     break
                 time.sleep(0.05)
+        if self.kind == "ebprof":
+            # Loaded is not sampling yet: the named targets are prepared and the
+            # events attached after the load (seconds when the verifier is slow).
+            for _ in range(1200):
+                if "ebprof: sampling" in read_text(self.err):
+                    break
+                time.sleep(0.05)
         time.sleep(0.3)  # the program is loaded; let the attach finish
 
     def stats(self):
