@@ -4,11 +4,15 @@
 # in make soak). Every few seconds the daemon's RSS, open fds and the
 # entries of each of its BPF maps are sampled. It must show:
 # - RSS flat: the lowest RSS of the last quarter within 5% of the lowest
-#   of the second quarter (the first quarter is warm-up: caches filling).
-#   The floor, not the median: building an unwind table for a big binary
-#   (node, libLLVM) takes tens of MB for a moment, and the churn starts
-#   such processes again and again, so RSS swings by 20-50 MB between
-#   samples while the floor, what is kept, stays put; a leak raises it;
+#   of the second quarter (the first quarter is warm-up: caches filling),
+#   once what the caches grew by between those quarters, toward their
+#   bounds, is taken off. The floor, not the median: building an unwind
+#   table for a big binary (node, libLLVM) takes tens of MB for a moment,
+#   and the churn starts such processes again and again, so RSS swings by
+#   20-50 MB between samples while the floor, what is kept, stays put; a
+#   leak raises it. The caches' part: in 2 minutes the unwind tables and
+#   symbol tables are still filling (+2.8 MB between the quarters in a CI
+#   run whose RSS rose +5.8% with the heap outside the caches at +334 kB);
 # - fds bounded: the last quarter's maximum at most 3 above the second's
 #   (a spool file or an ELF file may be open for a moment at a sample);
 # - every BPF map within its max_entries, hash maps not growing either;
@@ -105,7 +109,7 @@ med4 = statistics.median(int(r[1]) for r in last)
 drift = 100.0 * (rss4 - rss2) / rss2
 fd2 = max(int(r[2]) for r in second)
 fd4 = max(int(r[2]) for r in last)
-print('samples %d; RSS floor %d kB (2nd quarter) -> %d kB (last), %+.2f%%; '
+print('samples %d; RSS floor %d kB (2nd quarter) -> %d kB (last), %+.2f%% raw; '
       'median %d -> %d kB; RSS min/max %d/%d kB; fds max %d -> %d' %
       (n, rss2, rss4, drift, med2, med4, min(int(r[1]) for r in rows),
        max(int(r[1]) for r in rows), fd2, fd4))
@@ -121,7 +125,8 @@ for name, v in sorted(maps.items()):
     print('  map %-14s entries: max %d, 2nd-quarter max %d, last-quarter max %d' %
           (name, max(v), max(v[k:2 * k] or [0]), max(v[len(v) - k:] or [0])))
 assert maps, 'no BPF map of the daemon found'
-assert abs(drift) <= 5.0, 'RSS drifted %+.2f%%' % drift
+# The RSS rule is checked below, with the caches' growth from the plugin's
+# own metrics.
 # A sample may catch a spool file or an ELF file open for a moment.
 assert fd4 <= fd2 + 3, 'open fds grew: %d -> %d' % (fd2, fd4)
 PY
@@ -143,10 +148,10 @@ HEAP_SLACK_KB=${SOAK_HEAP_SLACK_KB:-4096}
 # beside it; hence 2 MB, half the heap's slack.
 OUTSIDE_SLACK_KB=${SOAK_OUTSIDE_SLACK_KB:-2048}
 python3 - "$t0" "$(date +%s)" "$HEAP_SLACK_KB" "$OUTSIDE_SLACK_KB" \
-	"$D"/csv/soakhost/ebprof-health <<'PY' ||
+	"$D"/csv/soakhost/ebprof-health "$S" <<'PY' ||
 import glob, os, sys
 t0, t1, slack, out_slack = (int(a) for a in sys.argv[1:5])
-health = sys.argv[5]
+health, samples = sys.argv[5:7]
 CACHES = ('cache_symbols', 'cache_processes', 'cache_names', 'cache_window',
           'cache_interval', 'cache_inline', 'cache_python')
 
@@ -178,11 +183,28 @@ def floors(pts):
 
 h2, h4 = floors(pts)
 o2, o4 = floors(outside)
+# The caches' growth between the quarters, by their floors too: what RSS
+# may gain from caches filling toward their bounds, which is not a leak.
+cached = sorted((t, sum(c.get(t, 0.0) for c in caches) / 1024) for t in heap
+                if all(t in c for c in caches if c))
+c2, c4 = floors(cached)
+grown = max(0.0, c4 - c2)
+rows = [l.split() for l in open(samples) if l.strip()]
+n = len(rows)
+k = n // 4
+rss2 = min(int(r[1]) for r in rows[k:2 * k])
+rss4 = min(int(r[1]) for r in rows[n - k:])
+drift = 100.0 * (rss4 - grown - rss2) / rss2
+print('RSS floor %d -> %d kB; the caches grew by %.0f kB; RSS beyond them %+.2f%% (at most 5%%)'
+      % (rss2, rss4, grown, drift))
 print('heap in use: floor %.0f kB (2nd quarter) -> %.0f kB (last), %+.0f kB (slack %d kB); '
       'max %.0f kB' % (h2, h4, h4 - h2, slack, max(v for t, v in pts)))
 print('heap outside the caches: floor %.0f kB (2nd quarter) -> %.0f kB (last), %+.0f kB '
       '(slack %d kB); max %.0f kB' % (o2, o4, o4 - o2, out_slack, max(v for t, v in outside)))
 ok = True
+if abs(drift) > 5.0:
+    print('RSS drifted %+.2f%% beyond the caches\' growth' % drift)
+    ok = False
 if h4 - h2 > slack:
     print('the heap in use grew by %.0f kB: a leak' % (h4 - h2))
     ok = False
