@@ -253,7 +253,8 @@ enum ebprof_stat {
 	 * to one of the stack or map losses above, which then count the
 	 * samples. SWITCHES counts the program's runs; SHORT the blocks
 	 * under the minimum (by choice); UNTIMED the blocks that found no
-	 * task storage (a loss of unknown time).
+	 * task storage (a loss of unknown time); WALKS, not a stop, the user
+	 * stacks walked at a switch (a new place; the others reuse a walk).
 	 */
 	EBPROF_STAT_OFFCPU_SWITCHES,
 	EBPROF_STAT_OFFCPU_SAMPLES,
@@ -261,6 +262,7 @@ enum ebprof_stat {
 	EBPROF_STAT_OFFCPU_THROTTLED,
 	EBPROF_STAT_OFFCPU_SHORT,
 	EBPROF_STAT_OFFCPU_UNTIMED,
+	EBPROF_STAT_OFFCPU_WALKS, /* not a stop: user stacks walked at a new place */
 	/*
 	 * Python (bpf/python.bpf.h). Not ways a sample ends: PY_FRAMES
 	 * counts Python frames emitted; PY_FAULTS the walks of a thread's

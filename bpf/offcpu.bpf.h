@@ -106,6 +106,7 @@ struct offcpu_stack {
 struct offcpu_task {
 	struct ebprof_key key;
 	__u64 gen;
+	__u64 mm;      /* its mm_struct when described: another one after its exec */
 	__u64 t_out;   /* offcpu_now() when it left the CPU */
 	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
 	__u8 described, user, wanted, reported;
@@ -241,11 +242,14 @@ static __always_inline __u32 offcpu_state(bool preempt, const struct task_struct
 /*
  * Where the current task (prev) leaves its user code, as the registers
  * the kernel saved say (read in place: pt_regs is a BTF pointer here): ip,
- * sp, bp, the word at sp (a leaf's return address: which caller made the
- * call) and, where bp points into the stack, the word above it (the
+ * sp, the word at sp (a leaf's return address: which caller made the
+ * call) and, where bp points into the stack, bp and the word above it (the
  * return address of a frame-pointer frame). A thread that leaves again
  * from a place it left from before has the same user stack. Not the other
- * registers a call keeps: loops keep their counters there. Both words
+ * registers a call keeps: loops keep their counters there; and not bp
+ * where it is not a frame pointer, for the same reason (code built without
+ * frame pointers uses it as one of those registers: a ping-pong's loop
+ * counter made every other switch a new place, and walked it). Both words
  * come from one read of the top OFFCPU_PLACE_SPAN words of the stack when
  * bp's is among them (a leaf's wrapper called from a frame-pointer frame:
  * a read is most of the cost), else from two.
@@ -254,13 +258,14 @@ static __always_inline void offcpu_place(struct task_struct *prev, __u64 *now)
 {
 	const __u64 *w = (const __u64 *)bpf_task_pt_regs(prev);
 	__u64 sp = w[19], bp = w[4], top[OFFCPU_PLACE_SPAN], d = bp + 8 - sp;
+	bool frame = bp >= sp && bp - sp < OFFCPU_FRAME_REACH && !(bp & 7);
 
 	now[0] = w[16]; /* ip */
 	now[1] = sp;
-	now[2] = bp;
+	now[2] = frame ? bp : 0;
 	now[3] = 0;
 	now[4] = 0;
-	if (bp >= sp && d < sizeof(top) && !(d & 7) &&
+	if (frame && d < sizeof(top) && !(d & 7) &&
 	    !bpf_probe_read_user(top, sizeof(top), (const void *)sp)) {
 		now[3] = top[0];
 #pragma clang loop unroll(full)
@@ -270,7 +275,7 @@ static __always_inline void offcpu_place(struct task_struct *prev, __u64 *now)
 		return;
 	}
 	bpf_probe_read_user(&now[3], sizeof(now[3]), (const void *)sp);
-	if (bp >= sp && bp - sp < OFFCPU_FRAME_REACH)
+	if (frame)
 		bpf_probe_read_user(&now[4], sizeof(now[4]), (const void *)(bp + 8));
 }
 
@@ -378,6 +383,7 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 		return;
 	}
 	/* A new place: walk into the slot not used last. */
+	stat_add(c, EBPROF_STAT_OFFCPU_WALKS);
 	k = (t->cur + 1) & (OFFCPU_PLACES - 1);
 	t->cur = k;
 	st = &t->stacks[k];
@@ -421,13 +427,23 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 	t->t_out = 0;
 	if (!t->described || t->gen != gen) {
 		struct task_view v = { &t->key, &t->user, &t->wanted, &t->reported };
+		__u64 mm = task_word((__u64)prev, off_mm);
 
+		/*
+		 * Any exec or rename on the machine moves the generation on, and
+		 * a busy host execs thousands of times a second: the description
+		 * is read again (a leader may have been renamed, a filter changed),
+		 * but the walks are kept unless this task's own exec replaced its
+		 * memory (a new mm_struct: new mappings, perhaps new tables).
+		 */
+		if (!t->described || t->mm != mm) {
+			t->stacks[0].valid = 0;
+			t->stacks[1].valid = 0;
+		}
 		task_read(v, (__u64)prev, pid_tgid >> 32);
+		t->mm = mm;
 		t->gen = gen;
 		t->described = 1;
-		/* An exec: new mappings, perhaps new tables. */
-		t->stacks[0].valid = 0;
-		t->stacks[1].valid = 0;
 	}
 	if (!t->wanted)
 		return;
@@ -595,6 +611,7 @@ int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
 		task_read(v, task, tgid);
 	}
 	t->gen = cache_gen;
+	t->mm = task_word(task, off_mm);
 	t->described = 1;
 	t->t_out = 0;
 	t->copy_id = 0;

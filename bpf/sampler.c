@@ -1404,6 +1404,7 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->offcpu_throttled = d[EBPROF_STAT_OFFCPU_THROTTLED];
 	delta->offcpu_short = d[EBPROF_STAT_OFFCPU_SHORT];
 	delta->offcpu_untimed = d[EBPROF_STAT_OFFCPU_UNTIMED];
+	delta->offcpu_walks = d[EBPROF_STAT_OFFCPU_WALKS];
 	delta->py_frames = d[EBPROF_STAT_PY_FRAMES];
 	delta->py_faults = d[EBPROF_STAT_PY_FAULTS];
 	delta->samples += delta->offcpu_samples;
@@ -1441,6 +1442,7 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->offcpu_throttled += d->offcpu_throttled;
 	sum->offcpu_short += d->offcpu_short;
 	sum->offcpu_untimed += d->offcpu_untimed;
+	sum->offcpu_walks += d->offcpu_walks;
 	sum->py_frames += d->py_frames;
 	sum->py_faults += d->py_faults;
 }

@@ -208,7 +208,9 @@ struct sampler_stats {
 	 * is a loss (the per-CPU cap), and the stack and map losses above
 	 * count off-CPU samples too. offcpu_switches: context switches seen;
 	 * offcpu_short: waits under the minimum (by choice); offcpu_untimed:
-	 * waits that found no task storage (a loss of unknown length).
+	 * waits that found no task storage (a loss of unknown length);
+	 * offcpu_walks: user stacks walked because a task left from a place
+	 * it had not just left from (the rest reuse a kept walk).
 	 */
 	uint64_t offcpu_switches;
 	uint64_t offcpu_samples;
@@ -216,6 +218,7 @@ struct sampler_stats {
 	uint64_t offcpu_throttled;
 	uint64_t offcpu_short;
 	uint64_t offcpu_untimed;
+	uint64_t offcpu_walks;
 	/*
 	 * Python: frames emitted (not samples), and walks of a thread's
 	 * Python frames cut short by a failed read (the native frames go

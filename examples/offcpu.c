@@ -23,6 +23,13 @@
  *                            each one's lifetime in ns from just before
  *                            its creation, and the sum of the short ones',
  *                            and the thread ids of a, b, c and the loaders
+ *   offcpu pingpong S        this process and a child it forks hand a byte
+ *                            back and forth through two pipes on CPU 0 for
+ *                            S seconds, in offcpu_pingpong_loop(), which
+ *                            keeps six counters live across its read() and
+ *                            write() calls: built without frame pointers,
+ *                            one of them is in rbp at each wait; prints
+ *                            round_trips (each process waits once a trip)
  *
  * Each but early first sleeps 1 s in offcpu_settle(): the profiler sees the
  * process at its first wait and loads its unwind tables meanwhile, so
@@ -38,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -315,6 +323,70 @@ static int do_mixed(unsigned int seconds)
 	return 0;
 }
 
+/*
+ * One side of the ping-pong: read a byte from in, write it to out, until
+ * the clock passes end (checked every 256 trips) or the other side is gone.
+ * The six counters are live across both calls, so the compiler keeps them
+ * in the six registers a call preserves, rbp among them where it is not a
+ * frame pointer; each trip changes them all.
+ */
+NOCLEVER uint64_t offcpu_pingpong_loop(int in, int out, int first, uint64_t end)
+{
+	uint64_t a = 0, b = 1, c = 2, d = 3, e = 4, f = 5;
+	char byte = 0;
+
+	if (first && write(out, &byte, 1) != 1)
+		return 0;
+	for (;;) {
+		if (read(in, &byte, 1) != 1)
+			break;
+		a++;
+		b += a;
+		c ^= b;
+		d += c >> 3;
+		e = e * 3 + d;
+		f += e ^ a;
+		if (write(out, &byte, 1) != 1)
+			break;
+		if (!(a & 255) && now_ns() >= end)
+			break;
+	}
+	/* All six used after the loop: none can be dropped. */
+	return a + ((b ^ c ^ d ^ e ^ f) & 1);
+}
+
+static int do_pingpong(unsigned int seconds)
+{
+	int ping[2], pong[2];
+	uint64_t end, trips;
+	pid_t child;
+
+	if (pipe(ping) || pipe(pong)) {
+		perror("pipe");
+		return 1;
+	}
+	pin(0);
+	end = now_ns() + seconds * 1000000000ull;
+	child = fork();
+	if (child < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (child == 0) {
+		close(ping[1]);
+		close(pong[0]);
+		offcpu_pingpong_loop(ping[0], pong[1], 0, UINT64_MAX);
+		_exit(0);
+	}
+	close(ping[0]);
+	close(pong[1]);
+	trips = offcpu_pingpong_loop(pong[0], ping[1], 1, end);
+	close(ping[1]); /* the child's read() sees the end */
+	waitpid(child, NULL, 0);
+	printf("round_trips %llu\n", (unsigned long long)trips);
+	return 0;
+}
+
 NOCLEVER void offcpu_settle(void)
 {
 	sleep_ms(1000);
@@ -339,7 +411,9 @@ int main(int argc, char **argv)
 		return do_migrate(a, (unsigned int)b);
 	if (!strcmp(what, "mixed") && argc == 3)
 		return do_mixed((unsigned int)a);
+	if (!strcmp(what, "pingpong") && argc == 3)
+		return do_pingpong((unsigned int)a);
 	fprintf(stderr, "usage: offcpu sleep N MS | early N MS | spin THREADS S | dio FILE N | "
-			"migrate N MS | mixed S\n");
+			"migrate N MS | mixed S | pingpong S\n");
 	return 2;
 }
