@@ -1517,7 +1517,7 @@ class Bench:
 
     def section_offcpu(self):
         log("9 off-CPU cost per context switch")
-        offcpu_bench.section_offcpu(self, EBPROF, TOOLS, median)
+        offcpu_bench.section_offcpu(self, self.args.ebprof or EBPROF, TOOLS, median)
 
     def run(self):
         sections = self.args.sections.split(",")
@@ -1575,7 +1575,8 @@ def main():
                          "offcpu,python "
                          "(default all)")
     ap.add_argument("--ebprof", default="",
-                    help="section ebuser: the ebprof binary measured (default build/ebprof)")
+                    help="sections ebuser and offcpu: the ebprof binary measured "
+                    "(default build/ebprof)")
     ap.add_argument("--ebprof-base", default="",
                     help="section ebuser: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")

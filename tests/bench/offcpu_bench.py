@@ -46,11 +46,19 @@ def _per_run(before, after):
     return (after[0] - before[0]) / runs if runs > 0 else None
 
 
-def _pingpong(tools, seconds, work=0):
-    out = subprocess.run([os.path.join(tools, "pingpong"), str(seconds), "0", str(work)],
-                         capture_output=True, text=True, check=True, timeout=seconds + 60).stdout
+def _pingpong(tools, seconds, work=0, nofp=False):
+    """Switches a second of the ping-pong; nofp: examples/offcpu.c's, built without
+    frame pointers (build/examples/offcpu-nofp), whose loop keeps six values live
+    across its read() and write(), rbp among them, as code built the way Debian
+    builds its packages does; it runs seconds after a settling second."""
+    if nofp:
+        argv = [os.path.join(tools, "..", "examples", "offcpu-nofp"), "pingpong", str(seconds)]
+    else:
+        argv = [os.path.join(tools, "pingpong"), str(seconds), "0", str(work)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True,
+                         timeout=seconds + 60).stdout
     got = dict(line.split() for line in out.splitlines() if line.strip())
-    return float(got["round_trips"]) * SWITCHES_PER_TRIP / float(got["seconds"])
+    return float(got["round_trips"]) * SWITCHES_PER_TRIP / float(got.get("seconds", seconds))
 
 
 def _start(argv, tmp, ready, name, stdout=subprocess.DEVNULL):
@@ -87,11 +95,13 @@ def _run(kind, ebprof, tools, tmp, seconds):
     """Switches a second of the ping-pong under kind, ns per switch of ebprof's
     program (None but for ebprof) and of the floor's (None without it). A
     kind ending in "-service" runs the ping-pong with SERVICE_WORK."""
-    work = 0
+    work, nofp = 0, kind.endswith("-nofp")
     if kind.endswith("-service"):
         kind, work = kind[:-len("-service")], SERVICE_WORK
+    if nofp:
+        kind = kind[:-len("-nofp")]
     if kind == "none":
-        return _pingpong(tools, seconds, work), None, None
+        return _pingpong(tools, seconds, work, nofp), None, None
     floor = None
     if kind.startswith("ebprof"):
         floor = _start_floor(tools, tmp)
@@ -110,7 +120,7 @@ def _run(kind, ebprof, tools, tmp, seconds):
                            "perf")
     try:
         ours0, floor0 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
-        rate = _pingpong(tools, seconds, work)
+        rate = _pingpong(tools, seconds, work, nofp)
         ours1, floor1 = _switch_prog("ebprof_switch"), _switch_prog("bench_switch")
     finally:
         _stop(proc, err)
@@ -127,12 +137,13 @@ def section_offcpu(bench, ebprof, tools, median):
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
     rates = {"none": [], "floor": [], "ebprof": [], "ebprof-fp": [], "perf": [],
-             "none-service": [], "ebprof-service": [], "perf-service": []}
+             "none-service": [], "ebprof-service": [], "perf-service": [],
+             "none-nofp": [], "ebprof-nofp": []}
     lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": [], "ebprof-service": [],
-            "perf-service": []}
-    per_switch = {"ebprof": [], "ebprof-fp": []}
-    floor_ns = {"floor": [], "ebprof": [], "ebprof-fp": []}
-    above = {"ebprof": [], "ebprof-fp": []}
+            "perf-service": [], "ebprof-nofp": []}
+    per_switch = {"ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
+    floor_ns = {"floor": [], "ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
+    above = {"ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
     try:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
         for _ in range(reps):
@@ -142,7 +153,8 @@ def section_offcpu(bench, ebprof, tools, median):
             for k in rates:
                 rates[k].append(got[k][0])
             for k in lost:
-                alone = got["none-service" if k.endswith("-service") else "none"][0]
+                alone = got["none" + k[k.index("-"):] if k.endswith(("-service", "-nofp"))
+                            else "none"][0]
                 lost[k].append(100.0 * (1 - got[k][0] / alone))
             for k in floor_ns:
                 if got[k][2] is not None:
@@ -166,7 +178,8 @@ def section_offcpu(bench, ebprof, tools, median):
                   median(lost["ebprof-fp"]), "%", "", "perf sched record", median(lost["perf"]),
                   None, reps, note + "; system-wide")
     for k, variant in (("ebprof", "ebprof --mode offcpu"),
-                       ("ebprof-fp", "ebprof --mode offcpu --unwind fp")):
+                       ("ebprof-fp", "ebprof --mode offcpu --unwind fp"),
+                       ("ebprof-nofp", "ebprof --mode offcpu, ping-pong without frame pointers")):
         if per_switch[k]:
             bench.res.add("9 offcpu", "BPF ns/switch", variant, median(per_switch[k]), "ns", "",
                           "", None, None, reps, "run_time_ns / run_cnt of ebprof_switch")
@@ -180,6 +193,11 @@ def section_offcpu(bench, ebprof, tools, median):
     bench.res.add("9 offcpu", "throughput lost, service rate", "ebprof --mode offcpu",
                   median(lost["ebprof-service"]), "%", "", "perf sched record",
                   median(lost["perf-service"]), None, reps, service + "; system-wide")
+    nofp = ("examples/offcpu-nofp pingpong: built without frame pointers, as Debian builds, "
+            "six values live across its calls, rbp among them")
+    bench.res.add("9 offcpu", "throughput lost, no frame pointers", "ebprof --mode offcpu",
+                  median(lost["ebprof-nofp"]), "%", "", "", None, None, reps,
+                  nofp + "; alone %.0f switches/s" % median(rates["none-nofp"]))
     if floor_ns["floor"]:
         bench.res.add("9 offcpu", "BPF ns/switch", "floor alone", median(floor_ns["floor"]),
                       "ns", "", "", None, None, reps, "run_time_ns / run_cnt of bench_switch_floor")

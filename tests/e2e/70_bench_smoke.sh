@@ -70,6 +70,7 @@ check "7 top" "peak RSS" "ebprof top" anchor
 check "9 offcpu" "switches/s alone" none
 check "9 offcpu" "throughput lost" "ebprof --mode offcpu" anchor
 check "9 offcpu" "BPF ns/switch" "ebprof --mode offcpu"
+check "9 offcpu" "BPF ns/switch" "ebprof --mode offcpu, ping-pong without frame pointers"
 check "9 offcpu" "throughput lost, service rate" "ebprof --mode offcpu" anchor
 
 # Symbolization must really have named the sampled addresses.
