@@ -14,10 +14,13 @@ figure is stated above the floor of its own run. Runs are paired and
 shuffled as the other sections' are; medians are reported.
 
 The bare hand-off switches far more often than a service does. The same
-ping-pong with SERVICE_WORK rounds of computation per hand-off (about
-100k switches a second here) is run alone, under ebprof and under perf
-sched too: what a service of that switch rate loses is that row's
-"throughput lost".
+ping-pong with some rounds of computation per hand-off is run alone, under
+ebprof and under perf sched too: what a service of that switch rate loses
+is that row's "throughput lost". The rounds are calibrated at the start of
+the section so that the ping-pong alone switches SERVICE_RATE times a
+second (the rate the off-CPU issue names), whatever this host's speed
+that day: a fixed amount gave 141,000 switches a second on a slow day and
+320,000 on a fast one.
 """
 import json
 import os
@@ -25,7 +28,7 @@ import subprocess
 import time
 
 SWITCHES_PER_TRIP = 2  # one process blocks in read(), the other runs
-SERVICE_WORK = 2000  # pingpong's WORK: a multiply-add chain per hand-off
+SERVICE_RATE = 100000  # switches a second of the service-rate ping-pong, alone
 
 
 def _switch_prog(prefix):
@@ -61,6 +64,21 @@ def _pingpong(tools, seconds, work=0, nofp=False):
     return float(got["round_trips"]) * SWITCHES_PER_TRIP / float(got.get("seconds", seconds))
 
 
+def _service_work(tools, seconds):
+    """pingpong's WORK (rounds of a multiply-add chain per hand-off) for which
+    the ping-pong alone switches about SERVICE_RATE times a second: time per
+    switch is taken as linear in WORK, fitted from the bare hand-off and a
+    probe, then corrected once from a run at the fitted WORK."""
+    per0 = 1.0 / _pingpong(tools, seconds)
+    probe = 2000
+    per1 = 1.0 / _pingpong(tools, seconds, probe)
+    slope = max((per1 - per0) / probe, 1e-12)
+    work = max(1, int((1.0 / SERVICE_RATE - per0) / slope))
+    per = 1.0 / _pingpong(tools, seconds, work)
+    slope = max((per - per0) / work, 1e-12)
+    return max(1, int((1.0 / SERVICE_RATE - per0) / slope))
+
+
 def _start(argv, tmp, ready, name, stdout=subprocess.DEVNULL):
     err = open(os.path.join(tmp, name + ".err"), "w")
     proc = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=tmp)
@@ -91,13 +109,13 @@ def _start_floor(tools, tmp):
                       stdout=f)
 
 
-def _run(kind, ebprof, tools, tmp, seconds):
+def _run(kind, ebprof, tools, tmp, seconds, service_work):
     """Switches a second of the ping-pong under kind, ns per switch of ebprof's
     program (None but for ebprof) and of the floor's (None without it). A
-    kind ending in "-service" runs the ping-pong with SERVICE_WORK."""
+    kind ending in "-service" runs the ping-pong with service_work rounds a hand-off."""
     work, nofp = 0, kind.endswith("-nofp")
     if kind.endswith("-service"):
-        kind, work = kind[:-len("-service")], SERVICE_WORK
+        kind, work = kind[:-len("-service")], service_work
     if nofp:
         kind = kind[:-len("-nofp")]
     if kind == "none":
@@ -137,19 +155,20 @@ def section_offcpu(bench, ebprof, tools, median):
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
     rates = {"none": [], "floor": [], "ebprof": [], "ebprof-fp": [], "perf": [],
-             "none-service": [], "ebprof-service": [], "perf-service": [],
+             "none-service": [], "floor-service": [], "ebprof-service": [], "perf-service": [],
              "none-nofp": [], "ebprof-nofp": []}
-    lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": [], "ebprof-service": [],
-            "perf-service": [], "ebprof-nofp": []}
+    lost = {"floor": [], "ebprof": [], "ebprof-fp": [], "perf": [], "floor-service": [],
+            "ebprof-service": [], "perf-service": [], "ebprof-nofp": []}
     per_switch = {"ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
     floor_ns = {"floor": [], "ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
     above = {"ebprof": [], "ebprof-fp": [], "ebprof-nofp": []}
+    service_work = _service_work(tools, bench.dur(1, 0.5))
     try:
         subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
         for _ in range(reps):
             order = list(rates)
             bench.rng.shuffle(order)
-            got = {k: _run(k, ebprof, tools, bench.tmp, seconds) for k in order}
+            got = {k: _run(k, ebprof, tools, bench.tmp, seconds, service_work) for k in order}
             for k in rates:
                 rates[k].append(got[k][0])
             for k in lost:
@@ -187,9 +206,12 @@ def section_offcpu(bench, ebprof, tools, median):
             bench.res.add("9 offcpu", "BPF ns/switch above floor", variant, median(above[k]),
                           "ns", "", "floor, same run", median(floor_ns[k]), None, reps,
                           "ebprof_switch minus bench_switch_floor, attached together")
-    service = "the same with %d rounds of work per hand-off" % SERVICE_WORK
+    service = ("the same with %d rounds of work per hand-off, calibrated for %d switches/s"
+               % (service_work, SERVICE_RATE))
     bench.res.add("9 offcpu", "switches/s alone, service rate", "none",
                   median(rates["none-service"]), "/s", "", "", None, None, reps, service)
+    bench.res.add("9 offcpu", "throughput lost, service rate", "floor (empty tp_btf/sched_switch)",
+                  median(lost["floor-service"]), "%", "", "", None, None, reps, service)
     bench.res.add("9 offcpu", "throughput lost, service rate", "ebprof --mode offcpu",
                   median(lost["ebprof-service"]), "%", "", "perf sched record",
                   median(lost["perf-service"]), None, reps, service + "; system-wide")
