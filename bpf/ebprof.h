@@ -253,8 +253,12 @@ enum ebprof_stat {
 	 * to one of the stack or map losses above, which then count the
 	 * samples. SWITCHES counts the program's runs; SHORT the blocks
 	 * under the minimum (by choice); UNTIMED the blocks that found no
-	 * task storage (a loss of unknown time); WALKS, not a stop, the user
-	 * stacks walked at a switch (a new place; the others reuse a walk).
+	 * task storage, or whose end went unseen with nothing to time it by (a
+	 * loss of unknown time); WALKS, not a stop, the user stacks walked at
+	 * a switch (a new place; the others reuse a walk); UNSEEN, not a
+	 * stop, the waits whose end (the task's switch-in) the program did
+	 * not see, found when the task next left the CPU and timed then by
+	 * the scheduler's own stamp of its last arrival (offcpu_unseen()).
 	 */
 	EBPROF_STAT_OFFCPU_SWITCHES,
 	EBPROF_STAT_OFFCPU_SAMPLES,
@@ -263,6 +267,7 @@ enum ebprof_stat {
 	EBPROF_STAT_OFFCPU_SHORT,
 	EBPROF_STAT_OFFCPU_UNTIMED,
 	EBPROF_STAT_OFFCPU_WALKS, /* not a stop: user stacks walked at a new place */
+	EBPROF_STAT_OFFCPU_UNSEEN, /* not a stop: waits timed after their end went unseen */
 	/*
 	 * Python (bpf/python.bpf.h). Not ways a sample ends: PY_FRAMES
 	 * counts Python frames emitted; PY_FAULTS the walks of a thread's

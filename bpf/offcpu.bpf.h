@@ -68,6 +68,12 @@ const volatile bool offcpu_rq_clock = false;
 const volatile __u32 off_se_cfs_rq = 0; /* task_struct.se.cfs_rq */
 const volatile __u32 off_cfs_rq_rq = 0; /* cfs_rq.rq */
 const volatile __u32 off_rq_clock = 0;	/* rq.clock */
+/*
+ * task_struct.sched_info.last_arrival: the run queue's clock when the
+ * scheduler last switched the task in (CONFIG_SCHED_INFO); 0 when it is
+ * not known or the waits are not timed by that clock (offcpu_unseen()).
+ */
+const volatile __u32 off_last_arrival = 0;
 
 /* The kernel's task states (include/linux/sched.h), stable since 2.6. */
 #define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
@@ -403,6 +409,103 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 	st->valid = 1;
 }
 
+/*
+ * Counts n samples of t's wait: its kernel stack is next's, read now,
+ * unless the task has run since (kstack false: none is known).
+ */
+static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_struct *next,
+					  struct offcpu_task *t, __u64 n, bool kstack)
+{
+	struct ebprof_scratch *sc;
+	__u32 cpu = bpf_get_smp_processor_id(), loss;
+	struct offcpu_stack *st;
+	long bytes;
+
+	sc = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!sc)
+		return; /* cannot happen: one slot per possible CPU */
+	sc->kstack.nr = 0;
+	if (kernel_stacks && kstack) {
+		bytes = bpf_get_task_stack(next, sc->kstack.ips, EBPROF_MAX_DEPTH * sizeof(__u64),
+					   0);
+		if (bytes < 0) {
+			stat_addn(c, EBPROF_STAT_KSTACK_ERR, n);
+			return;
+		}
+		sc->kstack.nr = (__u64)bytes / sizeof(__u64);
+	}
+	st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
+	sc->ustack.nr = st->n_uips <= EBPROF_MAX_DEPTH + 1 ? st->n_uips : EBPROF_MAX_DEPTH + 1;
+	if (sc->ustack.nr)
+		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), st->uips);
+	t->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
+	/* A copied stack is named by user space, under its id. */
+	t->key.ustack = t->copy_id ? t->copy_id
+				   : stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
+	loss = count_sample(&t->key, sc, n);
+	stat_addn(c, loss ? loss : EBPROF_STAT_OFFCPU_RECORDED, n);
+}
+
+/*
+ * The end of t's wait at now: the time it was away, and its samples if
+ * any are due (kstack: the task has not run since, see offcpu_record()).
+ */
+static __always_inline void offcpu_end(struct ebprof_cpu *c, struct task_struct *task,
+				       struct offcpu_task *t, __u64 now, bool kstack)
+{
+	__u64 away, n;
+
+	away = now > t->t_out ? now - t->t_out : 0;
+	t->t_out = 0;
+	if (away < offcpu_min_ns) {
+		stat_add(c, EBPROF_STAT_OFFCPU_SHORT);
+		return;
+	}
+	n = offcpu_samples(t, away);
+	if (!n)
+		return;
+	stat_addn(c, EBPROF_STAT_OFFCPU_SAMPLES, n);
+	if (!offcpu_allowed(now)) {
+		stat_addn(c, EBPROF_STAT_OFFCPU_THROTTLED, n);
+		return;
+	}
+	offcpu_record(c, task, t, n, kstack);
+}
+
+/* next comes back: its wait ends. */
+static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struct *next,
+					 __u64 now)
+{
+	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
+
+	if (t && t->t_out)
+		offcpu_end(c, next, t, now, true);
+}
+
+/*
+ * prev leaves the CPU still stamped: the switch that ran it again did not
+ * run this program for it. Linux 6.18 does that now and then (in a test
+ * of three threads that sleep and spin, a few switch-ins in ~1,500 that
+ * the kernel counted in the thread's own context switches), and the wait
+ * would be lost whole. The scheduler stamped the switch-in itself, in the
+ * run queue's clock: the wait is timed by that stamp, with the user stack
+ * it left with and no kernel stack (the task has run since). Without the
+ * stamp the wait is counted untimed.
+ */
+static __always_inline void offcpu_unseen(struct ebprof_cpu *c, struct task_struct *prev,
+					  struct offcpu_task *t, __u64 now)
+{
+	__u64 back = off_last_arrival ? task_word((__u64)prev, off_last_arrival) : 0;
+
+	if (!back || back <= t->t_out || back > now) {
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
+		t->t_out = 0;
+		return;
+	}
+	stat_add(c, EBPROF_STAT_OFFCPU_UNSEEN);
+	offcpu_end(c, prev, t, back, false);
+}
+
 /* prev leaves the CPU: stamp it, unless it is idle, unwanted or exiting. */
 static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool preempt,
 					 struct task_struct *prev, __u64 now)
@@ -424,6 +527,8 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
 		return;
 	}
+	if (t->t_out && t->described && t->wanted)
+		offcpu_unseen(c, prev, t, now);
 	t->t_out = 0;
 	if (!t->described || t->gen != gen) {
 		struct task_view v = { &t->key, &t->user, &t->wanted, &t->reported };
@@ -456,66 +561,6 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 	t->t_out = now;
 	/* Last: it may end in a tail call. */
 	offcpu_user_stack(ctx, c, prev, t);
-}
-
-/* Counts n samples of t's wait: its kernel stack is next's, read now. */
-static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_struct *next,
-					  struct offcpu_task *t, __u64 n)
-{
-	struct ebprof_scratch *sc;
-	__u32 cpu = bpf_get_smp_processor_id(), loss;
-	struct offcpu_stack *st;
-	long bytes;
-
-	sc = bpf_map_lookup_elem(&scratch, &cpu);
-	if (!sc)
-		return; /* cannot happen: one slot per possible CPU */
-	sc->kstack.nr = 0;
-	if (kernel_stacks) {
-		bytes = bpf_get_task_stack(next, sc->kstack.ips, EBPROF_MAX_DEPTH * sizeof(__u64),
-					   0);
-		if (bytes < 0) {
-			stat_addn(c, EBPROF_STAT_KSTACK_ERR, n);
-			return;
-		}
-		sc->kstack.nr = (__u64)bytes / sizeof(__u64);
-	}
-	st = &t->stacks[t->cur & (OFFCPU_PLACES - 1)];
-	sc->ustack.nr = st->n_uips <= EBPROF_MAX_DEPTH + 1 ? st->n_uips : EBPROF_MAX_DEPTH + 1;
-	if (sc->ustack.nr)
-		bpf_probe_read_kernel(sc->ustack.ips, sc->ustack.nr * sizeof(__u64), st->uips);
-	t->key.kstack = stack_id(sc->kstack.ips, sc->kstack.nr, EBPROF_MAX_DEPTH + 1);
-	/* A copied stack is named by user space, under its id. */
-	t->key.ustack = t->copy_id ? t->copy_id
-				   : stack_id(sc->ustack.ips, sc->ustack.nr, EBPROF_MAX_FRAMES);
-	loss = count_sample(&t->key, sc, n);
-	stat_addn(c, loss ? loss : EBPROF_STAT_OFFCPU_RECORDED, n);
-}
-
-/* next comes back: the time it was away, and its samples if any are due. */
-static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struct *next,
-					 __u64 now)
-{
-	struct offcpu_task *t = bpf_task_storage_get(&offcpu_tasks, next, 0, 0);
-	__u64 away, n;
-
-	if (!t || !t->t_out)
-		return;
-	away = now > t->t_out ? now - t->t_out : 0;
-	t->t_out = 0;
-	if (away < offcpu_min_ns) {
-		stat_add(c, EBPROF_STAT_OFFCPU_SHORT);
-		return;
-	}
-	n = offcpu_samples(t, away);
-	if (!n)
-		return;
-	stat_addn(c, EBPROF_STAT_OFFCPU_SAMPLES, n);
-	if (!offcpu_allowed(now)) {
-		stat_addn(c, EBPROF_STAT_OFFCPU_THROTTLED, n);
-		return;
-	}
-	offcpu_record(c, next, t, n);
 }
 
 /*

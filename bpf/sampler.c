@@ -166,7 +166,8 @@ struct sampler {
 	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
 	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
 	bool rq_clock;	/* off-CPU waits timed by the run queue's clock: sampler_rq_clock() */
-	uint32_t rq_clock_offsets[3]; /* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock */
+	/* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock; task_struct.sched_info.last_arrival or 0 */
+	uint32_t rq_clock_offsets[4];
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	int n_online; /* CPUs online at the start */
@@ -506,6 +507,7 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	skel->rodata->off_se_cfs_rq = s->rq_clock_offsets[0];
 	skel->rodata->off_cfs_rq_rq = s->rq_clock_offsets[1];
 	skel->rodata->off_rq_clock = s->rq_clock_offsets[2];
+	skel->rodata->off_last_arrival = s->rq_clock_offsets[3];
 	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
 	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
 	skel->rodata->offcpu_max_rate =
@@ -1044,16 +1046,18 @@ static bool sampler_sched_clock_stable(void)
  * =rq takes the run queue's clock whatever the clocksource (the 6.1 guest
  * of tests/kernel checks that path so, on any host).
  */
-static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[3])
+static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[4])
 {
 	static const char *const task_se[] = { "se" }, *const se_cfs_rq[] = { "cfs_rq" },
-				 *const cfs_rq_rq[] = { "rq" }, *const rq_clock[] = { "clock" };
+				 *const cfs_rq_rq[] = { "rq" }, *const rq_clock[] = { "clock" },
+				 *const task_si[] = { "sched_info" },
+				 *const si_arrival[] = { "last_arrival" };
 	const char *force = getenv("EBPROF_OFFCPU_CLOCK");
 	bool stable = force && !strcmp(force, "rq");
-	uint32_t se = 0, cfs_rq = 0;
+	uint32_t se = 0, cfs_rq = 0, si = 0, arrival = 0;
 	char err[128];
 
-	offsets[0] = offsets[1] = offsets[2] = 0;
+	offsets[0] = offsets[1] = offsets[2] = offsets[3] = 0;
 	if (mode == SAMPLER_MODE_CPU || (force && !strcmp(force, "ktime")) ||
 	    !(stable || sampler_sched_clock_stable()))
 		return false;
@@ -1065,6 +1069,11 @@ static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[3])
 	    kbtf_member_offsets(KBTF_VMLINUX, "rq", rq_clock, &offsets[2], 1, err, sizeof(err)))
 		return false;
 	offsets[0] = se + cfs_rq;
+	/* The scheduler's own stamp of a task's last switch-in, on that clock (CONFIG_SCHED_INFO). */
+	if (!kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_si, &si, 1, err, sizeof(err)) &&
+	    !kbtf_member_offsets(KBTF_VMLINUX, "sched_info", si_arrival, &arrival, 1, err,
+				 sizeof(err)))
+		offsets[3] = si + arrival;
 	return true;
 }
 
@@ -1405,6 +1414,7 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->offcpu_short = d[EBPROF_STAT_OFFCPU_SHORT];
 	delta->offcpu_untimed = d[EBPROF_STAT_OFFCPU_UNTIMED];
 	delta->offcpu_walks = d[EBPROF_STAT_OFFCPU_WALKS];
+	delta->offcpu_unseen = d[EBPROF_STAT_OFFCPU_UNSEEN];
 	delta->py_frames = d[EBPROF_STAT_PY_FRAMES];
 	delta->py_faults = d[EBPROF_STAT_PY_FAULTS];
 	delta->samples += delta->offcpu_samples;
@@ -1443,6 +1453,7 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->offcpu_short += d->offcpu_short;
 	sum->offcpu_untimed += d->offcpu_untimed;
 	sum->offcpu_walks += d->offcpu_walks;
+	sum->offcpu_unseen += d->offcpu_unseen;
 	sum->py_frames += d->py_frames;
 	sum->py_faults += d->py_faults;
 }

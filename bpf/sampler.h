@@ -210,7 +210,10 @@ struct sampler_stats {
 	 * offcpu_short: waits under the minimum (by choice); offcpu_untimed:
 	 * waits that found no task storage (a loss of unknown length);
 	 * offcpu_walks: user stacks walked because a task left from a place
-	 * it had not just left from (the rest reuse a kept walk).
+	 * it had not just left from (the rest reuse a kept walk);
+	 * offcpu_unseen: waits whose end the switch program did not see,
+	 * timed when the task next left by the scheduler's stamp of its last
+	 * switch-in (without that stamp, they are in offcpu_untimed).
 	 */
 	uint64_t offcpu_switches;
 	uint64_t offcpu_samples;
@@ -219,6 +222,7 @@ struct sampler_stats {
 	uint64_t offcpu_short;
 	uint64_t offcpu_untimed;
 	uint64_t offcpu_walks;
+	uint64_t offcpu_unseen;
 	/*
 	 * Python: frames emitted (not samples), and walks of a thread's
 	 * Python frames cut short by a failed read (the native frames go

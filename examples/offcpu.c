@@ -207,14 +207,28 @@ static int do_migrate(int n, unsigned int ms)
  * A thread of the mixed workload: run_ms on the CPU, then sleep_ms, until
  * its lifetime is up (rounds times, if rounds is set). Its lifetime runs
  * from just before its creation (born, the creator's clock) to its end.
+ * Round i sleeps i calls of offcpu_round deep (up to MIXED_DEPTHS - 1), so
+ * that each sleep has a stack of its own and a test can tell that none was
+ * lost whole (cycles: the rounds it made).
  */
+#define MIXED_DEPTHS 100
 struct mixed {
 	pthread_t thread;
 	uint64_t seconds;
 	unsigned int run_ms, sleep_ms, rounds;
-	uint64_t born, lifetime;
+	uint64_t born, lifetime, cycles;
 	pid_t tid;
 };
+
+/* Sleeps ms, depth frames of itself below its caller. */
+NOCLEVER void offcpu_round(unsigned int depth, unsigned int ms)
+{
+	if (depth)
+		offcpu_round(depth - 1, ms);
+	else
+		sleep_ms(ms);
+	__asm__ volatile("" ::: "memory"); /* not a tail call: each frame stays */
+}
 
 static void mixed_body(struct mixed *m)
 {
@@ -223,7 +237,8 @@ static void mixed_body(struct mixed *m)
 	m->tid = gettid();
 	for (unsigned int i = 0; m->rounds ? i < m->rounds : now_ns() < end; i++) {
 		offcpu_burn_until(now_ns() + m->run_ms * 1000000ull);
-		sleep_ms(m->sleep_ms);
+		offcpu_round(i % MIXED_DEPTHS, m->sleep_ms);
+		m->cycles++;
 	}
 	m->lifetime = now_ns() - m->born;
 }
@@ -311,8 +326,9 @@ static int do_mixed(unsigned int seconds)
 	}
 	for (int i = 0; i < 3; i++) {
 		pthread_join(m[i].thread, NULL);
-		printf("lifetime_%c_ns %llu\ntid_%c %d\n", 'a' + i, (unsigned long long)m[i].lifetime,
-		       'a' + i, (int)m[i].tid);
+		printf("lifetime_%c_ns %llu\ntid_%c %d\ncycles_%c %llu\n", 'a' + i,
+		       (unsigned long long)m[i].lifetime, 'a' + i, (int)m[i].tid, 'a' + i,
+		       (unsigned long long)m[i].cycles);
 	}
 	for (int i = 0; i < 2; i++) {
 		pthread_join(load[i].thread, NULL);

@@ -399,6 +399,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		/* Off-CPU: samples over the per-CPU cap, and waits never timed. */
 		{ "lost-offcpu_throttled", h->total.offcpu_throttled },
 		{ "lost-offcpu_untimed", h->total.offcpu_untimed },
+		/* Not a loss: waits whose switch-in the program missed, timed by the scheduler's stamp. */
+		{ "offcpu-unseen", h->total.offcpu_unseen },
 		/* Not losses: stacks recorded truncated, by why the unwinder stopped. */
 		{ "truncated-no_table", h->total.unw_no_table },
 		{ "truncated-no_row", h->total.unw_no_row },

@@ -9,7 +9,10 @@
 # task to its first run (stamped on sched_wakeup_new), is on the stack the
 # thread starts from, its clone3 frame, runnable; with it the short
 # threads' time, on-CPU plus off-CPU, must be their lifetimes' sum within
-# 2% (without it a quarter is missing).
+# 2% (without it a quarter is missing). And no sleep is lost whole: each
+# round of a, b and c sleeps at a stack depth of its own (offcpu_round),
+# and each must show most of its sleep (a switch-in that the kernel ran
+# no switch program for lost such a sleep silently, in ~1 run in 5).
 source "$(dirname "$0")/lib.bash"
 source "$ROOT/tests/e2e/offcpu.bash"
 
@@ -26,7 +29,20 @@ for t in a b c; do
 	# a thread waiting for a CPU is off it, runnable).
 	at_least "$on" $((life_us / 100)) || fail "thread $t: only $on us on-CPU"
 	at_least "$off" $((life_us / 10)) || fail "thread $t: only $off us off-CPU"
+	# Every round's sleep, at its own depth: at least 80% of its length.
+	cycles=$(offcpu_value "$T/w.out" "cycles_$t")
+	sleep_ms=$(case $t in a) echo 70 ;; b) echo 40 ;; c) echo 45 ;; esac)
+	short=$(awk -v re=";offcpu_mixed_$t;" -v n="$cycles" -v want=$((sleep_ms * 800)) '
+		{ c = $NF; s = $0; sub(/ [0-9]+$/, "", s)
+		  if (s ~ re && s ~ /\[off-cpu: sleep\]$/) { d = gsub(/;offcpu_round/, "", s) - 1; at[d] += c } }
+		END { for (i = 0; i < n && i < 100; i++) if (at[i] < want) printf "%d (%d us) ", i, at[i] }' "$T/w.folded")
+	[ -z "$short" ] || fail "thread $t: the sleeps of rounds $short are missing (of $cycles rounds)"
 done
+unseen=$(grep -o '([0-9]* waits whose switch-in' "$T/w.err" | tr -dc 0-9)
+untimed=$(grep -o '[0-9]* untimed' "$T/w.err" | tr -dc 0-9)
+echo "every round's sleep there; $unseen waits timed after a switch-in the program missed, $untimed untimed"
+[ "$untimed" = 0 ] || fail "$untimed waits untimed"
+
 
 # The short threads: their lives from creation, summed.
 life_us=$(( $(offcpu_value "$T/w.out" lifetime_d_ns) / 1000 ))
