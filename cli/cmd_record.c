@@ -326,16 +326,15 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			"ebprof: off-CPU: %llu context switches, %llu samples of %.3f ms each "
 			"(%.3f s), %llu recorded, %llu throttled (--offcpu-max-rate); %llu waits "
 			"under --offcpu-min-us, %llu untimed (no task storage or clock); %llu user "
-			"stacks walked at a new place; timed by %s (%llu waits whose switch-in "
-			"the program missed, by the scheduler's stamp of it)\n",
+			"stacks walked at a new place; %llu waits whose switch-in the program "
+			"missed, timed by the scheduler's stamp of it; timed by %s\n",
 			(unsigned long long)t.offcpu_switches, (unsigned long long)t.offcpu_samples,
 			sampler_offcpu_period_ns(s) / 1e6,
 			t.offcpu_samples * (double)sampler_offcpu_period_ns(s) / 1e9,
 			(unsigned long long)t.offcpu_recorded, (unsigned long long)t.offcpu_throttled,
 			(unsigned long long)t.offcpu_short, (unsigned long long)t.offcpu_untimed,
-			(unsigned long long)t.offcpu_walks,
-			sampler_offcpu_rq_clock(s) ? "the run queue's clock" : "bpf_ktime_get_ns()",
-			(unsigned long long)t.offcpu_unseen);
+			(unsigned long long)t.offcpu_walks, (unsigned long long)t.offcpu_unseen,
+			sampler_offcpu_rq_clock(s) ? "the run queue's clock" : "bpf_ktime_get_ns()");
 }
 
 /*

@@ -38,7 +38,7 @@ for t in a b c; do
 		END { for (i = 0; i < n && i < 100; i++) if (at[i] < want) printf "%d (%d us) ", i, at[i] }' "$T/w.folded")
 	[ -z "$short" ] || fail "thread $t: the sleeps of rounds $short are missing (of $cycles rounds)"
 done
-unseen=$(grep -o '([0-9]* waits whose switch-in' "$T/w.err" | tr -dc 0-9)
+unseen=$(sed -n 's/.* \([0-9]*\) waits whose switch-in the program missed.*/\1/p' "$T/w.err")
 untimed=$(grep -o '[0-9]* untimed' "$T/w.err" | tr -dc 0-9)
 echo "every round's sleep there; $unseen waits timed after a switch-in the program missed, $untimed untimed"
 [ "$untimed" = 0 ] || fail "$untimed waits untimed"
