@@ -43,7 +43,6 @@ untimed=$(grep -o '[0-9]* untimed' "$T/w.err" | tr -dc 0-9)
 echo "every round's sleep there; $unseen waits timed after a switch-in the program missed, $untimed untimed"
 [ "$untimed" = 0 ] || fail "$untimed waits untimed"
 
-
 # The short threads: their lives from creation, summed.
 life_us=$(( $(offcpu_value "$T/w.out" lifetime_d_ns) / 1000 ))
 n_d=$(offcpu_value "$T/w.out" threads_d)
