@@ -15,7 +15,10 @@
  *     tail-called program of its own), which only the current task's
  *     memory allows; a walk is kept per place the task leaves from, and
  *     not made again (offcpu_user_stack());
- *   - the task coming back (next): how long it was away.
+ *   - the task coming back (next): how long it was away; should the
+ *     kernel switch a task in without running the program (it does, now
+ *     and then), the task leaves again still stamped, and that wait is
+ *     timed by the scheduler's own stamp of the switch-in (offcpu_unseen()).
  * A new task's first wait, from its wake-up after fork to its first run,
  * is stamped by a second program, on tp_btf/sched_wakeup_new (once per
  * fork, nothing per switch): without it a thread's on- and off-CPU time
@@ -410,10 +413,10 @@ static __always_inline void offcpu_user_stack(void *ctx, struct ebprof_cpu *c,
 }
 
 /*
- * Counts n samples of t's wait: its kernel stack is next's, read now,
+ * Counts n samples of t's wait: its kernel stack is the task's, read now,
  * unless the task has run since (kstack false: none is known).
  */
-static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_struct *next,
+static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_struct *task,
 					  struct offcpu_task *t, __u64 n, bool kstack)
 {
 	struct ebprof_scratch *sc;
@@ -426,7 +429,7 @@ static __always_inline void offcpu_record(struct ebprof_cpu *c, struct task_stru
 		return; /* cannot happen: one slot per possible CPU */
 	sc->kstack.nr = 0;
 	if (kernel_stacks && kstack) {
-		bytes = bpf_get_task_stack(next, sc->kstack.ips, EBPROF_MAX_DEPTH * sizeof(__u64),
+		bytes = bpf_get_task_stack(task, sc->kstack.ips, EBPROF_MAX_DEPTH * sizeof(__u64),
 					   0);
 		if (bytes < 0) {
 			stat_addn(c, EBPROF_STAT_KSTACK_ERR, n);
@@ -498,8 +501,7 @@ static __always_inline void offcpu_unseen(struct ebprof_cpu *c, struct task_stru
 	__u64 back = off_last_arrival ? task_word((__u64)prev, off_last_arrival) : 0;
 
 	if (!back || back <= t->t_out || back > now) {
-		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED);
-		t->t_out = 0;
+		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED); /* the caller drops the stamp */
 		return;
 	}
 	stat_add(c, EBPROF_STAT_OFFCPU_UNSEEN);

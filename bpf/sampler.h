@@ -208,7 +208,8 @@ struct sampler_stats {
 	 * is a loss (the per-CPU cap), and the stack and map losses above
 	 * count off-CPU samples too. offcpu_switches: context switches seen;
 	 * offcpu_short: waits under the minimum (by choice); offcpu_untimed:
-	 * waits that found no task storage (a loss of unknown length);
+	 * waits that found no task storage, or whose end went unseen with no
+	 * stamp to time it by (a loss of unknown length);
 	 * offcpu_walks: user stacks walked because a task left from a place
 	 * it had not just left from (the rest reuse a kept walk);
 	 * offcpu_unseen: waits whose end the switch program did not see,
