@@ -59,6 +59,7 @@
 #include "bpf/grow.h"
 #include "bpf/kbtf.h"
 #include "bpf/stacktab.h"
+#include "bpf/taskev.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
 #include "bpf/unwind.h"
@@ -160,6 +161,11 @@ struct sampler {
 	struct ebprof_bpf *skel;
 	struct bpf_link **links;
 	int n_links;
+	/* A fixed PID filter's processes, traced by per-thread events (taskev); NULL: per CPU. */
+	uint32_t *task_tgids;
+	size_t n_task_tgids;
+	size_t n_task_events; /* attached on threads; 0: one event per CPU */
+	char task_events_why[192]; /* why a fixed PID filter got per-CPU events, or "" */
 	struct bpf_link *exec_link;
 	struct bpf_link *rename_link;
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
@@ -559,6 +565,20 @@ static bool sampler_tgids_constant(const struct sampler_config *config)
 	return config->tgids_fixed && config->n_tgids && config->n_tgids <= EBPROF_FAST_TGIDS;
 }
 
+/*
+ * Whether the sampling events go on the filter's threads rather than on
+ * the CPUs (taskev.h): a PID filter fixed for the run, with no name
+ * filter (a name can be taken by any process later). EBPROF_EVENTS=cpu
+ * keeps the per-CPU events, for the benchmark's comparison and the tests.
+ */
+static bool sampler_wants_task_events(const struct sampler_config *config)
+{
+	const char *force = getenv("EBPROF_EVENTS");
+
+	return config->tgids_fixed && config->n_tgids && !config->n_comms &&
+	       !(force && !strcmp(force, "cpu"));
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -716,7 +736,79 @@ free_sets:
 	CPU_FREE(one);
 }
 
-/* One CPU-clock event per online CPU, each carrying the program. */
+/* At most this many per-thread events, and half the descriptors the process may open. */
+#define SAMPLER_MAX_TASK_EVENTS 1024
+
+static size_t sampler_task_event_limit(void)
+{
+	struct rlimit nofile;
+	size_t limit = SAMPLER_MAX_TASK_EVENTS;
+
+	if (!getrlimit(RLIMIT_NOFILE, &nofile) && nofile.rlim_cur != RLIM_INFINITY &&
+	    nofile.rlim_cur / 2 < limit)
+		limit = (size_t)(nofile.rlim_cur / 2);
+	return limit;
+}
+
+/*
+ * A CPU-clock event on every thread of the filter's processes (taskev.h),
+ * each carrying the program. Returns 0, or a negative errno with the
+ * reason in s->task_events_why and nothing left attached.
+ */
+static int sampler_attach_tasks(struct sampler *s, unsigned int frequency)
+{
+	size_t limit = sampler_task_event_limit();
+	char *why = s->task_events_why;
+	size_t whylen = sizeof(s->task_events_why);
+	struct bpf_link **links;
+	struct taskev t;
+	size_t room;
+	int ret;
+
+	ret = taskev_open(&t, s->task_tgids, s->n_task_tgids, frequency, limit, why, whylen);
+	if (ret)
+		return ret;
+	if (t.n == 0) {
+		snprintf(why, whylen, "the processes to profile have no threads left");
+		ret = -ESRCH;
+		goto free_events;
+	}
+	/* Room for the per-CPU events too, should these fail to attach. */
+	room = t.n > (size_t)s->n_possible_cpus ? t.n : (size_t)s->n_possible_cpus;
+	links = realloc(s->links, room * sizeof(*links));
+	if (!links) {
+		snprintf(why, whylen, "out of memory for %zu perf events", t.n);
+		ret = -ENOMEM;
+		goto free_events;
+	}
+	s->links = links;
+	for (size_t i = 0; i < t.n; i++) {
+		struct bpf_link *link =
+			bpf_program__attach_perf_event(s->skel->progs.ebprof_sample, t.ev[i].fd);
+
+		if (!link) {
+			ret = -errno;
+			snprintf(why, whylen, "attaching the BPF program to thread %d: %s",
+				 (int)t.ev[i].tid, strerror(-ret));
+			while (s->n_links > 0)
+				bpf_link__destroy(s->links[--s->n_links]);
+			goto free_events;
+		}
+		t.ev[i].fd = -1; /* the link closes it */
+		s->links[s->n_links++] = link;
+	}
+	s->n_task_events = t.n;
+	why[0] = '\0';
+free_events:
+	taskev_free(&t);
+	return ret;
+}
+
+/*
+ * One CPU-clock event per online CPU, each carrying the program; or, for a
+ * fixed PID filter, one per thread of its processes, and per CPU only if
+ * those cannot be opened (the reason is kept for sampler_task_events()).
+ */
 static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, size_t errlen)
 {
 	bool *online;
@@ -735,14 +827,15 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 	}
 	if (!s->prealloc)
 		sampler_prime_stacks(s, online);
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+		s->n_online += online[cpu];
+	if (s->task_tgids && s->mode != SAMPLER_MODE_OFFCPU && !sampler_attach_tasks(s, frequency))
+		goto free_online;
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
 		struct bpf_link *link;
 		int fd;
 
-		if (!online[cpu])
-			continue;
-		s->n_online++;
-		if (s->mode == SAMPLER_MODE_OFFCPU)
+		if (!online[cpu] || s->mode == SAMPLER_MODE_OFFCPU)
 			continue;
 		fd = sampler_perf_event_open(cpu, frequency);
 		if (fd == -ENODEV)
@@ -1251,6 +1344,16 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s->max_keys = config->max_keys ? config->max_keys : SAMPLER_DEFAULT_MAX_KEYS;
 	s->max_stacks = config->max_stacks ? config->max_stacks : SAMPLER_DEFAULT_MAX_STACKS;
 	s->tgid_filter = config->n_tgids > 0 && !config->tgids_fixed;
+	if (sampler_wants_task_events(config)) {
+		s->task_tgids = malloc(config->n_tgids * sizeof(*s->task_tgids));
+		if (!s->task_tgids) {
+			ret = -ENOMEM;
+			snprintf(err, errlen, "out of memory for the PID filter");
+			goto free_sampler;
+		}
+		memcpy(s->task_tgids, config->tgids, config->n_tgids * sizeof(*s->task_tgids));
+		s->n_task_tgids = config->n_tgids;
+	}
 	s->n_possible_cpus = libbpf_num_possible_cpus();
 	if (s->n_possible_cpus <= 0) {
 		ret = s->n_possible_cpus ? s->n_possible_cpus : -ENODEV;
@@ -1945,7 +2048,14 @@ int sampler_parse_mode(const char *name)
 
 int sampler_cpu_count(const struct sampler *s)
 {
-	return s->mode == SAMPLER_MODE_OFFCPU ? s->n_online : s->n_links;
+	return s->mode == SAMPLER_MODE_OFFCPU || s->n_task_events ? s->n_online : s->n_links;
+}
+
+size_t sampler_task_events(const struct sampler *s, const char **why)
+{
+	if (why)
+		*why = s->task_events_why[0] ? s->task_events_why : NULL;
+	return s->n_task_events;
 }
 
 void sampler_free(struct sampler *s)
@@ -1955,6 +2065,7 @@ void sampler_free(struct sampler *s)
 	for (int i = 0; i < s->n_links; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);
+	free(s->task_tgids);
 	bpf_link__destroy(s->exec_link);
 	bpf_link__destroy(s->rename_link);
 	if (s->switch_fd >= 0)

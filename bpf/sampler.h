@@ -436,8 +436,20 @@ enum sampler_mode sampler_mode(const struct sampler *s);
 const char *sampler_mode_name(enum sampler_mode mode);
 int sampler_parse_mode(const char *name);
 
-/* CPUs sampled: those the CPU-clock event is attached to (online ones, offcpu mode). */
+/*
+ * CPUs sampled: those the CPU-clock event is attached to (the online ones
+ * in offcpu mode, and with per-thread events).
+ */
 int sampler_cpu_count(const struct sampler *s);
+
+/*
+ * How many threads carry a sampling event of their own (bpf/taskev.h):
+ * with a fixed PID filter and no name filter, the filter's processes'
+ * threads, and no other task is interrupted; 0: one event per CPU. When a
+ * fixed PID filter still got per-CPU events, *why (if why) says why (too
+ * many threads, no permission to trace a process, ...); else NULL.
+ */
+size_t sampler_task_events(const struct sampler *s, const char **why);
 
 /* Detaches and frees; NULL is fine. */
 void sampler_free(struct sampler *s);

@@ -454,6 +454,9 @@ static void record_say_start(const struct record_opts *o, const struct sampler *
 	double period_ms = sampler_offcpu_period_ns(s) / 1e6;
 	unsigned int hz = o->sampling.sampler.frequency;
 
+	const char *why;
+	size_t threads = sampler_task_events(s, &why);
+
 	if (sampler_mode(s) == SAMPLER_MODE_CPU)
 		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n", hz,
 			sampler_cpu_count(s), walk);
@@ -464,6 +467,13 @@ static void record_say_start(const struct record_opts *o, const struct sampler *
 		fprintf(stderr, "ebprof: sampling wall time (on-CPU at %u Hz, off-CPU a sample per "
 				"%.3f ms) on %d CPUs, user stacks by %s\n", hz, period_ms,
 			sampler_cpu_count(s), walk);
+	if (threads)
+		fprintf(stderr, "ebprof: a CPU-clock event on each of the %zu thread%s of the -p "
+				"processes (and on the threads they start): no other task is "
+				"interrupted\n", threads, threads == 1 ? "" : "s");
+	else if (why)
+		fprintf(stderr, "ebprof: a CPU-clock event per CPU, other processes' ticks "
+				"rejected by the program: %s\n", why);
 }
 
 int cli_record(int argc, char **argv)

@@ -561,10 +561,26 @@ static void ebprof_malloc_thresholds(void)
 				   "memory may stay in collectd's RSS (MallocTrim false silences this)");
 }
 
+/* How the start-up line says what is sampled: see sampler_task_events(). */
+static void ebprof_filter_words(char *buf, size_t len)
+{
+	const char *why;
+	size_t n = sampler_task_events(ebprof.sampler, &why);
+
+	if (n)
+		snprintf(buf, len, "filtered: an event on each of the PIDs' %zu thread%s", n,
+			 n == 1 ? "" : "s");
+	else if (why)
+		snprintf(buf, len, "filtered, with an event per CPU: %s", why);
+	else
+		snprintf(buf, len, "%s",
+			 ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process");
+}
+
 static int ebprof_init(void)
 {
 	struct rusage cpu;
-	char why[128];
+	char why[128], filtered[256];
 	int rc;
 
 	ebprof_cpu_mark(&cpu);
@@ -615,6 +631,7 @@ static int ebprof_init(void)
 		ERROR(PLUGIN_LOG "cannot register the read callback (%d)", rc);
 		goto free_all;
 	}
+	ebprof_filter_words(filtered, sizeof(filtered));
 	INFO(PLUGIN_LOG "sampling %s%sat %u Hz on %d CPUs (%s, user stacks by %s), top %u "
 			"functions every %g s%s%s",
 	     ebprof.conf.mode == PCONF_MODE_OFFCPU ? "off-CPU time, "
@@ -623,7 +640,7 @@ static int ebprof_init(void)
 	     : sampler_offcpu_rq_clock(ebprof.sampler) ? "timed by the run queue's clock, "
 							 : "timed by bpf_ktime_get_ns(), ",
 	     ebprof.conf.frequency, sampler_cpu_count(ebprof.sampler),
-	     ebprof.conf.n_pids || ebprof.conf.n_processes ? "filtered" : "every process",
+	     filtered,
 	     sampler_unwind_mode(ebprof.sampler) != SAMPLER_UNWIND_TABLES ? "frame pointers"
 	     : sampler_offcpu_fp(ebprof.sampler)
 		     ? "unwind tables, off-CPU ones by frame pointers: this kernel's verifier "

@@ -84,6 +84,9 @@ def main():
             if s[-1] == args[1]:
                 sel[";".join(s)] += c
         print(sel.most_common(1)[0][0] if sel else "")
+    elif cmd == "count":
+        rx = re.compile(args[1])
+        print(sum(c for s, c in of(stacks, args[0]) if any(rx.fullmatch(f) for f in s)))
     elif cmd == "has":
         sel = of(stacks, args[0])
         rx = re.compile(args[1])

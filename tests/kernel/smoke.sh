@@ -97,6 +97,11 @@ kill -INT "$R1" "$R2"
 wait "$R1" || fail "ebprof record (system-wide) failed: $(cat "$T/wide.err")"
 wait "$R2" || fail "ebprof record -p failed: $(cat "$T/pid.err")"
 collectd_stop "$C1"
+grep -q '^ebprof: a CPU-clock event on each of the 1 thread of' "$T/pid.err" ||
+	fail "record -p: no event on the process's thread: $(cat "$T/pid.err")"
+grep -q "an event on each of the PIDs' 1 thread" "$D1/log" ||
+	{ show_log "$D1"; fail "collectd (root): PID filter without an event on the thread"; }
+ok "record -p and collectd's PID: an event on the process's thread, none per CPU"
 for run in wide pid; do
 	read -r pct n < <(split_of "$T/$run.folded" split7030)
 	at_least "$n" 5000 || fail "record ($run): $n samples of burn_*, need 5000 for ±3"

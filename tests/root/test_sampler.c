@@ -888,12 +888,15 @@ static void test_pid_filter_array_and_map(void **state)
 }
 
 /*
- * A fixed PID filter (tgids_fixed) is built into the program as constants:
- * two PIDs, one of them the busy workload, are sampled and the other busy
- * process is counted as filtered out, not recorded; such a filter cannot
- * be moved.
+ * A fixed PID filter (tgids_fixed): two PIDs, one of them gone, the other
+ * a busy workload, beside another busy process. By default the events go
+ * on the workload's thread (bpf/taskev.h): it is sampled and the other
+ * process never reaches the program (nothing filtered). With per-CPU
+ * events (EBPROF_EVENTS=cpu) the filter is built into the program as
+ * constants and the other process is counted as filtered out, not
+ * recorded. Such a filter cannot be moved.
  */
-static void test_fixed_pid_filter_filters(void **state)
+static void fixed_pid_filter(void **state, bool per_cpu)
 {
 	struct fixture *f = *state;
 	struct workload w = { 0 };
@@ -901,6 +904,7 @@ static void test_fixed_pid_filter_filters(void **state)
 	struct sampler_stats delta;
 	struct tally t = { 0 };
 	uint32_t tgids[2], other;
+	const char *why = "";
 	struct sampler *s;
 
 	tgids[0] = 4000000; /* above any PID this machine has given out */
@@ -911,14 +915,32 @@ static void test_fixed_pid_filter_filters(void **state)
 	config.tgids = tgids;
 	config.n_tgids = 2;
 	config.tgids_fixed = true;
+	if (per_cpu)
+		setenv("EBPROF_EVENTS", "cpu", 1);
 	s = open_or_fail(f, &config);
+	unsetenv("EBPROF_EVENTS");
+	assert_int_equal(sampler_task_events(s, &why), per_cpu ? 0 : 1);
+	assert_null(why);
 	t.want[0] = tgids[1];
 	sleep_ms(400);
 	drain_or_fail(s, &t, &delta);
 	assert_true(t.samples > 0);
 	assert_int_equal(t.wrong_tgid, 0);
-	assert_true(delta.filtered > 0);
+	if (per_cpu)
+		assert_true(delta.filtered > 0);
+	else
+		assert_int_equal(delta.filtered, 0);
 	assert_int_equal(sampler_set_tgids(s, &other, 1), -EINVAL);
+}
+
+static void test_fixed_pid_filter_events_on_threads(void **state)
+{
+	fixed_pid_filter(state, false);
+}
+
+static void test_fixed_pid_filter_filters(void **state)
+{
+	fixed_pid_filter(state, true);
 }
 
 /* Without a PID filter at open there is no filter to move. */
@@ -1395,6 +1417,7 @@ int main(void)
 		TEST(test_set_tgids_moves_filter),
 		TEST(test_pid_filter_array_and_map),
 		TEST(test_set_tgids_needs_a_pid_filter),
+		TEST(test_fixed_pid_filter_events_on_threads),
 		TEST(test_fixed_pid_filter_filters),
 		TEST(test_reports_a_process_once),
 		TEST(test_reports_again_after_exec),
