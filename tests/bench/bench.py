@@ -86,6 +86,15 @@ def median(values):
     return statistics.median(values) if values else None
 
 
+def local_timer_irqs():
+    """Local timer interrupts so far, all CPUs (the LOC row of /proc/interrupts)."""
+    with open("/proc/interrupts") as f:
+        for line in f:
+            if line.split(":")[0].strip() == "LOC":
+                return sum(int(x) for x in line.split()[1:] if x.isdigit())
+    return 0
+
+
 def ci95(values, resamples=2000):
     """A 95% confidence interval of the median: the percentile bootstrap,
     seeded, so that one set of runs always gives the same interval."""
@@ -195,13 +204,14 @@ class Timed:
     """
 
     def __init__(self, argv, tmp, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                 cwd=None, stdin=None):
+                 cwd=None, stdin=None, env=None):
         fd, self.report = tempfile.mkstemp(dir=tmp, suffix=".time")
         os.close(fd)
         self.started = time.time()
         self.proc = subprocess.Popen(["/usr/bin/time", "-f", "%e %U %S %M", "-o", self.report]
                                      + list(argv), stdin=stdin, stdout=stdout,
-                                     stderr=stderr, cwd=cwd, start_new_session=True)
+                                     stderr=stderr, cwd=cwd, start_new_session=True,
+                                     env=dict(os.environ, **env) if env else None)
         self._pid = None
 
     def pid(self):
@@ -342,8 +352,9 @@ class Profiler:
 
     KINDS = ("floor", "perf", "bpftrace", "ebprof")
 
-    def __init__(self, kind, hz, tmp, ebprof_args=(), pid=None):
+    def __init__(self, kind, hz, tmp, ebprof_args=(), pid=None, env=None):
         self.kind, self.hz, self.tmp = kind, hz, tmp
+        self.env = env  # added to ebprof's environment (EBPROF_EVENTS=cpu)
         self.ebprof_args = list(ebprof_args) + (["-p", str(pid)] if pid else [])
         self.pid = pid  # one process only: ebprof -p, bpftrace's /pid == N/
         self.binary = EBPROF  # section ebuser may pair another build against it
@@ -384,7 +395,8 @@ class Profiler:
         before = set(bpf_progs()) if self.kind != "perf" else set()
         self.started = time.time()
         with open(self.out, "w") as out, open(self.err, "w") as err:
-            self.proc = Timed(self.argv(), self.tmp, stdout=out, stderr=err)
+            self.proc = Timed(self.argv(), self.tmp, stdout=out, stderr=err,
+                              env=self.env if self.kind == "ebprof" else None)
         if self.kind == "perf":
             # perf attaches within a few ms of writing its header.
             path = os.path.join(self.tmp, "perf.data")
@@ -422,6 +434,11 @@ class Profiler:
                 if "ebprof: sampling" in read_text(self.err):
                     break
                 time.sleep(0.05)
+            # Its programs load one after another (the sampler, the table
+            # walker's parts): the ids seen first may not hold the sampler's.
+            mine = prog_ids_of(self.proc.pid() or 0)
+            self.prog_ids = [i for i in bpf_progs() if i not in before and i in mine] \
+                or self.prog_ids
         time.sleep(0.3)  # the program is loaded; let the attach finish
 
     def stats(self):
@@ -505,9 +522,9 @@ class Bench:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # 1 -------------------------------------------------------------------------
-    def kernel_cost(self, kind, hz, seconds, ebprof_args=(), pid=None):
+    def kernel_cost(self, kind, hz, seconds, ebprof_args=(), pid=None, env=None):
         """ns per run of kind's BPF program over `seconds` of sampling."""
-        prof = Profiler(kind, hz, self.tmp, ebprof_args, pid)
+        prof = Profiler(kind, hz, self.tmp, ebprof_args, pid, env)
         prof.start()
         try:
             ns0, cnt0 = prof.stats()
@@ -523,8 +540,13 @@ class Bench:
         """Medians of ours, bpftrace's and the per-run ratio, on a workload per CPU.
 
         filtered: both profile one sleeping process only, so every sample
-        of the workload is rejected: the cost of the filter itself.
+        of the workload is rejected: the cost of the filter itself. ebprof
+        then keeps its per-CPU events (EBPROF_EVENTS=cpu, as for -c COMM or
+        a -p past the per-thread events' limits): with an event per thread
+        of the process, which `-p` has by default, no tick of the workload
+        reaches its program at all (section 2's "-p" rows measure that).
         """
+        env = {"EBPROF_EVENTS": "cpu"} if filtered else None
         self.bg.stop()
         for _ in range(NCPU):
             self.bg.start(workload)
@@ -535,7 +557,7 @@ class Bench:
             for _ in range(reps):
                 order = ["ebprof", "bpftrace"]
                 self.rng.shuffle(order)
-                got = {k: self.kernel_cost(k, hz, seconds, pid=pid) for k in order}
+                got = {k: self.kernel_cost(k, hz, seconds, pid=pid, env=env) for k in order}
                 ours.append(got["ebprof"][0])
                 theirs.append(got["bpftrace"][0])
                 counts.append(got["ebprof"][1])
@@ -574,10 +596,10 @@ class Bench:
             for hz in [999] if self.smoke else [999, 4999]:
                 reps = self.reps if hz == 999 else max(1, self.reps - 2)
                 o, t, r, n = self.kernel_pair(argv, hz, secs, reps, filtered=True)
-                self.res.add("1 kernel", "ns/sample filtered out", "ebprof -p", o, "ns", hz,
-                             "bpftrace /pid == N/", t, r, reps,
+                self.res.add("1 kernel", "ns/sample filtered out", "ebprof -p, per-CPU events",
+                             o, "ns", hz, "bpftrace /pid == N/", t, r, reps,
                              "split7030 on every CPU, a sleeping process profiled; "
-                             "~%d samples/run, all rejected" % n)
+                             "~%d samples/run, all rejected; EBPROF_EVENTS=cpu" % n)
             # Scaling with depth (the plot), at 999 Hz.
             for depth in ([30] if self.smoke else [5, 30, 70, 120]):
                 argv = [os.path.join(EX, "recurse-leaffp"), "100000", str(depth)]
@@ -601,8 +623,7 @@ class Bench:
         log("2 slowdown of fixed work, system-wide profilers")
         t0 = time.time()
         # About 3 s of work unprofiled (0.5 s in a smoke run), calibrated here.
-        t = self.run_work(1000)
-        rounds = max(100, int(1000 * self.dur(2.0, 0.5) / t))
+        rounds = self.work_rounds()
         kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
         for hz in ([999] if self.smoke else [99, 999, 4999]):
             times = {k: [] for k in kinds}
@@ -642,6 +663,81 @@ class Bench:
                              hz, other, None, None, self.reps,
                              "resolution +-%s pp" % fmt((ci[1] - ci[0]) / 2) if ci else "", ci)
         log("2 slowdown: %d pairs per frequency in %.0f s" % (self.reps, time.time() - t0))
+
+    def work_rounds(self, seconds=2.0):
+        """Rounds of work.c for about `seconds` unprofiled (0.5 s in a smoke run)."""
+        t = self.run_work(1000)
+        return max(100, int(1000 * self.dur(seconds, 0.5) / t))
+
+    def section_filtered(self):
+        """What profiling one process costs the others: the same fixed work,
+        unprofiled, while each tool profiles a sleeping process only
+        (ebprof -p with its events on that process's thread, and with
+        per-CPU events; bpftrace's /pid == N/; the floor's empty program on
+        every CPU for scale). Slowdown against no profiler, in %."""
+        log("2 slowdown of the others while one sleeping process is profiled")
+        t0 = time.time()
+        rounds = self.work_rounds(4.0)
+        sleeper = subprocess.Popen(["sleep", "100000"])
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+        kinds = ["none", "floor", "bpftrace", "ebprof", "ebprof-cpu"]
+        try:
+            for hz in ([4999] if self.smoke else [999, 4999]):
+                times = {k: [] for k in kinds}
+                irqs = {k: [] for k in kinds}  # local timer interrupts /s per CPU
+                runs = {k: [] for k in kinds}  # runs of the tool's program /s
+                for _ in range(self.reps):
+                    order = kinds[:]
+                    self.rng.shuffle(order)
+                    for kind in order:
+                        prof = None
+                        if kind != "none":
+                            prof = Profiler(kind.split("-")[0], hz, self.tmp,
+                                            pid=None if kind == "floor" else sleeper.pid,
+                                            env={"EBPROF_EVENTS": "cpu"}
+                                            if kind == "ebprof-cpu" else None)
+                            prof.start()
+                        try:
+                            n0, w0 = local_timer_irqs(), time.time()
+                            r0 = prof.stats()[1] if prof else 0
+                            times[kind].append(self.run_work(rounds))
+                            wall = time.time() - w0
+                            irqs[kind].append((local_timer_irqs() - n0) / wall / NCPU)
+                            runs[kind].append(((prof.stats()[1] if prof else 0) - r0) / wall)
+                        finally:
+                            if prof:
+                                prof.stop()
+                base = times["none"]
+                slow = {k: [100 * (x / b - 1) for x, b in zip(times[k], base)]
+                        for k in kinds[1:]}
+                names = {"floor": "floor (every CPU)", "bpftrace": "bpftrace /pid == N/",
+                         "ebprof": "ebprof -p", "ebprof-cpu": "ebprof -p, per-CPU events"}
+                for k in kinds[1:]:
+                    self.res.add("2 slowdown", "others' slowdown, -p a sleeper", names[k],
+                                 median(slow[k]), "%", hz, "none", median(base), None,
+                                 self.reps, "work.c unprofiled; anchor in s", ci95(slow[k]))
+                    # Counted, not timed: what the kernel did for the tool
+                    # while the others worked (bpf_stats_enabled for the runs).
+                    self.res.add("2 slowdown", "others' timer interrupts, -p a sleeper",
+                                 names[k], median(irqs[k]), "/s/CPU", hz, "none",
+                                 median(irqs["none"]), None, self.reps,
+                                 "LOC in /proc/interrupts during the work")
+                    self.res.add("2 slowdown", "program runs, -p a sleeper", names[k],
+                                 median(runs[k]), "/s", hz, "", None, None, self.reps,
+                                 "run_cnt of the tool's perf_event programs")
+                diff = [e - o for e, o in zip(slow["ebprof"], slow["bpftrace"])]
+                ci = ci95(diff)
+                self.res.add("2 slowdown", "others' slowdown, ebprof -p minus bpftrace",
+                             "ebprof -p", median(diff), "pp", hz, "bpftrace /pid == N/", None,
+                             None, self.reps,
+                             "resolution +-%s pp" % fmt((ci[1] - ci[0]) / 2) if ci else "", ci)
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+        log("2 filtered: %d rounds per frequency in %.0f s" % (self.reps, time.time() - t0))
 
     # 3 -------------------------------------------------------------------------
     def busy_start(self, levels=5):
@@ -1522,6 +1618,7 @@ class Bench:
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
+                 ("filtered", self.section_filtered),
                  ("user", self.section_user), ("ebuser", self.section_ebuser),
                  ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
@@ -1569,7 +1666,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,user,ebuser,collectd,symbols,symbolize,"
+                    help="comma list of kernel,slowdown,filtered,user,ebuser,collectd,symbols,"
+                         "symbolize,"
                          "render,top,"
                          "unwind,"
                          "offcpu,python "

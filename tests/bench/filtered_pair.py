@@ -4,7 +4,10 @@ empty-program floor) run at once, each profiling one sleeping process
 (-p), while split7030 keeps every CPU busy, so every tick each program
 sees is rejected. All pay for the same machine at the same moment, which
 the one-after-the-other runs of bench.py cannot give on a shared 2-core
-machine. Prints ns per run of each program (the kernel's BPF counters;
+machine. ebprof runs with EBPROF_EVENTS=cpu: this measures the per-CPU
+events' rejection (-c COMM, or -p past its per-thread limits), for with
+an event on each thread of the process (-p's default) no other task's
+tick reaches the program at all. Prints ns per run of each program (the kernel's BPF counters;
 turned on for the run) per round and their medians.
 
 Usage: filtered_pair.py HZ SECONDS ROUNDS (PATH-TO-EBPROF | bpftrace | floor)...
@@ -40,7 +43,8 @@ try:
                 argv = ["bpftrace", "-e", "profile:hz:%d /pid == %d/ { @[kstack, ustack] = count(); }" % (HZ, sl.pid)]
             else:
                 argv = b.split() + ["record", "-F", str(HZ), "-d", "100000", "--format", "folded", "-o", "/tmp/ebprof-pair-%d.folded" % len(procs), "-p", str(sl.pid)]
-            procs[b] = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open("/tmp/ebprof-pair-%d.err" % len(procs), "w"))
+            procs[b] = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open("/tmp/ebprof-pair-%d.err" % len(procs), "w"),
+                                        env=dict(os.environ, EBPROF_EVENTS="cpu"))
         ids = {}
         for _ in range(600):
             p = progs()

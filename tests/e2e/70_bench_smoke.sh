@@ -47,6 +47,13 @@ check "1 kernel" "ns/sample deep" ebprof anchor
 check "2 slowdown" "slowdown" floor anchor
 for p in perf bpftrace ebprof; do check "2 slowdown" "slowdown above floor" "$p" anchor; done
 for p in perf bpftrace; do check "2 slowdown" "ebprof minus $p" ebprof; done
+check "1 kernel" "ns/sample filtered out" "ebprof -p, per-CPU events" anchor
+for p in "floor (every CPU)" "bpftrace /pid == N/" "ebprof -p" "ebprof -p, per-CPU events"; do
+	check "2 slowdown" "others' slowdown, -p a sleeper" "$p" anchor
+	check "2 slowdown" "others' timer interrupts, -p a sleeper" "$p" anchor
+	check "2 slowdown" "program runs, -p a sleeper" "$p"
+done
+check "2 slowdown" "others' slowdown, ebprof -p minus bpftrace" "ebprof -p"
 check "3 user" "CPU per 1000 samples" "ebprof record" anchor
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
