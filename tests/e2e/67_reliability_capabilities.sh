@@ -59,6 +59,10 @@ run dropin "$bounding"
 ls "$D/csv/e2ehost/ebprof-total" | grep -q '_\[k\]-' ||
 	{ ls "$D/csv/e2ehost/ebprof-total" >&2; fail "with the drop-in's set, no kernel function is named"; }
 ok "drop-in set ($(echo $caps)): nobody's functions named, kernel functions named"
+# CAP_SYS_PTRACE also lets it open an event on each thread of nobody's processes.
+grep -q "filtered: an event on each of the PIDs' [0-9]* thread" "$D/log" ||
+	{ show_log "$D"; fail "with the drop-in's set, the PIDs' threads got no events of their own"; }
+ok "drop-in set: $(grep -o "an event on each of the PIDs' [0-9]* threads*" "$D/log")"
 
 run nosyslog "$(echo "$bounding" | sed 's/,+syslog//')"
 grep -q 'kptr_restrict' "$D/log" || { show_log "$D"; fail "without CAP_SYSLOG: no warning about hidden kernel addresses"; }
