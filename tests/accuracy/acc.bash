@@ -16,9 +16,10 @@ PERF=${PERF:-/usr/bin/perf}
 # count on a busy machine as on an idle one, only later (at most
 # ACC_MAX_WALL s).
 # The window opens on one instant for both: perf is set up with its events
-# disabled (-D -1), ebprof is started and waited for until it holds a
-# perf event per CPU (it attaches right after opening them), and only then
-# is perf enabled through its control FIFO, its acknowledgement awaited.
+# disabled (-D -1), ebprof is started and waited for until it says it
+# samples (a line it writes once its events, one on each thread of the
+# -p processes, are attached), and only then is perf enabled through its
+# control FIFO, its acknowledgement awaited.
 # Started together, each would begin sampling when its own set-up ended
 # (perf's is the slower), a difference of windows rather than of samplers.
 # Writes OUT_PREFIX.ebprof.folded and OUT_PREFIX.perf.folded. Both walk
@@ -38,8 +39,8 @@ record_both() {
 	"$EBPROF" record --unwind "${ACC_UNWIND:-fp}" "${eargs[@]}" -F 999 -d "${ACC_MAX_WALL:-120}" \
 		--format folded -o "$out.ebprof.folded" 2>"$out.ebprof.log" &
 	eb_pid=$!
-	wait_perf_events "$eb_pid" "$(nproc)" 30 ||
-		fail "ebprof record did not open its perf events within 30 s: $(cat "$out.ebprof.log")"
+	wait_started "$eb_pid" "$out.ebprof.log" 30 ||
+		fail "ebprof record did not start sampling within 30 s: $(cat "$out.ebprof.log")"
 	# Opening a FIFO blocks until the other end is open: both sides under a
 	# timeout, so a perf that died at set-up fails the test instead of hanging it.
 	timeout 30 bash -c 'echo enable >"$1"' _ "$out.ctl" ||
@@ -61,14 +62,14 @@ record_both() {
 	cat "$out.ebprof.log"
 }
 
-# wait_perf_events PID N SECONDS: until process PID holds at least N perf
-# event descriptors; fails (status 1) if it exits or SECONDS pass first.
-wait_perf_events() {
-	local pid=$1 want=$2 max=$3 start=$SECONDS n
+# wait_started PID LOG SECONDS: until the ebprof record PID has written
+# its "sampling" line to LOG (after its events are attached); fails
+# (status 1) if it exits or SECONDS pass first.
+wait_started() {
+	local pid=$1 log=$2 max=$3 start=$SECONDS
 	while [ $((SECONDS - start)) -lt "$max" ]; do
 		kill -0 "$pid" 2>/dev/null || return 1
-		n=$(find "/proc/$pid/fd" -lname 'anon_inode:\[perf_event\]' 2>/dev/null | wc -l)
-		[ "$n" -ge "$want" ] && return 0
+		grep -qs '^ebprof: sampling' "$log" && return 0
 		sleep 0.05
 	done
 	return 1
