@@ -26,4 +26,4 @@ at_least "$total" 200 || fail "only $total samples of the workload: $(cat "$T/fi
 fifos=$(refused "not a regular file" fifo)
 at_least "$fifos" 4 ||
 	fail "the FIFO was refused only $fifos times in 6 slow rounds: $(cat "$T/fifo.err")"
-ok "FIFO after dlclose, 16 processes: record ended in $WALL s (-d 11), peak RSS $RSS_KB kB, $fifos FIFOs refused, $total samples"
+ok "FIFO after dlclose, 16 processes: record ended in $WALL s (-d 11; $LOAD s of it to load), peak RSS $RSS_KB kB, $fifos FIFOs refused, $total samples"

@@ -55,4 +55,4 @@ if grep -q host_only_secret "$T/ctr.folded"; then
 fi
 grep -q 'libctr.so+0x' "$T/ctr.folded" ||
 	fail "the library's frames are not named by file and offset: $(head -c 400 "$T/ctr.folded")"
-ok "symlink out of a mount namespace, 3 processes: no host-only name, record ended in $WALL s (-d 12), peak RSS $RSS_KB kB, $total samples"
+ok "symlink out of a mount namespace, 3 processes: no host-only name, record ended in $WALL s (-d 12; $LOAD s of it to load), peak RSS $RSS_KB kB, $total samples"
