@@ -46,7 +46,6 @@
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
-#include <linux/perf_event.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -680,20 +679,6 @@ static int sampler_fill_filters(struct sampler *s, const struct sampler_config *
 	return 0;
 }
 
-static int sampler_perf_event_open(int cpu, unsigned int frequency)
-{
-	struct perf_event_attr attr = {
-		.type = PERF_TYPE_SOFTWARE,
-		.size = sizeof(attr),
-		.config = PERF_COUNT_SW_CPU_CLOCK,
-		.sample_freq = frequency,
-		.freq = 1,
-	};
-	long fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-
-	return fd < 0 ? -errno : (int)fd;
-}
-
 /*
  * Primes the kernel allocator behind each stacks map on every CPU. Without
  * preallocation, a map's per-CPU cache of 1 KiB elements starts with a
@@ -837,7 +822,7 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 
 		if (!online[cpu] || s->mode == SAMPLER_MODE_OFFCPU)
 			continue;
-		fd = sampler_perf_event_open(cpu, frequency);
+		fd = taskev_clock_open(-1, cpu, frequency);
 		if (fd == -ENODEV)
 			continue;
 		if (fd < 0) {

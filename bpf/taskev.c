@@ -16,7 +16,7 @@
 /* Passes over a process's threads before giving up on it settling. */
 #define TASKEV_MAX_PASSES 16
 
-static int taskev_perf_open(pid_t tid, unsigned int frequency)
+int taskev_clock_open(pid_t pid, int cpu, unsigned int frequency)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -24,9 +24,9 @@ static int taskev_perf_open(pid_t tid, unsigned int frequency)
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_freq = frequency,
 		.freq = 1,
-		.inherit = 1,
+		.inherit = pid >= 0,
 	};
-	long fd = syscall(__NR_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	long fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : (int)fd;
 }
@@ -79,7 +79,7 @@ static int taskev_pass(struct taskev *t, pid_t tgid, unsigned int frequency, siz
 		} else if (GROW_ARRAY(&t->ev, &t->cap, t->n + 1, 16)) {
 			ret = -ENOMEM;
 		} else {
-			fd = taskev_perf_open((pid_t)tid, frequency);
+			fd = taskev_clock_open((pid_t)tid, -1, frequency);
 			if (fd == -ESRCH) {
 				t->gone++; /* exited since the listing */
 				continue;

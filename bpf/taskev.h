@@ -37,6 +37,14 @@ struct taskev {
 };
 
 /*
+ * The one CPU-clock sampling event at frequency Hz: on thread pid (any
+ * CPU, cpu = -1; inherited by the threads and children it starts), or,
+ * with pid = -1, on CPU cpu (every task there). Returns the fd (close on
+ * exec) or a negative errno.
+ */
+int taskev_clock_open(pid_t pid, int cpu, unsigned int frequency);
+
+/*
  * Opens a CPU-clock event at frequency Hz (inherited by new threads) on
  * every thread of the n_tgids processes, at most max_events in all.
  * A process that is gone is skipped. Returns 0, or a negative errno with

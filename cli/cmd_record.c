@@ -453,7 +453,6 @@ static void record_say_start(const struct record_opts *o, const struct sampler *
 				   : "unwind tables";
 	double period_ms = sampler_offcpu_period_ns(s) / 1e6;
 	unsigned int hz = o->sampling.sampler.frequency;
-
 	const char *why;
 	size_t threads = sampler_task_events(s, &why);
 
