@@ -54,11 +54,28 @@ def bpf_maps(pid):
                                          capture_output=True, text=True).stdout or '{}')
         if meta.get('type') not in ('hash', 'lru_hash'):
             continue
-        out = subprocess.run(['bpftool', '-j', 'map', 'dump', 'id', str(i)],
-                             capture_output=True, text=True).stdout
-        n = len(json.loads(out)) if out.strip() else 0
-        maps.append((meta.get('name', str(i)), n, meta.get('max_entries', 0)))
+        cap = meta.get('max_entries', 0)
+        n = map_entries(i)
+        # A dump of a full LRU map that evicts meanwhile may also hold keys
+        # inserted while it ran: a transient excess, which a second dump
+        # does not repeat. A real excess stays.
+        for _ in range(2):
+            if n <= cap:
+                break
+            n = min(n, map_entries(i))
+        maps.append((meta.get('name', str(i)), n, cap))
     return maps
+
+
+def map_entries(map_id):
+    """The distinct keys of one dump of a map. A dump is not atomic: when
+    the key it stands on is deleted (an LRU map evicting it, say), the
+    kernel's next-key walk starts again from the first bucket, so a dump of
+    a busy map may list a key twice; counted once here."""
+    out = subprocess.run(['bpftool', '-j', 'map', 'dump', 'id', str(map_id)],
+                         capture_output=True, text=True).stdout
+    rows = json.loads(out) if out.strip() else []
+    return len({json.dumps(r.get('key'), sort_keys=True) for r in rows})
 
 
 def main():
