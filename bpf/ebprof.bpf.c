@@ -295,11 +295,7 @@ static __always_inline void stat_addn(struct ebprof_cpu *c, __u32 index, __u64 n
  * collision is caught (roughly) by the check in stack_store() and
  * counted.
  */
-struct stack_hash {
-	__u64 a, b;
-};
-
-static __always_inline void stack_hash_add(struct stack_hash *h, __u64 i, __u64 ip)
+static __always_inline void stack_hash_add(struct ebprof_hash *h, __u64 i, __u64 ip)
 {
 	if (i & 1) {
 		h->b ^= ip;
@@ -312,7 +308,7 @@ static __always_inline void stack_hash_add(struct stack_hash *h, __u64 i, __u64 
 	}
 }
 
-static __always_inline __u64 stack_hash_end(struct stack_hash *h)
+static __always_inline __u64 stack_hash_end(struct ebprof_hash *h)
 {
 	__u64 a = h->a ^ h->b * 0x9e3779b97f4a7c15ULL;
 
@@ -326,7 +322,7 @@ static __always_inline __u64 stack_hash_end(struct stack_hash *h)
 struct hash_ctx {
 	const __u64 *ips;
 	__u32 cap; /* entries in ips[] */
-	struct stack_hash h;
+	struct ebprof_hash h;
 };
 
 static long hash_frame(__u32 i, void *arg)
@@ -712,21 +708,18 @@ static __always_inline int user_regs(struct bpf_perf_event_data *ctx, struct ebp
 	return 0;
 }
 
-/* The state of one walk, on the program's stack; bpf_loop's callback gets it. */
+/*
+ * One walk: where its state is. The pointers stay on the program's stack
+ * (a map value cannot hold them); the state is in the CPU's scratch
+ * space (struct ebprof_walk_state), which the verifier does not track
+ * value by value: flags set to constants on the stack multiplied the
+ * states it explored.
+ */
 struct walk {
 	struct ebprof_scratch *s;
 	struct ebprof_cpu *c;
 	struct ebprof_rule_cache *cache;
-	struct stack_hash h; /* of the frames so far, mixed as they are found */
-	__u32 first, n_maps; /* the process's mappings in unw_mappings */
-	__u32 stop;	     /* the stats index of an early stop; 0: none */
-	bool have_proc;	     /* its mappings are loaded */
-	bool may_copy;	     /* a missing table asks for a copy of the sample */
-	bool want_copy;
-	bool no_table;	     /* a missing table was walked by frame pointer */
-	bool m_valid;	     /* the last mapping found, below */
-	__u64 m_start, m_end, m_adjust;
-	__u32 m_table, m_table_id;
+	struct ebprof_walk_state *st; /* &s->walk */
 };
 
 #include "bpf/python.bpf.h"
@@ -735,14 +728,14 @@ struct walk {
 static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 {
 	const struct ebprof_unw_mapping *m;
-	__u32 lo = 0, hi = w->n_maps, idx;
+	__u32 lo = 0, hi = w->st->n_maps, idx;
 
-	if (w->m_valid && pc >= w->m_start && pc < w->m_end)
+	if (w->st->m_valid && pc >= w->st->m_start && pc < w->st->m_end)
 		return true;
 	for (int k = 0; k < 17 && lo < hi; k++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
-		idx = w->first + mid;
+		idx = w->st->first + mid;
 		m = bpf_map_lookup_elem(&unw_mappings, &idx);
 		if (!m)
 			return false;
@@ -753,16 +746,16 @@ static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 	}
 	if (lo == 0)
 		return false;
-	idx = w->first + lo - 1;
+	idx = w->st->first + lo - 1;
 	m = bpf_map_lookup_elem(&unw_mappings, &idx);
 	if (!m || pc >= m->end)
 		return false;
-	w->m_valid = true;
-	w->m_start = m->start;
-	w->m_end = m->end;
-	w->m_adjust = m->adjust;
-	w->m_table = m->table;
-	w->m_table_id = m->table_id;
+	w->st->m_valid = true;
+	w->st->m_start = m->start;
+	w->st->m_end = m->end;
+	w->st->m_adjust = m->adjust;
+	w->st->m_table = m->table;
+	w->st->m_table_id = m->table_id;
 	return true;
 }
 
@@ -791,24 +784,24 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	struct ebprof_rule_cache_entry *e;
 	__u64 off;
 
-	if (!w->have_proc || !walk_mapping(w, pc))
+	if (!w->st->have_proc || !walk_mapping(w, pc))
 		return UNW_NO_TABLE;
-	if (!w->m_table) {
+	if (!w->st->m_table) {
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
 		return unw_step_fp(NULL, regs);
 	}
 	/* A return address is the instruction after the call: look up the call. */
-	off = pc + w->m_adjust - (regs->exact ? 0 : 1);
-	e = &w->cache->e[(off ^ (__u64)w->m_table_id * 0x9e3779b1) & (EBPROF_RULE_CACHE - 1)];
-	if (e->table_id == w->m_table_id && e->offset == off) {
+	off = pc + w->st->m_adjust - (regs->exact ? 0 : 1);
+	e = &w->cache->e[(off ^ (__u64)w->st->m_table_id * 0x9e3779b1) & (EBPROF_RULE_CACHE - 1)];
+	if (e->table_id == w->st->m_table_id && e->offset == off) {
 		index = e->rule;
 	} else {
-		table = bpf_map_lookup_elem(&unw_tables, &w->m_table);
+		table = bpf_map_lookup_elem(&unw_tables, &w->st->m_table);
 		if (!table)
 			return UNW_NO_TABLE;
 		index = unw_find_rule(table, off);
 		e->offset = off;
-		e->table_id = w->m_table_id;
+		e->table_id = w->st->m_table_id;
 		e->rule = index;
 	}
 	rule = UNW_RULE(NULL, index);
@@ -844,7 +837,7 @@ static long walk_frame(__u32 i, void *arg)
 	int ret;
 
 	if (n >= max_frames || n >= EBPROF_MAX_FRAMES) {
-		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
+		w->st->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
 	if (s->py_emitting || py_frame_begin(w, &s->regs))
@@ -853,22 +846,22 @@ static long walk_frame(__u32 i, void *arg)
 	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = pc;
 	s->ustack.nr = n + 1;
 	ret = walk_step(w, &s->regs);
-	if (ret == UNW_NO_TABLE && w->may_copy) {
+	if (ret == UNW_NO_TABLE && w->st->may_copy) {
 		/* Stop here: the caller copies the whole sample for user space. */
-		w->want_copy = true;
+		w->st->want_copy = true;
 		s->ustack.nr = n;
 		return 1;
 	}
-	stack_hash_add(&w->h, n, pc);
+	stack_hash_add(&w->st->h, n, pc);
 	if (ret == UNW_NO_TABLE) {
-		w->no_table = true;
+		w->st->no_table = true;
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
 		ret = unw_step_fp(NULL, &s->regs);
 	}
 	if (ret == UNW_NEXT)
 		return 0;
 	if (ret != UNW_END)
-		w->stop = walk_stat(ret);
+		w->st->stop = walk_stat(ret);
 	return 1;
 }
 
@@ -962,12 +955,14 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 				     const struct ebprof_key *key, struct ebprof_scratch *s,
 				     __u64 *id, __u64 copy_id)
 {
-	struct walk w = { .s = s, .c = c, .may_copy = copy_samples && (ctx || copy_id),
-			  .h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
+	struct walk w = { .s = s, .c = c, .st = &s->walk };
 	const struct ebprof_unw_proc *proc;
 	__u64 fp_frames;
 	__u32 zero = 0;
 
+	s->walk = (struct ebprof_walk_state){
+		.may_copy = copy_samples && (ctx || copy_id),
+		.h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	s->ustack.nr = 0;
 	*id = 0;
 	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
@@ -986,22 +981,22 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	fp_frames = c->stats[EBPROF_STAT_UNW_FP_FRAMES];
 	proc = bpf_map_lookup_elem(&unw_procs, &key->tgid);
 	if (proc && proc->start_time == key->start_time) {
-		w.have_proc = true;
-		w.first = proc->first;
-		w.n_maps = proc->n;
+		s->walk.have_proc = true;
+		s->walk.first = proc->first;
+		s->walk.n_maps = proc->n;
 	}
 	py_walk_init(&w, key);
 	/* One more round than frames: the last one finds the cap. */
 	bpf_loop(max_frames + 1, walk_frame, &w, 0);
-	if (w.want_copy) {
+	if (s->walk.want_copy) {
 		if (send_copy(s, key, EBPROF_EVENT_COPY, ctx ? 0 : copy_id)) {
 			if (ctx)
 				stat_add(c, EBPROF_STAT_COPIED);
 			return WALK_COPIED;
 		}
 		/* No room: go on from the frame that stopped, by frame pointer. */
-		w.may_copy = false;
-		w.want_copy = false;
+		s->walk.may_copy = false;
+		s->walk.want_copy = false;
 		bpf_loop(max_frames + 1, walk_frame, &w, 0);
 	}
 	/*
@@ -1009,18 +1004,18 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 	 * and went on by frame pointer usually ends in a read fault, which
 	 * is that missing table's doing, not a second truncation.
 	 */
-	if (w.no_table)
+	if (s->walk.no_table)
 		stat_add(c, EBPROF_STAT_UNW_NO_TABLE);
-	else if (w.stop)
-		stat_add(c, w.stop);
-	if (ctx && !w.stop && !w.no_table && oracle_every && w.have_proc &&
+	else if (s->walk.stop)
+		stat_add(c, s->walk.stop);
+	if (ctx && !s->walk.stop && !s->walk.no_table && oracle_every && s->walk.have_proc &&
 	    c->stats[EBPROF_STAT_SAMPLES] % oracle_every == 0)
 		send_copy(s, key, EBPROF_EVENT_ORACLE, 0);
 	if (s->ustack.nr) {
-		w.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
-		*id = stack_hash_end(&w.h);
+		s->walk.h.a ^= s->ustack.nr * 0xff51afd7ed558ccdULL;
+		*id = stack_hash_end(&s->walk.h);
 	}
-	return w.no_table || w.stop || c->stats[EBPROF_STAT_UNW_FP_FRAMES] != fp_frames ?
+	return s->walk.no_table || s->walk.stop || c->stats[EBPROF_STAT_UNW_FP_FRAMES] != fp_frames ?
 		       WALK_PARTIAL : 0;
 }
 

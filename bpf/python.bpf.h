@@ -104,7 +104,7 @@ static __always_inline int py_frame_step(struct walk *w)
 	const __u8 *c = s->py_code;
 
 	if (n + 2 > max_frames || n + 2 > EBPROF_MAX_FRAMES) {
-		w->stop = EBPROF_STAT_UNW_DEPTH_CAP;
+		w->st->stop = EBPROF_STAT_UNW_DEPTH_CAP;
 		return 1;
 	}
 	if (bpf_probe_read_user(s->py_frame, sizeof(s->py_frame), (const void *)s->py_next))
@@ -130,8 +130,8 @@ static __always_inline int py_frame_step(struct walk *w)
 	s->ustack.ips[n & (EBPROF_MAX_FRAMES - 1)] = first;
 	s->ustack.ips[(n + 1) & (EBPROF_MAX_FRAMES - 1)] = second;
 	s->ustack.nr = n + 2;
-	stack_hash_add(&w->h, n, first);
-	stack_hash_add(&w->h, n + 1, second);
+	stack_hash_add(&w->st->h, n, first);
+	stack_hash_add(&w->st->h, n + 1, second);
 	stat_add(w->c, EBPROF_STAT_PY_FRAMES);
 	s->py_next = py_u64(s->py_frame, py->frame_previous, EBPROF_PY_FRAME_BYTES);
 	if (py_u8(s->py_frame, py->frame_is_entry) || !s->py_next)

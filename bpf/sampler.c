@@ -49,6 +49,7 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -170,6 +171,8 @@ struct sampler {
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
 	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
 	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
+	double load_seconds;	 /* every load tried, fallbacks included */
+	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
 	bool rq_clock;	/* off-CPU waits timed by the run queue's clock: sampler_rq_clock() */
 	/* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock; task_struct.sched_info.last_arrival or 0 */
 	uint32_t rq_clock_offsets[4];
@@ -578,11 +581,29 @@ static bool sampler_wants_task_events(const struct sampler_config *config)
 	       !(force && !strcmp(force, "cpu"));
 }
 
+/* The instructions the verifier processed for obj's loaded programs (0: a kernel before 5.16). */
+static uint64_t sampler_verified(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	uint64_t sum = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		struct bpf_prog_info info = { 0 };
+		__u32 len = sizeof(info);
+
+		if (bpf_program__fd(prog) >= 0 &&
+		    !bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &len))
+			sum += info.verified_insns;
+	}
+	return sum;
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
 	struct ebprof_bpf *skel;
 	uint32_t flags = prealloc ? 0 : BPF_F_NO_PREALLOC;
+	struct timespec t0, t1;
 
 	skel = ebprof_bpf__open();
 	if (!skel) {
@@ -645,7 +666,12 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	 */
 	bpf_map__set_map_flags(skel->maps.rodata,
 			       bpf_map__map_flags(skel->maps.rodata) & ~BPF_F_MMAPABLE);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	*err = ebprof_bpf__load(skel);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	s->load_seconds += (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	if (!*err)
+		s->verified_insns = sampler_verified(skel->obj);
 	if (!*err)
 		*err = sampler_fill_walker(skel);
 	if (*err) {
@@ -1791,6 +1817,12 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s)
 bool sampler_offcpu_fp(const struct sampler *s)
 {
 	return s->offcpu_fp;
+}
+
+double sampler_load_cost(const struct sampler *s, uint64_t *verified_insns)
+{
+	*verified_insns = s->verified_insns;
+	return s->load_seconds;
 }
 
 bool sampler_offcpu_rq_clock(const struct sampler *s)

@@ -398,6 +398,15 @@ enum sampler_unwind sampler_unwind_mode(const struct sampler *s);
 bool sampler_offcpu_fp(const struct sampler *s);
 
 /*
+ * What loading the programs cost: returns the seconds it took (every load
+ * tried, a fallback's included), and sets *verified_insns to the
+ * instructions the kernel's verifier processed for the programs loaded
+ * (0 on a kernel that does not say: before 5.16). The table walk is most
+ * of both; tests/e2e/68_kernel_features.sh bounds the second.
+ */
+double sampler_load_cost(const struct sampler *s, uint64_t *verified_insns);
+
+/*
  * Whether off-CPU waits are timed by the run queue's clock, read in place
  * at the switch; false: by bpf_ktime_get_ns() (an unstable scheduler
  * clock, a kernel without the group scheduler's pointers, or

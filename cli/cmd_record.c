@@ -21,6 +21,7 @@
  * the summary, and never written when stderr is a file or a pipe.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -455,6 +456,8 @@ static void record_say_start(const struct record_opts *o, const struct sampler *
 	unsigned int hz = o->sampling.sampler.frequency;
 	const char *why;
 	size_t threads = sampler_task_events(s, &why);
+	uint64_t verified;
+	double load_s;
 
 	if (sampler_mode(s) == SAMPLER_MODE_CPU)
 		fprintf(stderr, "ebprof: sampling at %u Hz on %d CPUs, user stacks by %s\n", hz,
@@ -466,6 +469,9 @@ static void record_say_start(const struct record_opts *o, const struct sampler *
 		fprintf(stderr, "ebprof: sampling wall time (on-CPU at %u Hz, off-CPU a sample per "
 				"%.3f ms) on %d CPUs, user stacks by %s\n", hz, period_ms,
 			sampler_cpu_count(s), walk);
+	load_s = sampler_load_cost(s, &verified);
+	fprintf(stderr, "ebprof: programs loaded in %.2f s (the kernel's verifier processed %" PRIu64
+			" instructions)\n", load_s, verified);
 	if (threads)
 		fprintf(stderr, "ebprof: a CPU-clock event on each of the %zu thread%s of the -p "
 				"processes (and on the threads they start): no other task is "

@@ -581,6 +581,8 @@ static int ebprof_init(void)
 {
 	struct rusage cpu;
 	char why[128], filtered[256];
+	uint64_t verified;
+	double load_s;
 	int rc;
 
 	ebprof_cpu_mark(&cpu);
@@ -649,6 +651,9 @@ static int ebprof_init(void)
 	     ebprof.conf.top_functions, ebprof.read_interval,
 	     ebprof.conf.spool_dir ? ", flame graphs to " : "",
 	     ebprof.conf.spool_dir ? ebprof.conf.spool_dir : "");
+	load_s = sampler_load_cost(ebprof.sampler, &verified);
+	INFO(PLUGIN_LOG "programs loaded in %.2f s (the kernel's verifier processed %llu "
+			"instructions)", load_s, (unsigned long long)verified);
 	ebprof_cpu_add(&cpu);
 	return 0;
 
