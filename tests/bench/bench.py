@@ -13,6 +13,8 @@ row for a second or two, to prove the rows still work). It measures:
   3 user      CPU time and peak RSS of the profiler process on a busy system
               (ebprof record, perf record, bpftrace); collectd with and
               without the plugin
+  3 startup   what a start costs, wall and CPU time until each samples
+              (ebprof record, --mode wall, bpftrace, perf record -g)
   4 symbols   cold load and steady resolves of big libraries' symbols
               (symbench.c, our modules) against `perf report`
   4 inline    symbolizing the addresses of a perf.data of a workload with
@@ -873,6 +875,75 @@ class Bench:
                              base, median(anchor), median(ratios), self.reps, note,
                              ci95(ours))
 
+    def startup_run(self, kind, binary=EBPROF, ebprof_args=()):
+        """One start of a profiler, system-wide at 999 Hz: (wall s, CPU s) to sampling.
+
+        Ready is ebprof's "sampling" line (printed once its events are
+        attached); for bpftrace, its "Attaching" line and a perf_event
+        program of its loaded (it prints the line before it compiles);
+        perf's first bytes of perf.data. CPU is utime + stime of the
+        process (every thread) at that moment, from /proc.
+        """
+        prof = Profiler(kind, 999, self.tmp, ebprof_args)
+        prof.binary = binary
+        with open(prof.out, "w") as out, open(prof.err, "w") as err:
+            proc = Timed(prof.argv(), self.tmp, stdout=out, stderr=err)
+        t0 = time.time()
+        pid = proc.pid()
+        ready = {"ebprof": lambda: "ebprof: sampling" in read_text(prof.err),
+                 "bpftrace": lambda: "Attaching" in read_text(prof.out) and
+                 bool(prog_ids_of(pid or 0) & set(bpf_progs())),
+                 "perf": lambda: os.path.exists(os.path.join(self.tmp, "perf.data")) and
+                 os.path.getsize(os.path.join(self.tmp, "perf.data")) > 0}[kind]
+        try:
+            while not ready():
+                if proc.poll() is not None or time.time() - t0 > 120:
+                    raise RuntimeError("%s did not start: %s" % (kind, read_text(prof.err)[-300:]))
+                time.sleep(0.01)
+            wall = time.time() - t0
+            ticks = cpu_ticks(pid) if pid else None
+        finally:
+            # Killed: what it does at exit is not the start's cost, and
+            # bpftrace ignores a SIGINT that comes before its handler is set.
+            proc.signal(signal.SIGKILL)
+            proc.wait(120)
+        if ticks is None:
+            raise RuntimeError("%s: no CPU figure" % kind)
+        return wall, ticks / os.sysconf("SC_CLK_TCK")
+
+    def section_startup(self):
+        """What a start costs: the load (the verifier's work on our program), the attach.
+
+        On an idle machine, reps starts of each, interleaved; with
+        --ebprof-base, that build's starts too, paired with ours.
+        """
+        log("3 start-up: wall and CPU time until sampling")
+        bases = [b for b in self.args.ebprof_base.split(",") if b]
+        runs = [("ebprof", self.args.ebprof or EBPROF, (), "ebprof record"),
+                ("ebprof", self.args.ebprof or EBPROF, ("--mode", "wall"),
+                 "ebprof record --mode wall")]
+        runs += [("ebprof", b, (), "ebprof record, %s" % b) for b in bases]
+        runs += [("bpftrace", None, (), "bpftrace"), ("perf", None, (), "perf record -g")]
+        got = {r[3]: [] for r in runs}
+        self.bg.stop()
+        for _ in range(self.reps):
+            order = list(runs)
+            self.rng.shuffle(order)
+            for kind, binary, extra, name in order:
+                got[name].append(self.startup_run(kind, binary or EBPROF, extra))
+        pairs = [("ebprof record", a) for a in ["bpftrace", "perf record -g"] +
+                 ["ebprof record, %s" % b for b in bases]]
+        pairs.append(("ebprof record --mode wall", "bpftrace"))
+        for variant, anchor in pairs:
+            for i, what in enumerate(("wall time to sampling", "CPU time to sampling")):
+                mine = [r[i] for r in got[variant]]
+                other = [r[i] for r in got[anchor]]
+                ratios = [a / b for a, b in zip(mine, other) if b]
+                self.res.add("3 startup", what, variant, median(mine), "s", 999, anchor,
+                             median(other), median(ratios) if ratios else None, self.reps,
+                             "system-wide, idle machine; %s: %s" % (
+                                 anchor, ", ".join("%.2f" % v for v in other)), ci95(mine))
+
     def perf_report_cpu(self):
         """CPU s of `perf report` on the last perf record: perf's symbolization."""
         data = os.path.join(self.tmp, "perf.data")
@@ -1620,6 +1691,7 @@ class Bench:
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("filtered", self.section_filtered),
                  ("user", self.section_user), ("ebuser", self.section_ebuser),
+                 ("startup", self.section_startup),
                  ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
                  ("render", self.section_render), ("top", self.section_top),
@@ -1666,7 +1738,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,filtered,user,ebuser,collectd,symbols,"
+                    help="comma list of kernel,slowdown,filtered,user,ebuser,startup,collectd,symbols,"
                          "symbolize,"
                          "render,top,"
                          "unwind,"
@@ -1676,7 +1748,7 @@ def main():
                     help="sections ebuser and offcpu: the ebprof binary measured "
                     "(default build/ebprof)")
     ap.add_argument("--ebprof-base", default="",
-                    help="section ebuser: another ebprof binary (the build before a change) "
+                    help="sections ebuser and startup: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")
     args = ap.parse_args()
     if os.geteuid() != 0:

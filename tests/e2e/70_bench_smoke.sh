@@ -58,6 +58,10 @@ check "3 user" "CPU per 1000 samples" "ebprof record" anchor
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
 check "3 user" "RSS growth, 2nd quarter to end" "ebprof record"
+for a in "wall time to sampling" "CPU time to sampling"; do
+	check "3 startup" "$a" "ebprof record" anchor
+	check "3 startup" "$a" "ebprof record --mode wall" anchor
+done
 check "3 user" "collectd CPU added by plugin" "collectd+ebprof" anchor
 check "3 user" "collectd RSS added by plugin" "collectd+ebprof" anchor
 check "4 symbols" "cold load libstdc++.so.6" "ebprof elfsym"
