@@ -171,13 +171,13 @@ struct sampler {
 	int switch_fd; /* the off-CPU program's attachment; -1: none (cpu mode) */
 	int wakeup_fd; /* the new tasks' program's (ebprof_wakeup_new); -1: none */
 	bool offcpu_fp; /* off-CPU user stacks by frame pointer: see sampler_create() */
-	double load_seconds;	 /* every load tried, fallbacks included */
-	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
 	bool rq_clock;	/* off-CPU waits timed by the run queue's clock: sampler_rq_clock() */
 	/* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock; task_struct.sched_info.last_arrival or 0 */
 	uint32_t rq_clock_offsets[4];
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
+	double load_seconds;	 /* every load tried, fallbacks included */
+	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
 	int n_online; /* CPUs online at the start */
 	unsigned int frequency; /* Hz, for sampler_start() */
 	bool started;		/* the perf events (and the switch program) are attached */
