@@ -886,6 +886,9 @@ class Bench:
         """
         prof = Profiler(kind, 999, self.tmp, ebprof_args)
         prof.binary = binary
+        data = os.path.join(self.tmp, "perf.data")
+        if kind == "perf" and os.path.exists(data):
+            os.remove(data)  # the last start's file would read as this one's
         with open(prof.out, "w") as out, open(prof.err, "w") as err:
             proc = Timed(prof.argv(), self.tmp, stdout=out, stderr=err)
         t0 = time.time()
@@ -893,8 +896,7 @@ class Bench:
         ready = {"ebprof": lambda: "ebprof: sampling" in read_text(prof.err),
                  "bpftrace": lambda: "Attaching" in read_text(prof.out) and
                  bool(prog_ids_of(pid or 0) & set(bpf_progs())),
-                 "perf": lambda: os.path.exists(os.path.join(self.tmp, "perf.data")) and
-                 os.path.getsize(os.path.join(self.tmp, "perf.data")) > 0}[kind]
+                 "perf": lambda: os.path.exists(data) and os.path.getsize(data) > 0}[kind]
         try:
             while not ready():
                 if proc.poll() is not None or time.time() - t0 > 120:
