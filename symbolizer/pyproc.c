@@ -346,7 +346,8 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	err = target_open_mapping(gate, tgid, m, &tf);
+	/* Checked first, opened only when not known: nearly every process is a known file. */
+	err = target_check_mapping(gate, tgid, m, &tf);
 	if (err)
 		return err;
 	pyproc_file_id(out, &tf.st);
@@ -356,6 +357,9 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 		target_file_close(&tf);
 		return 0;
 	}
+	err = target_file_reopen(gate, &tf);
+	if (err)
+		return err;
 	if (cache)
 		cache->stats.read++;
 	elf_version(EV_CURRENT);

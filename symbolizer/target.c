@@ -214,6 +214,12 @@ static int target_admit(const struct target *t, int pathfd, const struct target_
 		close(pathfd);
 		return err;
 	}
+	if (flags & TARGET_PATH_ONLY) {
+		/* Checked, not opened: target_file_reopen() opens it if the caller wants it read. */
+		out->fd = pathfd;
+		out->st = st;
+		return 0;
+	}
 	/* The same inode, now opened for reading: a regular file cannot block here. */
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
 	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -277,16 +283,17 @@ static int target_worse(int a, int b)
 	return target_rank(b) > target_rank(a) ? b : a;
 }
 
-int target_open_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
-			struct target_file *out)
+/* target_open_mapping() and target_check_mapping(): flags 0 or TARGET_PATH_ONLY. */
+static int target_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
+			  unsigned int flags, struct target_file *out)
 {
 	const char *proc = t ? t->proc_root : "/proc";
 	char path[4096], root[4096];
 	struct target_id id = {
 		.dev_major = m->dev_major, .dev_minor = m->dev_minor, .inode = m->inode
 	};
-	struct target_path in_root = { .root = root, .path = m->path, .id = &id };
-	struct target_path ours = { .path = m->path, .id = &id };
+	struct target_path in_root = { .root = root, .path = m->path, .id = &id, .flags = flags };
+	struct target_path ours = { .path = m->path, .id = &id, .flags = flags };
 	int fd, err;
 
 	out->fd = -1;
@@ -295,7 +302,7 @@ int target_open_mapping(struct target *t, uint32_t tgid, const struct procmaps_m
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/map_files/%" PRIx64 "-%" PRIx64, proc, tgid,
 		 m->start, m->end);
 	fd = open(path, O_PATH | O_CLOEXEC);
-	err = fd < 0 ? -errno : target_admit(t, fd, m->inode ? &id : NULL, 0, out);
+	err = fd < 0 ? -errno : target_admit(t, fd, m->inode ? &id : NULL, flags, out);
 	if (!err)
 		return 0;
 	/*
@@ -314,4 +321,31 @@ int target_open_mapping(struct target *t, uint32_t tgid, const struct procmaps_m
 	if (out->fd >= 0)
 		return 0;
 	return target_refuse(t, err, 0);
+}
+
+int target_open_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
+			struct target_file *out)
+{
+	return target_mapping(t, tgid, m, 0, out);
+}
+
+int target_check_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
+			 struct target_file *out)
+{
+	return target_mapping(t, tgid, m, TARGET_PATH_ONLY, out);
+}
+
+int target_file_reopen(struct target *t, struct target_file *f)
+{
+	char self[64];
+	int fd, err;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", f->fd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	err = fd < 0 ? -errno : 0;
+	target_file_close(f);
+	if (err)
+		return target_refuse(t, err, 0);
+	f->fd = fd;
+	return 0;
 }

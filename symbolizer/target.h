@@ -85,6 +85,7 @@ struct target_id {
 #define TARGET_NOFOLLOW 2u  /* a symlink as the last component is refused (not regular) */
 #define TARGET_ANY_SIZE 4u  /* no size bound: the caller reads a bounded part */
 #define TARGET_UNCOUNTED 8u /* the caller counts refusals itself (target_count) */
+#define TARGET_PATH_ONLY 16u /* checked, not opened: fd is the O_PATH descriptor */
 
 struct target_path {
 	/*
@@ -117,6 +118,23 @@ int target_open(struct target *t, const struct target_path *p, struct target_fil
  */
 int target_open_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
 			struct target_file *out);
+
+/*
+ * target_open_mapping() up to the check: *out holds the O_PATH descriptor
+ * of the very file and its fstat, for a caller that may know the file by
+ * its identity already and then need not open it (an open through
+ * /proc/self/fd costs a path walk). target_file_reopen() opens it for
+ * reading; target_file_close() drops it.
+ */
+int target_check_mapping(struct target *t, uint32_t tgid, const struct procmaps_mapping *m,
+			 struct target_file *out);
+
+/*
+ * Replaces the O_PATH descriptor in f (from target_check_mapping()) by a
+ * read-only one on the same inode. Returns 0, or a negative errno counted
+ * as a refusal, f then closed.
+ */
+int target_file_reopen(struct target *t, struct target_file *f);
 
 /* The cause of a return value of target_open*(); TARGET_OTHER for 0. */
 enum target_cause target_cause_of(int err);

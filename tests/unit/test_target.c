@@ -392,6 +392,42 @@ static void test_mapping_path_swapped_for_a_fifo(void **state)
 	assert_int_equal(refused_total(s), 1);
 }
 
+/*
+ * Checked without opening: the O_PATH descriptor names the file (it cannot
+ * be read), the checks are the same (a FIFO is refused there), and the
+ * reopen gives a readable descriptor on the very inode.
+ */
+static void test_mapping_checked_then_reopened(void **state)
+{
+	struct scratch *s = *state;
+	struct procmaps_mapping m;
+	struct target_file f;
+	char path[256], buf[16];
+	struct stat st;
+
+	write_file(s, "host/lib.so", "checked");
+	path_of(s, path, sizeof(path), "host/lib.so");
+	assert_int_equal(stat(path, &st), 0);
+	make_link(s, path, "proc/42/map_files/1000-2000");
+	m = mapping_of("/usr/lib/not-here.so", &st);
+	assert_int_equal(target_check_mapping(s->gate, PID, &m, &f), 0);
+	assert_int_equal(f.st.st_ino, st.st_ino);
+	assert_int_equal(read(f.fd, buf, sizeof(buf)), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(target_file_reopen(s->gate, &f), 0);
+	assert_int_equal(read(f.fd, buf, sizeof(buf)), 7);
+	assert_memory_equal(buf, "checked", 7);
+	target_file_close(&f);
+	assert_int_equal(refused_total(s), 0);
+	/* The path swapped for a FIFO (map_files/ gone): refused by the check itself. */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	m = mapping_of(path, &st);
+	assert_int_equal(target_check_mapping(s->gate, 43, &m, &f), -EINVAL);
+	assert_int_equal(f.fd, -1);
+	assert_int_equal(refused(s, TARGET_NOT_REGULAR), 1);
+}
+
 /* Inside the root, by path, when map_files/ is gone: only the mapped inode. */
 static void test_mapping_in_root_needs_the_mapped_inode(void **state)
 {
@@ -534,6 +570,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_mapping_in_root_needs_the_mapped_inode, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_mapping_in_our_namespace, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mapping_checked_then_reopened, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_out_of_descriptors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_permission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_progress_moves_with_every_open, setup,
