@@ -30,6 +30,7 @@
 #include "render/capture.h"
 #include "render/pytrack.h"
 #include "bpf/grow.h"
+#include "symbolizer/procmaps.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -44,6 +45,8 @@
 #define CAPTURE_BATCH_BYTES (256 * 1024)
 #define CAPTURE_MAX_BATCHES 4 /* queued: 1 MiB of samples in flight */
 #define CAPTURE_TRACK_QUEUE 4096
+/* Queued reports that hold the unwinder's maps file open; beyond, the worker reads its own. */
+#define CAPTURE_TRACK_KEPT 32
 /*
  * The process name, every user frame the unwinder may give, the kernel
  * frames, and room for the inlined frames the symbolizer adds.
@@ -80,6 +83,18 @@ struct capture_process {
 	uint64_t start_time;
 };
 
+/*
+ * A report for the worker: the process, and the maps the unwinder read
+ * for it (NULL: none, the worker reads them), with the file they came
+ * from still open (-1 without), so that the worker can tell whether they
+ * are still the process's: after an exec they are not.
+ */
+struct capture_track {
+	struct capture_process p;
+	struct procmaps *maps;
+	int maps_fd;
+};
+
 struct capture_core {
 	pthread_mutex_t lock;
 	pthread_cond_t work; /* a worker has something to do, or should stop */
@@ -105,8 +120,8 @@ struct capture_worker {
 	/* The rest under core->lock. */
 	struct capture_batch *head, *tail, *current;
 	unsigned int queued;
-	struct capture_process tracks[CAPTURE_TRACK_QUEUE];
-	size_t track_first, n_tracks;
+	struct capture_track tracks[CAPTURE_TRACK_QUEUE];
+	size_t track_first, n_tracks, n_kept; /* n_kept: tracks holding maps */
 	uint64_t end_asked, end_done;
 	struct profile *into;
 	struct profile *offcpu_into; /* NULL: off-CPU samples go into into */
@@ -128,6 +143,7 @@ struct capture {
 	struct sampler_watch *watch;
 	struct sampler *sampler;
 	struct unwinder *unwinder; /* NULL: user stacks by frame pointer */
+	bool lend_maps;		    /* the unwinder and the symbolizer read the same /proc */
 	struct capture_batch *fill; /* the drain thread's batch being filled */
 	int signal;		    /* 0: stalled workers are not interrupted */
 	bool closing;		    /* no new worker replaces an abandoned one */
@@ -231,6 +247,33 @@ static void batch_free_list(struct capture_batch *b)
 	}
 }
 
+/* Drops what a track holds. */
+static void track_release(struct capture_track *t)
+{
+	procmaps_free(t->maps);
+	t->maps = NULL;
+	if (t->maps_fd >= 0)
+		close(t->maps_fd);
+	t->maps_fd = -1;
+}
+
+/*
+ * The maps a track lends, if still the process's (no exec since they
+ * were read: the file they came from still shows a live address space);
+ * else NULL, and the worker reads them anew. The track keeps nothing.
+ */
+static struct procmaps *track_take_maps(struct capture_track *t)
+{
+	struct procmaps *maps = NULL;
+
+	if (t->maps && !procmaps_same_space(t->maps_fd)) {
+		maps = t->maps;
+		t->maps = NULL;
+	}
+	track_release(t);
+	return maps;
+}
+
 /* Drops a worker's reference; lock held on entry, released on return. */
 static void worker_put_unlock(struct capture_worker *w)
 {
@@ -240,6 +283,8 @@ static void worker_put_unlock(struct capture_worker *w)
 		pthread_mutex_unlock(&core->lock);
 		return;
 	}
+	for (size_t i = 0; i < w->n_tracks; i++)
+		track_release(&w->tracks[(w->track_first + i) % CAPTURE_TRACK_QUEUE]);
 	batch_free_list(w->head);
 	free(w->current);
 	pytrack_free(w->py);
@@ -334,18 +379,26 @@ static bool worker_step(struct capture_worker *w)
 	struct timespec now;
 
 	if (w->n_tracks) {
-		struct capture_process p = w->tracks[w->track_first];
+		struct capture_track track = w->tracks[w->track_first];
+		struct capture_process p = track.p;
 		const struct procmaps *maps;
 		int err = 0;
 
 		w->track_first = (w->track_first + 1) % CAPTURE_TRACK_QUEUE;
 		w->n_tracks--;
-		if (worker_quarantined(w, p.tgid, p.start_time))
+		w->n_kept -= track.maps != NULL;
+		if (worker_quarantined(w, p.tgid, p.start_time)) {
+			track_release(&track);
 			return true;
+		}
 		w->busy = p;
 		pthread_mutex_unlock(&core->lock);
-		/* One read of its maps: for its names, and lent to the Python check. */
-		err = symbolizer_track_maps(w->sym, p.tgid, p.start_time, &maps);
+		/*
+		 * One read of its maps, the unwinder's if it still holds: for
+		 * its names, and lent to the Python check.
+		 */
+		err = symbolizer_track_given(w->sym, p.tgid, p.start_time, track_take_maps(&track),
+					     &maps);
 		if (!err && w->py)
 			pytrack_process(w->py, p.tgid, p.start_time, maps);
 		pthread_mutex_lock(&core->lock);
@@ -865,32 +918,38 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 	return 0;
 }
 
-/* The sampler's watch thread: queue the snapshot, never take it here. */
+/*
+ * The sampler's watch thread: the unwinder's read of the process's maps
+ * (/proc only: the files of the tables it lacks are read by the worker,
+ * which capture_wake() tells), done here, since a short-lived process
+ * must be read before it exits, and the samples copied before its tables
+ * wait behind this report on the ring buffer. Then the report is queued
+ * for the worker's snapshot, with those maps lent: never taken here.
+ */
 static int capture_track(const struct sampler_process *process, void *ctx)
 {
 	struct capture *cap = ctx;
+	struct capture_track track = { { process->tgid, process->start_time }, NULL, -1 };
 	struct capture_worker *w;
 
+	if (cap->unwinder)
+		unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
+				    cap->lend_maps ? &track.maps : NULL, &track.maps_fd);
 	pthread_mutex_lock(&cap->core->lock);
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
 		cap->track_dropped++;
 	} else {
-		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] =
-			(struct capture_process){ process->tgid, process->start_time };
+		if (track.maps && w->n_kept == CAPTURE_TRACK_KEPT)
+			track_release(&track); /* a backlog: fewer files held open */
+		w->n_kept += track.maps != NULL;
+		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] = track;
 		w->n_tracks++;
+		track = (struct capture_track){ .maps_fd = -1 };
 		pthread_cond_broadcast(&cap->core->work);
 	}
 	pthread_mutex_unlock(&cap->core->lock);
-	/*
-	 * Then its mappings (/proc only: the files of the tables it lacks are
-	 * read by the worker, which capture_wake() tells), while the worker
-	 * takes the snapshot: a short-lived process must be read before it
-	 * exits, and the samples copied before its tables wait behind this
-	 * report on the ring buffer.
-	 */
-	if (cap->unwinder)
-		unwinder_track(cap->unwinder, process->tgid, process->start_time);
+	track_release(&track);
 	return 0;
 }
 
@@ -1103,6 +1162,12 @@ int capture_new(const struct capture_config *config, struct capture **out)
 	return 0;
 }
 
+/* A configured /proc: NULL is the real one. */
+static const char *or_proc(const char *proc_root)
+{
+	return proc_root ? proc_root : "/proc";
+}
+
 int capture_attach(struct capture *cap, struct sampler *sampler)
 {
 	sigset_t all, old;
@@ -1115,6 +1180,8 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 			return err;
 		/* Its builds run on the worker, under the watchdog, never on the watch thread. */
 		unwinder_set_builder(cap->unwinder, capture_wake, cap->core);
+		cap->lend_maps = !strcmp(or_proc(cap->config.unwind.proc_root),
+					 or_proc(cap->config.symbolizer.proc_root));
 		pthread_mutex_lock(&cap->core->lock);
 		if (cap->worker) {
 			cap->worker->unwinder = cap->unwinder;

@@ -336,22 +336,18 @@ int procmaps_load(const char *path, struct procmaps **out)
 	return procmaps_load_opt(path, true, out);
 }
 
-int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
+/* Reads the maps file open at fd into *out (fd stays open): 0 or a negative errno. */
+static int load_fd(int fd, bool query, struct procmaps **out)
 {
 	struct builder b = {0};
 	struct procmaps *maps;
 	struct statfs fs;
-	int fd, err;
+	int err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	maps = calloc(1, sizeof(*maps));
-	if (!maps) {
-		err = -ENOMEM;
-		goto err_close;
-	}
+	if (!maps)
+		return -ENOMEM;
 	b.maps = maps;
 	/* Only /proc answers the ioctl: a test's copy of maps is never asked. */
 	err = -ENOTTY;
@@ -372,7 +368,6 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 	if (maps->nr)
 		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
 	free(b.path_offs);
-	close(fd);
 	maps->bytes = sizeof(*maps) + b.cap * sizeof(*maps->mappings) + b.pool_cap;
 	*out = maps;
 	return 0;
@@ -380,9 +375,55 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 err_free:
 	free(b.path_offs);
 	procmaps_free(maps);
-err_close:
-	close(fd);
 	return err;
+}
+
+int procmaps_load_keep(const char *path, bool query, struct procmaps **out, int *keep)
+{
+	int fd, err;
+
+	*out = NULL;
+	if (keep)
+		*keep = -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = load_fd(fd, query, out);
+	if (!err && keep)
+		*keep = fd;
+	else
+		close(fd);
+	return err;
+}
+
+int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
+{
+	return procmaps_load_keep(path, query, out, NULL);
+}
+
+int procmaps_same_space(int fd)
+{
+	struct maps_query q = {
+	    .size = sizeof(q),
+	    .query_flags = MAPS_QUERY_COVERING_OR_NEXT | MAPS_QUERY_EXECUTABLE,
+	};
+	char byte;
+	ssize_t got;
+
+	/* Either way the file answers for the address space it was opened on, no later one. */
+	if (!ioctl(fd, MAPS_QUERY, &q) || errno == ENOENT)
+		return 0;
+	if (errno == ESRCH)
+		return -ESRCH;
+	/* No ioctl (before 6.11, or a test's copy): its first byte, read again from the top. */
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return -errno;
+	do
+		got = read(fd, &byte, 1);
+	while (got < 0 && errno == EINTR);
+	if (got < 0)
+		return -errno;
+	return got ? 0 : -ESRCH;
 }
 
 void procmaps_free(struct procmaps *maps)

@@ -338,25 +338,29 @@ static int proc_open_perfmap(struct proctab *t, struct proc *proc)
 }
 
 /*
- * Reads the process's maps (again). When verify, they are kept only if
+ * Reads the process's maps (again), or takes given ones, read by another
+ * reader of the same report just now. When verify, they are kept only if
  * the PID still names the process of the record (a re-read long after
  * the record was made). Returns 0 or a negative errno (-ENOENT: the
  * process is gone).
  */
-static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify)
+static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify,
+			  struct procmaps *given)
 {
 	char path[4096];
-	struct procmaps *maps;
+	struct procmaps *maps = given;
 	struct proc_elf *elfs;
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", t->proc_root, proc->tgid);
 	proc->maps_drain = t->drain;
-	/* A process gone before its first read keeps no maps; one read before keeps them. */
-	err = procmaps_load_opt(path, !t->maps_text_only, &maps);
-	count_fds(t, err);
-	if (err)
-		return err;
+	if (!maps) {
+		snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", t->proc_root, proc->tgid);
+		/* A process gone before its first read keeps no maps; one read before keeps them. */
+		err = procmaps_load_opt(path, !t->maps_text_only, &maps);
+		count_fds(t, err);
+		if (err)
+			return err;
+	}
 	if (verify && read_start_time(t, proc->tgid) != proc->start_time) {
 		procmaps_free(maps);
 		return -ENOENT;
@@ -377,7 +381,8 @@ static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify)
  * Reads (again) what a record holds: a new process, or a reused PID.
  * Returns what reading its maps returned, or -ENOMEM.
  */
-static int proc_fill(struct proctab *t, struct proc *proc, uint64_t start_time)
+static int proc_fill(struct proctab *t, struct proc *proc, uint64_t start_time,
+		     struct procmaps *given)
 {
 	int err;
 
@@ -388,7 +393,7 @@ static int proc_fill(struct proctab *t, struct proc *proc, uint64_t start_time)
 	proc->gone = !start_time;
 	proc->checked_drain = t->drain;
 	proc->seen_drain = t->drain;
-	err = proc_read_maps(t, proc, false);
+	err = proc_read_maps(t, proc, false, given);
 	/* Gone before its maps could be read: its root and /tmp are gone with it. */
 	if (err != -ENOENT && proc_open_perfmap(t, proc))
 		return -ENOMEM;
@@ -494,19 +499,21 @@ static void proc_trim_bytes(struct proctab *t)
 
 /* A new record; *err gets what reading its maps returned. NULL without memory. */
 static struct proc *proc_create(struct proctab *t, uint32_t tgid, uint64_t start_time,
-				int *err)
+				struct procmaps *given, int *err)
 {
 	struct proc **bucket = &t->procs[tgid % PROC_BUCKETS];
 	struct proc *proc;
 
 	proc_make_room(t);
 	proc = calloc(1, sizeof(*proc));
-	if (!proc)
+	if (!proc) {
+		procmaps_free(given);
 		return NULL;
+	}
 	proc->tgid = tgid;
 	proc->used_drain = NEVER;
 	proc->confirmed_drain = NEVER;
-	*err = proc_fill(t, proc, start_time);
+	*err = proc_fill(t, proc, start_time, given);
 	if (*err == -ENOMEM) {
 		proc_free(t, proc);
 		return NULL;
@@ -540,7 +547,7 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start)
 	if (start && !start_time && proc && proc->start_time && proc->start_time != start)
 		return NULL;
 	if (!proc) {
-		proc = proc_create(t, tgid, start_time, &err);
+		proc = proc_create(t, tgid, start_time, NULL, &err);
 		if (proc && start && start_time)
 			proc->confirmed_drain = t->drain;
 		return proc;
@@ -551,7 +558,7 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start)
 		proc->gone = true;
 	} else if (start_time != proc->start_time) {
 		/* A new process under an old PID: nothing of the old one carries over. */
-		if (proc_fill(t, proc, start_time) == -ENOMEM)
+		if (proc_fill(t, proc, start_time, NULL) == -ENOMEM)
 			return NULL;
 		proc->used_drain = NEVER;
 	} else {
@@ -571,6 +578,12 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start)
  */
 int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct proc **out)
 {
+	return proctab_track_given(t, tgid, start_time, NULL, out);
+}
+
+int proctab_track_given(struct proctab *t, uint32_t tgid, uint64_t start_time,
+			struct procmaps *given, struct proc **out)
+{
 	uint64_t start = proctab_ticks(t, start_time);
 	bool confirmed = start != 0;
 	struct proc *proc = proc_find(t, tgid);
@@ -579,22 +592,22 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
 	*out = NULL;
 	if (!start)
 		start = read_start_time(t, tgid);
-	if (!start) {
-		if (proc)
+	if (!start || (proc && start < proc->start_time)) {
+		/* Gone, or a late report: the PID is a newer process's already. */
+		if (proc && !start)
 			proc->gone = true;
+		procmaps_free(given);
 		return -ESRCH;
 	}
-	if (proc && start < proc->start_time)
-		return -ESRCH; /* a late report: the PID is a newer process's already */
 	if (proc)
 		proc->maps_tracked = false; /* set again by this call's read */
 	if (!proc) {
-		proc = proc_create(t, tgid, start, &err);
+		proc = proc_create(t, tgid, start, given, &err);
 		if (!proc)
 			return -ENOMEM;
 	} else if (proc->start_time != start) {
 		/* A new process under an old PID: nothing of the old one carries over. */
-		err = proc_fill(t, proc, start);
+		err = proc_fill(t, proc, start, given);
 		if (err == -ENOMEM)
 			return -ENOMEM;
 		proc->used_drain = NEVER;
@@ -603,7 +616,7 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
 		/* The same process, perhaps after an exec: its mappings now. */
 		proc->seen_drain = t->drain;
 		proc->checked_drain = t->drain;
-		err = proc_read_maps(t, proc, false);
+		err = proc_read_maps(t, proc, false, given);
 		if (proc->perfmap)
 			proc_refresh_perfmap(t, proc);
 		else if (err != -ENOENT && proc_open_perfmap(t, proc))
@@ -627,7 +640,7 @@ int proctab_reread(struct proctab *t, struct proc *proc)
 	int err = 0;
 
 	/* Verified: the record may be drains old, and its PID another's by now. */
-	if (proc_read_maps(t, proc, true) == -ENOENT)
+	if (proc_read_maps(t, proc, true, NULL) == -ENOENT)
 		proc->gone = true;
 	/* It may have started to JIT code since we last looked. */
 	if (proc_open_perfmap(t, proc))

@@ -90,6 +90,10 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start);
  */
 int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct proc **out);
 
+/* proctab_track() with maps given (NULL: read them), which t takes, on error too. */
+int proctab_track_given(struct proctab *t, uint32_t tgid, uint64_t start_time,
+			struct procmaps *given, struct proc **out);
+
 /*
  * Reads proc's maps again, verified to be still its process's (else it
  * is marked gone), and opens its perf map if it now has anonymous

@@ -256,8 +256,14 @@ int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
 int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
 			  const struct procmaps **maps)
 {
+	return symbolizer_track_given(sym, tgid, start_time, NULL, maps);
+}
+
+int symbolizer_track_given(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+			   struct procmaps *given, const struct procmaps **maps)
+{
 	struct proc *proc;
-	int err = proctab_track(sym->procs, tgid, start_time, &proc);
+	int err = proctab_track_given(sym->procs, tgid, start_time, given, &proc);
 
 	if (maps)
 		*maps = !err && proc->maps_tracked ? proc->maps : NULL;

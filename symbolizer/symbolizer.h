@@ -163,6 +163,14 @@ int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_
 			  const struct procmaps **maps);
 
 /*
+ * symbolizer_track_maps() with the mappings given, read for the same
+ * report by another reader just now (NULL: read them here). sym takes
+ * given, on error too.
+ */
+int symbolizer_track_given(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
+			   struct procmaps *given, const struct procmaps **maps);
+
+/*
  * Marks the end of a drain: forgets processes that have exited and whose
  * samples had their chance (see symbolizer_track), and trims the caches
  * to their bounds. Only records of processes that neither

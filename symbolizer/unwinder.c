@@ -963,22 +963,33 @@ static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	return err;
 }
 
-int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
+			struct procmaps **maps, int *fd)
 {
 	struct procmaps *pm;
 	char path[4096];
 	int err;
 
+	if (maps)
+		*maps = NULL;
 	/* Read before the lock: the copy walk and the builder need not wait for /proc. */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
-	err = procmaps_load(path, &pm);
+	err = procmaps_load_keep(path, true, &pm, maps ? fd : NULL);
 	if (err) {
 		track_maps(u, tgid, start_time, NULL);
 		return err == -ENOMEM ? err : -ESRCH;
 	}
 	err = track_maps(u, tgid, start_time, pm);
-	procmaps_free(pm);
+	if (maps)
+		*maps = pm;
+	else
+		procmaps_free(pm);
 	return err;
+}
+
+int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	return unwinder_track_kept(u, tgid, start_time, NULL, NULL);
 }
 
 bool unwinder_pending(struct unwinder *u, uint32_t tgid, uint64_t start_time)
