@@ -191,13 +191,29 @@ static bool target_is(int fd, const struct stat *st, const struct target_id *id)
 }
 
 /*
+ * The same inode as the O_PATH descriptor pathfd (which it closes), now
+ * opened for reading: a regular file cannot block here. Returns the
+ * descriptor or -errno.
+ */
+static int target_reopen_read(int pathfd)
+{
+	char self[64];
+	int fd, err;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	err = fd < 0 ? -errno : fd;
+	close(pathfd);
+	return err;
+}
+
+/*
  * Checks the file behind the O_PATH descriptor pathfd (which it closes)
  * and opens it read-only into *out. Returns 0 or -errno as target_open().
  */
 static int target_admit(const struct target *t, int pathfd, const struct target_id *id,
 			unsigned int flags, struct target_file *out)
 {
-	char self[64];
 	struct stat st;
 	uint64_t max = t ? t->max_file_size : TARGET_DEFAULT_MAX_FILE_SIZE;
 	int fd, err = 0;
@@ -220,13 +236,9 @@ static int target_admit(const struct target *t, int pathfd, const struct target_
 		out->st = st;
 		return 0;
 	}
-	/* The same inode, now opened for reading: a regular file cannot block here. */
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pathfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	err = fd < 0 ? -errno : 0;
-	close(pathfd);
-	if (err)
-		return err;
+	fd = target_reopen_read(pathfd);
+	if (fd < 0)
+		return fd;
 	out->fd = fd;
 	out->st = st;
 	return 0;
@@ -337,15 +349,8 @@ int target_check_mapping(struct target *t, uint32_t tgid, const struct procmaps_
 
 int target_file_reopen(struct target *t, struct target_file *f)
 {
-	char self[64];
-	int fd, err;
+	int fd = target_reopen_read(f->fd);
 
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", f->fd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	err = fd < 0 ? -errno : 0;
-	target_file_close(f);
-	if (err)
-		return target_refuse(t, err, 0);
-	f->fd = fd;
-	return 0;
+	f->fd = fd < 0 ? -1 : fd;
+	return fd < 0 ? target_refuse(t, fd, 0) : 0;
 }

@@ -341,20 +341,27 @@ static struct procmaps_mapping mapping_of(const char *path, const struct stat *s
 	};
 }
 
+/* A file with text, linked as process 42's map_files/ entry; its mapping is named elsewhere. */
+static struct procmaps_mapping mapped_file(struct scratch *s, const char *text, struct stat *st)
+{
+	char path[256];
+
+	write_file(s, "host/lib.so", text);
+	path_of(s, path, sizeof(path), "host/lib.so");
+	assert_int_equal(stat(path, st), 0);
+	make_link(s, path, "proc/42/map_files/1000-2000");
+	return mapping_of("/usr/lib/not-here.so", st);
+}
+
 /* map_files/ first: the kernel's link to the mapped file, in any namespace. */
 static void test_mapping_through_map_files(void **state)
 {
 	struct scratch *s = *state;
 	struct procmaps_mapping m;
 	struct target_file f;
-	char path[256];
 	struct stat st;
 
-	write_file(s, "host/lib.so", "mapped");
-	path_of(s, path, sizeof(path), "host/lib.so");
-	assert_int_equal(stat(path, &st), 0);
-	make_link(s, path, "proc/42/map_files/1000-2000");
-	m = mapping_of("/usr/lib/not-here.so", &st);
+	m = mapped_file(s, "mapped", &st);
 	assert_int_equal(target_open_mapping(s->gate, PID, &m, &f), 0);
 	assert_int_equal(f.st.st_ino, st.st_ino);
 	target_file_close(&f);
@@ -405,11 +412,7 @@ static void test_mapping_checked_then_reopened(void **state)
 	char path[256], buf[16];
 	struct stat st;
 
-	write_file(s, "host/lib.so", "checked");
-	path_of(s, path, sizeof(path), "host/lib.so");
-	assert_int_equal(stat(path, &st), 0);
-	make_link(s, path, "proc/42/map_files/1000-2000");
-	m = mapping_of("/usr/lib/not-here.so", &st);
+	m = mapped_file(s, "checked", &st);
 	assert_int_equal(target_check_mapping(s->gate, PID, &m, &f), 0);
 	assert_int_equal(f.st.st_ino, st.st_ino);
 	assert_int_equal(read(f.fd, buf, sizeof(buf)), -1);
@@ -420,6 +423,7 @@ static void test_mapping_checked_then_reopened(void **state)
 	target_file_close(&f);
 	assert_int_equal(refused_total(s), 0);
 	/* The path swapped for a FIFO (map_files/ gone): refused by the check itself. */
+	path_of(s, path, sizeof(path), "host/lib.so");
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkfifo(path, 0644), 0);
 	m = mapping_of(path, &st);
