@@ -397,8 +397,8 @@ static bool worker_step(struct capture_worker *w)
 		 * One read of its maps, the unwinder's if it still holds: for
 		 * its names, and lent to the Python check.
 		 */
-		err = symbolizer_track_given(w->sym, p.tgid, p.start_time, track_take_maps(&track),
-					     &maps);
+		err = symbolizer_track_maps(w->sym, p.tgid, p.start_time, track_take_maps(&track),
+					    &maps);
 		if (!err && w->py)
 			pytrack_process(w->py, p.tgid, p.start_time, maps);
 		pthread_mutex_lock(&core->lock);

@@ -576,13 +576,8 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start)
  * saw it: that takes pid_max new processes, and the report is
  * milliseconds old.
  */
-int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct proc **out)
-{
-	return proctab_track_given(t, tgid, start_time, NULL, out);
-}
-
-int proctab_track_given(struct proctab *t, uint32_t tgid, uint64_t start_time,
-			struct procmaps *given, struct proc **out)
+int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct procmaps *given,
+		  struct proc **out)
 {
 	uint64_t start = proctab_ticks(t, start_time);
 	bool confirmed = start != 0;

@@ -86,13 +86,12 @@ struct proc *proctab_get(struct proctab *t, uint32_t tgid, uint64_t start);
 /*
  * symbolizer_track()'s record: made or read again now, *out set to it.
  * start_time in ns as proctab_ticks() takes it (0: read it from /proc).
- * Returns 0, -ESRCH (gone, or a report older than the record) or -ENOMEM.
+ * given: its maps, read for the same report just now (NULL: read them
+ * here), which t takes, on error too. Returns 0, -ESRCH (gone, or a
+ * report older than the record) or -ENOMEM.
  */
-int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct proc **out);
-
-/* proctab_track() with maps given (NULL: read them), which t takes, on error too. */
-int proctab_track_given(struct proctab *t, uint32_t tgid, uint64_t start_time,
-			struct procmaps *given, struct proc **out);
+int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct procmaps *given,
+		  struct proc **out);
 
 /*
  * Reads proc's maps again, verified to be still its process's (else it

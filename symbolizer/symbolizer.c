@@ -250,20 +250,14 @@ static const struct elfsym *proc_elf(struct symbolizer *sym, struct proc *proc, 
 /* The record, and the symbol table of every mapped file while it can be opened. */
 int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
 {
-	return symbolizer_track_maps(sym, tgid, start_time, NULL);
+	return symbolizer_track_maps(sym, tgid, start_time, NULL, NULL);
 }
 
 int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-			  const struct procmaps **maps)
-{
-	return symbolizer_track_given(sym, tgid, start_time, NULL, maps);
-}
-
-int symbolizer_track_given(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-			   struct procmaps *given, const struct procmaps **maps)
+			  struct procmaps *given, const struct procmaps **maps)
 {
 	struct proc *proc;
-	int err = proctab_track_given(sym->procs, tgid, start_time, given, &proc);
+	int err = proctab_track(sym->procs, tgid, start_time, given, &proc);
 
 	if (maps)
 		*maps = !err && proc->maps_tracked ? proc->maps : NULL;

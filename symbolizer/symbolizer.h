@@ -157,18 +157,12 @@ int symbolizer_track(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
  * for the process just now (NULL when that read failed: gone, or out of
  * descriptors), owned by sym and valid until the next call into sym, so
  * that whatever else looks at the newly reported process at once (the
- * Python detector, on the same worker) needs no read of its own.
+ * Python detector, on the same worker) needs no read of its own. given:
+ * the mappings another reader of the same report read just now (NULL:
+ * read them here), which sym takes, on error too.
  */
 int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-			  const struct procmaps **maps);
-
-/*
- * symbolizer_track_maps() with the mappings given, read for the same
- * report by another reader just now (NULL: read them here). sym takes
- * given, on error too.
- */
-int symbolizer_track_given(struct symbolizer *sym, uint32_t tgid, uint64_t start_time,
-			   struct procmaps *given, const struct procmaps **maps);
+			  struct procmaps *given, const struct procmaps **maps);
 
 /*
  * Marks the end of a drain: forgets processes that have exited and whose

@@ -609,13 +609,13 @@ static void test_track_lends_the_maps_read_now(void **state)
 	fake_process(w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /a/liba.so\n");
 	sym = symbolizer_new(&w->config);
 	assert_non_null(sym);
-	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, NULL, &maps), 0);
 	assert_non_null(maps);
 	assert_int_equal(procmaps_count(maps), 1);
 	/* An exec: the same process, new mappings, read again and lent. */
 	fake_process(w, 100, "7f0000000000-7f0000010000 r-xp 00000000 08:01 99 /a/liba.so\n"
 			     "7f1000000000-7f1000010000 r-xp 00000000 08:01 98 /a/libb.so\n");
-	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, NULL, &maps), 0);
 	assert_non_null(maps);
 	assert_int_equal(procmaps_count(maps), 2);
 	assert_string_equal(procmaps_at(maps, 1)->path, "/a/libb.so");
@@ -624,7 +624,7 @@ static void test_track_lends_the_maps_read_now(void **state)
 	world_path(w, path, sizeof(path), name);
 	unlink(path);
 	assert_int_equal(mkdir(path, 0755), 0);
-	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, &maps), 0);
+	assert_int_equal(symbolizer_track_maps(sym, FAKE_PID, 0, NULL, &maps), 0);
 	assert_null(maps);
 	symbolizer_free(sym);
 	rmdir(path);
