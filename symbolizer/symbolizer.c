@@ -287,6 +287,24 @@ static size_t names_put(struct symbolizer *sym, const void *bytes, size_t len)
 	return off;
 }
 
+/* Appends len bytes of name and a NUL: names_add() without a format to parse. */
+static size_t names_strn(struct symbolizer *sym, const char *name, size_t len)
+{
+	size_t off = sym->names_len;
+
+	if (names_room(sym, len + 1) < 0)
+		return SIZE_MAX;
+	memcpy(sym->names + off, name, len);
+	sym->names[off + len] = '\0';
+	sym->names_len += len + 1;
+	return off;
+}
+
+static size_t names_str(struct symbolizer *sym, const char *name)
+{
+	return names_strn(sym, name, strlen(name));
+}
+
 /* Appends a formatted name to the per-call buffer; returns its offset or SIZE_MAX. */
 static size_t names_add(struct symbolizer *sym, const char *fmt, ...)
 {
@@ -356,7 +374,7 @@ static void locate(struct symbolizer *sym, struct stack_out *out, size_t nr,
 		*offs = sym->map_offs[nr - 1];
 		id_len = prev->build_id_len;
 	} else {
-		offs->file = names_add(sym, "%s", m->path);
+		offs->file = names_str(sym, m->path);
 		offs->build_id = id ? names_put(sym, id, id_len) : SIZE_MAX;
 		if (offs->file == SIZE_MAX)
 			return; /* no memory: the frame keeps its name, not its mapping */
@@ -388,7 +406,7 @@ static void emit_symbol(struct symbolizer *sym, struct stack_out *out, enum fram
 	if (sym->addresses)
 		off = names_add(sym, "%s+0x%" PRIx64, name, offset);
 	else
-		off = names_add(sym, "%s", name);
+		off = names_str(sym, name);
 	emit(sym, out, kind, off);
 }
 
@@ -764,7 +782,7 @@ static void expand_inlines(struct symbolizer *sym, struct stack_out *out, uint32
 		const char *name = sym->demangled ? demangle_cache_get(sym->demangled, names[i])
 						  : names[i];
 
-		emit(sym, out, FRAME_INLINED, names_add(sym, "%s", name));
+		emit(sym, out, FRAME_INLINED, names_str(sym, name));
 		locate(sym, out, nr, m, elf, address);
 		sym->inlined_frames += out->nr > nr;
 	}
@@ -807,7 +825,7 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	}
 	if (!m) {
 		if (!emit_jit(sym, out, proc, addr, adjust))
-			emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
+			emit(sym, out, FRAME_UNKNOWN, names_str(sym, UNKNOWN_NAME));
 		return;
 	}
 	file_offset = addr - m->start + m->pgoff;
@@ -834,10 +852,10 @@ static void user_frame(struct symbolizer *sym, struct stack_out *out, struct pro
 	if (!m->path_len)
 		/* JIT code the runtime has not (yet) written to its perf map, or none. */
 		emit(sym, out, FRAME_UNKNOWN,
-		     names_add(sym, proc->perfmap && perfmap_count(proc->perfmap) ? "[jit]"
+		     names_str(sym, proc->perfmap && perfmap_count(proc->perfmap) ? "[jit]"
 										    : "[anon]"));
 	else if (procmaps_is_special(m))
-		emit(sym, out, FRAME_UNKNOWN, names_add(sym, "%s", m->path));
+		emit(sym, out, FRAME_UNKNOWN, names_str(sym, m->path));
 	else if (in_file && group_start(sym, elf, vaddr, &start)) {
 		/* Unnamed, but bounded: one frame per function, at its start. */
 		emit(sym, out, FRAME_UNKNOWN,
@@ -867,10 +885,10 @@ static void python_frame(struct symbolizer *sym, struct stack_out *out,
 	err = pycode_name(sym->pycode, sample->tgid, sample->start_time, first, second, name,
 			  sizeof(name));
 	if (!err)
-		emit(sym, out, FRAME_PYTHON, names_add(sym, "%s", name));
+		emit(sym, out, FRAME_PYTHON, names_str(sym, name));
 	else
 		emit(sym, out, FRAME_UNKNOWN,
-		     names_add(sym, err == -ESTALE ? "[python: code replaced]" : "[python]"));
+		     names_str(sym, err == -ESTALE ? "[python: code replaced]" : "[python]"));
 }
 
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
@@ -886,7 +904,7 @@ static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t
 		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
 		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k->addr);
 	} else
-		emit(sym, out, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
+		emit(sym, out, FRAME_UNKNOWN, names_str(sym, UNKNOWN_NAME));
 }
 
 /*
@@ -939,9 +957,9 @@ size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *
 	}
 	if (comm_len)
 		emit(sym, &stack, FRAME_PROCESS,
-		     names_add(sym, "%.*s", (int)comm_len, sample->comm));
+		     names_strn(sym, sample->comm, comm_len));
 	else
-		emit(sym, &stack, FRAME_PROCESS, names_add(sym, UNKNOWN_NAME));
+		emit(sym, &stack, FRAME_PROCESS, names_str(sym, UNKNOWN_NAME));
 
 	if (n_uips) {
 		struct proc *proc =
@@ -961,13 +979,13 @@ size_t symbolizer_stack(struct symbolizer *sym, const struct symbolizer_sample *
 			if (proc)
 				user_frame(sym, &stack, proc, uips[i] - adjust, adjust);
 			else
-				emit(sym, &stack, FRAME_UNKNOWN, names_add(sym, UNKNOWN_NAME));
+				emit(sym, &stack, FRAME_UNKNOWN, names_str(sym, UNKNOWN_NAME));
 		}
 	}
 	if (n_kips && sym->ksyms && ksyms_hidden(sym->ksyms)) {
 		size_t before = stack.nr;
 
-		emit(sym, &stack, FRAME_KERNEL, names_add(sym, "[kernel]"));
+		emit(sym, &stack, FRAME_KERNEL, names_str(sym, "[kernel]"));
 		if (stack.nr > before)
 			sym->unresolved++;
 	} else {
