@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "symbolizer/cfi.h"
@@ -102,7 +103,21 @@ struct pyproc_file {
 	struct pyproc_symbols y; /* all 0: no interpreter */
 	struct pyproc_load loads[PYPROC_MAX_LOADS];
 	unsigned int n_loads;
+	/* No interpreter: the mapping it was last seen as, and when (pyproc_now()). */
+	uint32_t seen_major, seen_minor;
+	uint64_t seen_inode, seen_at;
 };
+
+/*
+ * How long a file with no interpreter is known by its mapping alone
+ * (device and inode, as maps gives them): the next processes that map
+ * it are answered with no open() at all, where each would otherwise cost
+ * a path walk through /proc. A file rewritten in place keeps its inode,
+ * so the answer is trusted only this long; then the file is checked by
+ * its full identity again, and at most this long a rewritten file that
+ * became an interpreter goes without Python frames.
+ */
+#define PYPROC_SEEN_NS (10ull * 1000000000ull)
 
 struct pyproc_cache {
 	struct pyproc_file *files; /* a ring: the oldest verdict goes first */
@@ -157,8 +172,44 @@ static bool pyproc_file_same(const struct pyproc_file *a, const struct pyproc_fi
 	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec;
 }
 
-static const struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c,
-						   const struct pyproc_file *id)
+static uint64_t pyproc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether mapping m is of a file known, since PYPROC_SEEN_NS at most, to have no interpreter. */
+static bool pyproc_cache_seen(struct pyproc_cache *c, const struct procmaps_mapping *m,
+			      uint64_t now)
+{
+	if (m->deleted) /* its inode may soon be another file's */
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pyproc_file *f = &c->files[i];
+
+		if (f->seen_at && f->seen_inode == m->inode && f->seen_minor == m->dev_minor &&
+		    f->seen_major == m->dev_major && now - f->seen_at < PYPROC_SEEN_NS) {
+			c->stats.hits++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Notes that f, with no interpreter, was just seen as mapping m. */
+static void pyproc_seen(struct pyproc_file *f, const struct procmaps_mapping *m, uint64_t now)
+{
+	if (f->y.version || m->deleted)
+		return;
+	f->seen_major = m->dev_major;
+	f->seen_minor = m->dev_minor;
+	f->seen_inode = m->inode;
+	f->seen_at = now;
+}
+
+static struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c, const struct pyproc_file *id)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		if (pyproc_file_same(&c->files[i], id)) {
@@ -340,19 +391,23 @@ out:
 static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint32_t tgid,
 			  const struct procmaps_mapping *m, struct pyproc_file *out)
 {
-	const struct pyproc_file *known;
+	uint64_t now = pyproc_now();
+	struct pyproc_file *known;
 	struct target_file tf;
 	Elf *e;
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	/* Checked first, opened only when not known: nearly every process is a known file. */
+	/* Known by its mapping, then checked, then opened: nearly every process is a known file. */
+	if (cache && pyproc_cache_seen(cache, m, now))
+		return 0;
 	err = target_check_mapping(gate, tgid, m, &tf);
 	if (err)
 		return err;
 	pyproc_file_id(out, &tf.st);
 	known = cache ? pyproc_cache_find(cache, out) : NULL;
 	if (known) {
+		pyproc_seen(known, m, now);
 		*out = *known;
 		target_file_close(&tf);
 		return 0;
@@ -376,8 +431,10 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 	target_file_close(&tf);
 	/* A file libelf could not read (out of memory, most likely) is not
 	 * remembered as "no interpreter": the next process asks again. */
-	if (cache && e)
+	if (cache && e) {
+		pyproc_seen(out, m, now);
 		pyproc_cache_put(cache, out);
+	}
 	return 0;
 }
 

@@ -63,7 +63,10 @@ int64_t pyproc_tsd_offset(uint32_t key);
  * device, inode, size and mtime): what each exports, or that it is no
  * interpreter. Each distinct file's symbol table is read once, however
  * many processes run it and however often a starting Python is asked
- * again. A ring: the oldest verdict goes first. Not thread-safe.
+ * again. A file with no interpreter is also known for a few seconds by
+ * its mapping's device and inode alone, with no open (pyproc.c,
+ * PYPROC_SEEN_NS). A ring: the oldest verdict goes first. Not
+ * thread-safe.
  */
 struct pyproc_cache;
 

@@ -305,6 +305,87 @@ static void test_hostile_libpython_refused(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Writes a fake /proc's process 4242: one mapping of the file st (named name in maps), run as it. */
+static void fake_process(const char *dir, const struct stat *st, const char *name)
+{
+	char path[256], root[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/proc/4242/maps", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "55d000000000-55d000010000 r-xp 00000000 %02x:%02x %lu %s\n", major(st->st_dev),
+		minor(st->st_dev), (unsigned long)st->st_ino, name);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/proc/4242/exe", dir);
+	unlink(path);
+	assert_int_equal(symlink("/opt/bin/tool", path), 0);
+	snprintf(path, sizeof(path), "%s/proc/4242/root", dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	unlink(path);
+	assert_int_equal(symlink(root, path), 0);
+}
+
+/*
+ * A file with no interpreter, once examined, is known by its mapping:
+ * the next process that maps it is answered with no open, even when the
+ * file could no longer be opened (here: removed). A mapping of a deleted
+ * file is not known that way (its inode may be reused), nor is anything
+ * without the cache: both try to open the file, and count it gone.
+ */
+static void test_plain_file_known_by_mapping(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], tool[192], cmd[512];
+	struct pyproc_cache *cache = pyproc_cache_new(0);
+	struct pyproc_cache_stats cs;
+	uint64_t refused[TARGET_CAUSES];
+	struct ebprof_py_proc py;
+	struct target *gate;
+	struct stat st;
+	char why[512];
+
+	(void)state;
+	assert_non_null(cache);
+	assert_non_null(mkdtemp(dir));
+	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	snprintf(tool, sizeof(tool), "%s/root/opt/bin/tool", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/4242' '%s/root/opt/bin' && cp /bin/true '%s'",
+		 proc, dir, tool);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(stat(tool, &st), 0);
+	fake_process(dir, &st, "/opt/bin/tool");
+	gate = target_new(&(struct target_config){ .proc_root = proc });
+	assert_non_null(gate);
+
+	assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.hits, 0);
+	assert_int_equal(unlink(tool), 0);
+	/* Mapped as deleted: not answered by its mapping, so an open is tried. */
+	fake_process(dir, &st, "/opt/bin/tool (deleted)");
+	assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_GONE], 1);
+	/* Mapped by its path: only the verdict by its mapping can answer, with no refusal. */
+	fake_process(dir, &st, "/opt/bin/tool");
+	assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.hits, 1);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_GONE], 1);
+	/* Without the cache, an open is tried. */
+	assert_int_equal(pyproc_detect(NULL, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_GONE], 2);
+
+	target_free(gate);
+	pyproc_cache_free(cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_tsd_offset(void **state)
 {
 	(void)state;
@@ -323,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_tsd_offset),
 		cmocka_unit_test(test_verdict_cached_per_file),
 		cmocka_unit_test(test_hostile_libpython_refused),
+		cmocka_unit_test(test_plain_file_known_by_mapping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
