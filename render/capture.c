@@ -849,6 +849,7 @@ static void capture_wait(struct capture *cap, struct capture_watchdog *wd)
 static void capture_push(struct capture *cap, struct capture_batch *b)
 {
 	struct capture_watchdog wd = { 0 };
+	bool wake = false;
 
 	pthread_mutex_lock(&cap->core->lock);
 	cap->received += b->weight;
@@ -866,9 +867,12 @@ static void capture_push(struct capture *cap, struct capture_batch *b)
 			w->head = b;
 		w->tail = b;
 		w->queued++;
-		pthread_cond_broadcast(&cap->core->work);
+		wake = true;
 	}
 	pthread_mutex_unlock(&cap->core->lock);
+	/* Told with the lock let go: woken, the worker takes it without waiting for us. */
+	if (wake)
+		pthread_cond_broadcast(&cap->core->work);
 }
 
 static struct capture_batch *batch_new(size_t need)
@@ -931,6 +935,7 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	struct capture *cap = ctx;
 	struct capture_track track = { { process->tgid, process->start_time }, NULL, -1 };
 	struct capture_worker *w;
+	bool wake = false;
 
 	if (cap->unwinder)
 		unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
@@ -946,9 +951,11 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] = track;
 		w->n_tracks++;
 		track = (struct capture_track){ .maps_fd = -1 };
-		pthread_cond_broadcast(&cap->core->work);
+		wake = true;
 	}
 	pthread_mutex_unlock(&cap->core->lock);
+	if (wake) /* as in capture_push() */
+		pthread_cond_broadcast(&cap->core->work);
 	track_release(&track);
 	return 0;
 }
