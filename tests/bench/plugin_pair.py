@@ -3,23 +3,46 @@
 build's ebprof.so in turn (shuffled in every round) on section 3's busy
 workload, started once for all of them, so that the builds share the
 machine's drift. Each run: 3 s of start-up left out, then SECONDS of
-collectd's CPU (utime + stime of /proc/PID/stat) and its VmRSS at the end.
+collectd's CPU (the schedstat of each of its threads) and its VmRSS at the end.
 Prints each run, each build's medians, and the median of the rounds'
-ratios against the first build.
+ratios against the first build, with its 95% interval.
 
-Usage: plugin_pair.py HZ SECONDS ROUNDS PATH-TO-ebprof.so...
+With --together, the builds' collectds run at the same time in each
+round, on the same seconds of the workload: its drift between runs (the
+rate of new processes moves with the machine's load) is then shared, not
+only its drift over the rounds. Each also samples the others, alike for
+all.
+
+Usage: plugin_pair.py [--together] HZ SECONDS ROUNDS PATH-TO-ebprof.so...
 """
 import os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
-HZ, SECS, ROUNDS, SOS = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import ci95  # noqa: E402
+
+ARGS = sys.argv[1:]
+TOGETHER = bool(ARGS) and ARGS[0] == "--together"
+if TOGETHER:
+    ARGS = ARGS[1:]
+if len(ARGS) < 4:
+    sys.exit(__doc__)
+HZ, SECS, ROUNDS, SOS = int(ARGS[0]), float(ARGS[1]), int(ARGS[2]), ARGS[3:]
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.path.join(ROOT, "build")
 WARM = 3
 
 
-def ticks(pid):
-    f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
-    return int(f[11]) + int(f[12])
+def cpu_s(pid):
+    """Seconds on a CPU of all of pid's threads, from their schedstat (ns),
+    where /proc/PID/stat's ticks (10 ms) are coarser than the differences
+    between builds."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            total += int(open("/proc/%d/task/%s/schedstat" % (pid, tid)).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just ended
+    return total / 1e9
 
 
 def rss_mb(pid):
@@ -29,7 +52,7 @@ def rss_mb(pid):
     return 0.0
 
 
-def run(so, tmp):
+def start(so, tmp):
     d = tempfile.mkdtemp(prefix="collectd.", dir=tmp)
     for sub in ("plugins", "csv", "spool"):
         os.makedirs(os.path.join(d, sub))
@@ -44,20 +67,31 @@ def run(so, tmp):
     with open(os.path.join(d, "log"), "w") as log:
         p = subprocess.Popen(["collectd", "-f", "-C", os.path.join(d, "collectd.conf")],
                              stdout=log, stderr=subprocess.STDOUT)
-    time.sleep(WARM)
-    t0 = ticks(p.pid)
-    time.sleep(SECS)
-    t1, rss = ticks(p.pid), rss_mb(p.pid)
+    return so, d, p
+
+
+def stop(run):
+    so, d, p = run
     p.send_signal(signal.SIGTERM)
     if p.wait(30) != 0:
         sys.exit("collectd with %s exited %d: see %s/log" % (so, p.returncode, d))
     shutil.rmtree(d)
-    return 100.0 * (t1 - t0) / os.sysconf("SC_CLK_TCK") / SECS, rss
+
+
+def measure(so_list, tmp):
+    """Runs collectd with each of so_list at once; each one's % of a core and VmRSS."""
+    runs = [start(so, tmp) for so in so_list]
+    time.sleep(WARM)
+    t0 = [cpu_s(p.pid) for _, _, p in runs]
+    time.sleep(SECS)
+    t1 = [cpu_s(p.pid) for _, _, p in runs]
+    rss = [rss_mb(p.pid) for _, _, p in runs]
+    for r in runs:
+        stop(r)
+    return [(100.0 * (b - a) / SECS, m) for a, b, m in zip(t0, t1, rss)]
 
 
 def main():
-    if len(SOS) < 1:
-        sys.exit(__doc__)
     tmp = tempfile.mkdtemp(prefix="plugin_pair.")
     bg = [subprocess.Popen([os.path.join(BUILD, "bench", "manystacks"), "100000", "5"]),
           subprocess.Popen([os.path.join(BUILD, "examples", "split7030"), "100000"]),
@@ -70,10 +104,12 @@ def main():
         for r in range(ROUNDS):
             order = list(SOS)
             random.shuffle(order)
-            for so in order:
-                cpu, rss = run(so, tmp)
-                res[so].append((cpu, rss))
-                print("round %d %s: %.2f%% of a core, VmRSS %.1f MB" % (r, so, cpu, rss), flush=True)
+            groups = [order] if TOGETHER else [[so] for so in order]
+            for group in groups:
+                for so, (cpu, rss) in zip(group, measure(group, tmp)):
+                    res[so].append((cpu, rss))
+                    print("round %d %s: %.2f%% of a core, VmRSS %.1f MB" % (r, so, cpu, rss),
+                          flush=True)
     finally:
         for p in bg[:3]:
             p.kill()
@@ -83,10 +119,12 @@ def main():
     for so in SOS:
         cpus = [c for c, _ in res[so]]
         ratios = [c / b[0] for (c, _), b in zip(res[so], first) if b[0] > 0]
-        print("%s: median %.2f%% of a core %s, VmRSS %.1f MB, paired ratio to the first %.3f"
+        ci = ci95(ratios)
+        print("%s: median %.2f%% of a core %s, VmRSS %.1f MB, paired ratio to the first %.3f%s"
               % (so, statistics.median(cpus), [round(c, 2) for c in cpus],
                  statistics.median(r for _, r in res[so]),
-                 statistics.median(ratios) if ratios else float("nan")))
+                 statistics.median(ratios) if ratios else float("nan"),
+                 " (95%% interval %.3f..%.3f)" % ci if ci else ""))
 
 
 if __name__ == "__main__":
