@@ -169,6 +169,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE); /* written by user space with memcpy (unwmaps.c) */
 	__type(key, __u32);
 	__type(value, struct ebprof_unw_mapping);
 } unw_mappings SEC(".maps");

@@ -6,9 +6,11 @@
  * alone, flagged BPF_F_INNER_MAP (so arrays of any length fit one array of
  * maps) and BPF_F_MMAPABLE (so it is filled with one memcpy, and read
  * where BPF reads it). The kernel holds it in whole pages; both sizes are
- * reported. The array of maps and our mapping keep it; its fd is closed. The mapping array is cut into per-process ranges by a
- * first-fit allocator over a sorted free list; processes are kept in an
- * array sorted by tgid.
+ * reported. The array of maps and our mapping keep it; its fd is closed.
+ *
+ * The mapping array (mapped here too, where the kernel lets it) is cut
+ * into per-process ranges by a first-fit allocator over a sorted free
+ * list; processes are kept in an array sorted by tgid.
  */
 #include "bpf/grow.h"
 #include "bpf/unwmaps.h"
@@ -57,7 +59,32 @@ struct unwmaps {
 	uint64_t used_mappings;
 	uint64_t table_bytes, table_kernel_bytes;
 	long page;
+	/* The mapping array's memory, where it is BPF_F_MMAPABLE; NULL: written by syscall. */
+	struct ebprof_unw_mapping *mappings;
+	size_t mappings_mapped;
 };
+
+/*
+ * Maps the mapping array into our memory, if the kernel lets it (the
+ * program declares it BPF_F_MMAPABLE): a new process's mappings are then
+ * one memcpy, where each was a bpf() call. Array elements lie 8-byte
+ * aligned, as struct ebprof_unw_mapping is.
+ */
+static void map_mappings(struct unwmaps *m)
+{
+	size_t len = (size_t)m->maps.max_mappings * sizeof(struct ebprof_unw_mapping);
+	void *mem;
+
+	_Static_assert(sizeof(struct ebprof_unw_mapping) % 8 == 0, "array elements are 8-aligned");
+	if (!len)
+		return;
+	len = (len + (size_t)m->page - 1) & ~((size_t)m->page - 1);
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, m->maps.mappings, 0);
+	if (mem == MAP_FAILED)
+		return;
+	m->mappings = mem;
+	m->mappings_mapped = len;
+}
 
 int unwmaps_new(const struct unwmaps_maps *maps, struct unwmaps **out)
 {
@@ -78,6 +105,7 @@ int unwmaps_new(const struct unwmaps_maps *maps, struct unwmaps **out)
 	if (maps->max_mappings)
 		m->free.v[m->free.n++] = (struct extent){ 0, maps->max_mappings };
 	m->next_slot = 1;
+	map_mappings(m);
 	pthread_mutex_init(&m->lock, NULL);
 	*out = m;
 	return 0;
@@ -90,6 +118,8 @@ void unwmaps_free(struct unwmaps *m)
 	for (uint32_t i = 0; m->tables && i < m->maps.max_tables; i++)
 		if (m->tables[i].words)
 			munmap(m->tables[i].words, m->tables[i].mapped);
+	if (m->mappings)
+		munmap(m->mappings, m->mappings_mapped);
 	free(m->tables);
 	free(m->procs);
 	free(m->free.v);
@@ -312,6 +342,12 @@ static void retire_range(struct unwmaps *m, struct extent range)
 static int write_mappings(struct unwmaps *m, struct extent range,
 			  const struct ebprof_unw_mapping *mappings)
 {
+	if (m->mappings) {
+		/* A range no process entry points at yet: the entry's update comes after. */
+		memcpy(m->mappings + range.first, mappings, range.n * sizeof(*mappings));
+		__atomic_thread_fence(__ATOMIC_RELEASE);
+		return 0;
+	}
 	for (uint32_t i = 0; i < range.n; i++) {
 		uint32_t key = range.first + i;
 

@@ -39,10 +39,12 @@ struct maps {
 	int inner;
 };
 
-static int maps_setup(void **state)
+/* The maps as the program declares them; mappings_flags 0: a mapping array written by syscall. */
+static int maps_setup_flags(void **state, uint32_t mappings_flags)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, hash, .map_flags = BPF_F_NO_PREALLOC);
 	LIBBPF_OPTS(bpf_map_create_opts, tmpl, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, array, .map_flags = mappings_flags);
 	struct maps *s = calloc(1, sizeof(*s));
 
 	assert_non_null(s);
@@ -53,7 +55,7 @@ static int maps_setup(void **state)
 	s->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", 4, sizeof(struct ebprof_unw_proc),
 				    s->m.max_procs, &hash);
 	s->m.mappings = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_mappings", 4,
-				       sizeof(struct ebprof_unw_mapping), s->m.max_mappings, NULL);
+				       sizeof(struct ebprof_unw_mapping), s->m.max_mappings, &array);
 	s->m.rules = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_rules", 4,
 				    sizeof(struct ebprof_unw_rule), s->m.max_rules, NULL);
 	s->inner = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_tmpl", 4, 8, 1, &tmpl);
@@ -69,6 +71,16 @@ static int maps_setup(void **state)
 	assert_int_equal(unwmaps_new(&s->m, &s->unwmaps), 0);
 	*state = s;
 	return 0;
+}
+
+static int maps_setup(void **state)
+{
+	return maps_setup_flags(state, BPF_F_MMAPABLE);
+}
+
+static int maps_setup_syscall(void **state)
+{
+	return maps_setup_flags(state, 0);
 }
 
 static int maps_teardown(void **state)
@@ -100,8 +112,8 @@ static void test_track_loads_tables_and_mappings(void **state)
 	struct unwinder_stats st;
 	struct ebprof_unw_proc proc;
 	struct ebprof_unw_mapping m;
-	uint32_t tgid = (uint32_t)getpid(), slot;
-	uint64_t start = now_ns();
+	uint32_t tgid = (uint32_t)getpid(), slot, holding_us = 0;
+	uint64_t start = now_ns(), here = (uint64_t)(uintptr_t)&test_track_loads_tables_and_mappings;
 	bool with_table = false;
 
 	assert_int_equal(unwinder_new(s->unwmaps, NULL, &u), 0);
@@ -113,6 +125,12 @@ static void test_track_loads_tables_and_mappings(void **state)
 		uint32_t key = proc.first + i, inner_id;
 
 		assert_int_equal(bpf_map_lookup_elem(s->m.mappings, &key, &m), 0);
+		/* Every entry of the range is one of ours, the one holding this code once. */
+		assert_true(m.start < m.end);
+		if (here >= m.start && here < m.end) {
+			holding_us++;
+			assert_int_not_equal(m.table, 0);
+		}
 		if (!m.table)
 			continue;
 		with_table = true;
@@ -121,6 +139,7 @@ static void test_track_loads_tables_and_mappings(void **state)
 		assert_int_equal(bpf_map_lookup_elem(s->m.tables, &slot, &inner_id), 0);
 	}
 	assert_true(with_table);
+	assert_int_equal(holding_us, 1);
 	unwinder_stats(u, &st);
 	assert_true(st.tables >= 3);
 	assert_true(st.rows > 10000);
@@ -639,6 +658,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_track_loads_tables_and_mappings, maps_setup,
 						maps_teardown),
+		{ "test_track_loads_tables_and_mappings, written by syscall",
+		  test_track_loads_tables_and_mappings, maps_setup_syscall, maps_teardown, NULL },
 		cmocka_unit_test_setup_teardown(test_copy_unwinds_through_our_own_calls,
 						maps_setup, maps_teardown),
 		cmocka_unit_test_setup_teardown(test_pc_in_a_new_mapping_is_stale, maps_setup,
