@@ -64,6 +64,12 @@ struct unwmaps {
 	size_t mappings_mapped;
 };
 
+/* bytes rounded up to whole pages: what the kernel holds for an mmapable array. */
+static size_t whole_pages(const struct unwmaps *m, size_t bytes)
+{
+	return (bytes + (size_t)m->page - 1) & ~((size_t)m->page - 1);
+}
+
 /*
  * Maps the mapping array into our memory, if the kernel lets it (the
  * program declares it BPF_F_MMAPABLE): a new process's mappings are then
@@ -78,7 +84,7 @@ static void map_mappings(struct unwmaps *m)
 	_Static_assert(sizeof(struct ebprof_unw_mapping) % 8 == 0, "array elements are 8-aligned");
 	if (!len)
 		return;
-	len = (len + (size_t)m->page - 1) & ~((size_t)m->page - 1);
+	len = whole_pages(m, len);
 	mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, m->maps.mappings, 0);
 	if (mem == MAP_FAILED)
 		return;
@@ -164,7 +170,7 @@ int unwmaps_table_add(struct unwmaps *m, const uint32_t *words, size_t n, uint32
 {
 	struct bpf_map_create_opts opts = { .sz = sizeof(opts),
 					    .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE };
-	size_t mapped = (n * sizeof(*words) + (size_t)m->page - 1) & ~((size_t)m->page - 1);
+	size_t mapped = whole_pages(m, n * sizeof(*words));
 	uint32_t *mem;
 	int fd, err = 0;
 
