@@ -77,6 +77,12 @@ const volatile __u32 off_group_leader = 0;
 const volatile __u32 off_comm = 0;
 const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
+/*
+ * task_struct.in_execve, a bitfield: its byte, and its bit in that byte
+ * (0: this kernel has none). Set while an exec replaces the memory.
+ */
+const volatile __u32 off_in_execve = 0;
+const volatile __u8 in_execve_mask = 0;
 /* In struct mm_struct: where the main thread's stack began (its argc, at exec). */
 const volatile __u32 off_start_stack = 0;
 /* task_struct.thread.fsbase, for the Python walk's thread state (0: no Python walk). */
@@ -499,16 +505,30 @@ static __always_inline bool tgid_rejected(__u32 tgid)
  * returns whether it now stands reported. It is marked as reported only
  * once the report is in the ring buffer, so a full buffer delays the
  * report to the next sample rather than losing it.
+ *
+ * Not while task is in an exec: its memory is being replaced (the maps
+ * user space would read are half built), and the exec's end forgets the
+ * report (ebprof_exec()), so a report made then would be made twice. The
+ * next sample after the exec reports the new program once.
  */
-static __always_inline bool report_process(struct ebprof_cpu *s, const struct ebprof_key *key)
+static __always_inline bool report_process(struct ebprof_cpu *s, const struct ebprof_key *key,
+					   __u64 task)
 {
 	__u32 tgid = key->tgid;
 	__u64 start_time = key->start_time;
 	struct ebprof_process_event *event;
 	__u64 *seen = bpf_map_lookup_elem(&reported, &tgid);
+	__u8 exec_bits = 0;
 
 	if (seen && *seen == start_time)
 		return true;
+	if (in_execve_mask) {
+		bpf_probe_read_kernel(&exec_bits, 1, (const void *)(task + off_in_execve));
+		if (exec_bits & in_execve_mask) {
+			stat_add(s, EBPROF_STAT_PROCESS_IN_EXEC);
+			return false;
+		}
+	}
 	event = bpf_ringbuf_reserve(&process_events, sizeof(*event), 0);
 	if (!event) {
 		stat_add(s, EBPROF_STAT_PROCESS_EVENTS_LOST);
@@ -1095,7 +1115,7 @@ static __noinline int sample_task(struct bpf_perf_event_data *ctx, struct ebprof
 		return 0;
 	}
 	if (!s->reported)
-		s->reported = report_process(s, &s->key);
+		s->reported = report_process(s, &s->key, task);
 	cpu = bpf_get_smp_processor_id();
 	sc = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!sc)

@@ -227,10 +227,12 @@ enum ebprof_stat {
 	/*
 	 * Not ways a sample ends: the sample is counted either way. A new
 	 * process is reported once per start (or exec), and again at its
-	 * next sample when the report found the ring buffer full.
+	 * next sample when the report found the ring buffer full, or the
+	 * process in an exec.
 	 */
 	EBPROF_STAT_PROCESS_EVENTS,	 /* new processes reported */
 	EBPROF_STAT_PROCESS_EVENTS_LOST, /* not reported: ring buffer full */
+	EBPROF_STAT_PROCESS_IN_EXEC,	 /* not reported yet: sampled in an exec */
 	/*
 	 * The table unwinder. A copied sample is not recorded here: user
 	 * space unwinds and records it (samples = recorded + copied +

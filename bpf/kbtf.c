@@ -102,6 +102,7 @@ struct kbtf_anon {
 struct kbtf_search {
 	const char *const *members;
 	uint32_t *offsets;
+	bool in_bits; /* offsets in bits, bitfields allowed (kbtf_member_bits()) */
 	bool *found;
 	size_t n;
 	uint32_t struct_name_off[KBTF_MAX_NAME_OFFS];
@@ -307,12 +308,12 @@ static int kbtf_read_members(struct kbtf_reader *r, struct kbtf_search *q,
 		for (size_t j = 0; j < q->n; j++) {
 			if (q->found[j] || !kbtf_is_name(q->member_name_off[j], m.name_off))
 				continue;
-			if (bits % 8) {
+			if (bits % 8 && !q->in_bits) {
 				snprintf(q->err, q->errlen, "kernel BTF: member %s is a bitfield",
 					 q->members[j]);
 				return -EPROTO;
 			}
-			q->offsets[j] = bits / 8;
+			q->offsets[j] = q->in_bits ? bits : bits / 8;
 			q->found[j] = true;
 		}
 	}
@@ -517,8 +518,9 @@ int kbtf_func_id(const char *path, const char *name, uint32_t *id, char *err, si
 	return kbtf_kind_id(path, KBTF_KIND_FUNC, "function", name, id, err, errlen);
 }
 
-int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
-			uint32_t *offsets, size_t n, char *err, size_t errlen)
+/* kbtf_member_offsets(), or in_bits: kbtf_member_bits(). */
+static int kbtf_members(const char *path, const char *struct_name, const char *const *members,
+			uint32_t *offsets, size_t n, bool in_bits, char *err, size_t errlen)
 {
 	struct kbtf_search *q = NULL;
 	struct kbtf_header h = { 0 };
@@ -546,6 +548,7 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 	/* kbtf_open() sets q whenever it returns 0; clang-analyzer takes -errno for 0. */
 	q->members = members; /* NOLINT(clang-analyzer-core.NullDereference) */
 	q->offsets = offsets;
+	q->in_bits = in_bits;
 	q->found = found;
 	q->n = n;
 
@@ -567,8 +570,14 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 		snprintf(err, errlen, "reading %s: %s", path, strerror(-ret));
 	if (ret)
 		goto free_bufs;
-	for (size_t i = 0; i < n; i++) {
-		if (!found[i]) {
+	if (in_bits && !q->struct_seen) {
+		ret = -ENOENT;
+		snprintf(err, errlen, "the kernel's BTF has no struct %s", struct_name);
+	}
+	for (size_t i = 0; !ret && i < n; i++) {
+		if (in_bits && !found[i]) {
+			offsets[i] = KBTF_ABSENT;
+		} else if (!found[i]) {
 			ret = -ENOENT;
 			snprintf(err, errlen, "the kernel's BTF has no %s.%s", struct_name,
 				 members[i]);
@@ -578,4 +587,16 @@ int kbtf_member_offsets(const char *path, const char *struct_name, const char *c
 free_bufs:
 	kbtf_close(fd, buf, q);
 	return ret;
+}
+
+int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
+			uint32_t *offsets, size_t n, char *err, size_t errlen)
+{
+	return kbtf_members(path, struct_name, members, offsets, n, false, err, errlen);
+}
+
+int kbtf_member_bits(const char *path, const char *struct_name, const char *const *members,
+		     uint32_t *bits, size_t n, char *err, size_t errlen)
+{
+	return kbtf_members(path, struct_name, members, bits, n, true, err, errlen);
 }

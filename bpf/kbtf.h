@@ -24,6 +24,17 @@
 int kbtf_member_offsets(const char *path, const char *struct_name, const char *const *members,
 			uint32_t *offsets, size_t n, char *err, size_t errlen);
 
+#define KBTF_ABSENT UINT32_MAX
+
+/*
+ * As kbtf_member_offsets(), in bits, bitfields included, and a member
+ * the struct does not have gets KBTF_ABSENT rather than failing the
+ * call: for the members a kernel may lack. -ENOENT only if the struct
+ * itself is not there.
+ */
+int kbtf_member_bits(const char *path, const char *struct_name, const char *const *members,
+		     uint32_t *bits, size_t n, char *err, size_t errlen);
+
 /*
  * Sets *id to the BTF type id of the typedef name in the BTF file at path
  * (a tp_btf program's attach point is the kernel's typedef

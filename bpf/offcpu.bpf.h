@@ -558,7 +558,7 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 	if (!state)
 		return;
 	if (!t->reported)
-		t->reported = report_process(c, &t->key);
+		t->reported = report_process(c, &t->key, (__u64)prev);
 	t->key.state = state;
 	t->t_out = now;
 	/* Last: it may end in a tail call. */
@@ -670,7 +670,7 @@ int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
 	if (!t->wanted)
 		return 0;
 	if (!t->reported)
-		t->reported = report_process(c, &t->key);
+		t->reported = report_process(c, &t->key, task);
 	if (user_stacks && t->user) {
 		const __u64 *w = (const __u64 *)bpf_task_pt_regs(bpf_get_current_task_btf());
 

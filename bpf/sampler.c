@@ -598,6 +598,34 @@ static uint64_t sampler_verified(struct bpf_object *obj)
 	return sum;
 }
 
+/*
+ * task_struct's members the program reads, in the order of sampler_load()'s
+ * task_offsets: group_leader, comm, start_boottime, mm at 0 to 3 (4 and 5
+ * are the state's and mm_struct's), tgid and pid at 6 and 7, in bytes;
+ * at 8 the bit of in_execve (KBTF_ABSENT if this kernel has none), set
+ * while an exec replaces the process's memory. One read of the BTF.
+ */
+static int sampler_task_offsets(uint32_t *task_offsets, char *err, size_t errlen)
+{
+	static const char *const members[] = { "group_leader", "comm", "start_boottime", "mm",
+					       "tgid", "pid", "in_execve" };
+	static const int at[] = { 0, 1, 2, 3, 6, 7, 8 };
+	uint32_t bits[7];
+	int ret;
+
+	ret = kbtf_member_bits(KBTF_VMLINUX, "task_struct", members, bits, 7, err, errlen);
+	for (size_t i = 0; !ret && i < 6; i++) {
+		if (bits[i] == KBTF_ABSENT || bits[i] % 8) {
+			snprintf(err, errlen, "the kernel's BTF has no byte-aligned task_struct.%s",
+				 members[i]);
+			ret = -ENOENT;
+		}
+		task_offsets[at[i]] = bits[i] / 8;
+	}
+	task_offsets[8] = bits[6];
+	return ret;
+}
+
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -630,6 +658,10 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_start_stack = task_offsets[5];
 	skel->rodata->off_tgid = task_offsets[6];
 	skel->rodata->off_pid = task_offsets[7];
+	if (task_offsets[8] != KBTF_ABSENT) {
+		skel->rodata->off_in_execve = task_offsets[8] / 8;
+		skel->rodata->in_execve_mask = (uint8_t)(1u << (task_offsets[8] % 8));
+	}
 	sampler_load_offcpu(s, skel, config, task_offsets[4]);
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
@@ -1302,23 +1334,15 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_register_switch(&iter_id, err, errlen);
 	if (ret)
 		return ret;
-	/* In the order of sampler_load()'s task_offsets. */
-	static const char *const task_members[] = { "group_leader", "comm", "start_boottime",
-						   "mm" };
 	static const char *const mm_members[] = { "start_stack" };
-	static const char *const tgid_member[] = { "tgid", "pid" };
-	uint32_t task_offsets[8];
+	uint32_t task_offsets[9];
 
-	ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_members, task_offsets, 4, err,
-				  errlen);
+	ret = sampler_task_offsets(task_offsets, err, errlen);
 	if (!ret)
 		ret = sampler_state_offset(config->mode, &task_offsets[4], err, errlen);
 	if (!ret)
 		ret = kbtf_member_offsets(KBTF_VMLINUX, "mm_struct", mm_members, &task_offsets[5], 1,
 					  err, errlen);
-	if (!ret)
-		ret = kbtf_member_offsets(KBTF_VMLINUX, "task_struct", tgid_member, &task_offsets[6],
-					  2, err, errlen);
 	if (ret)
 		return ret;
 	libbpf_set_print(sampler_libbpf_print);
@@ -1514,6 +1538,7 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	delta->counts_full = d[EBPROF_STAT_COUNTS_FULL];
 	delta->process_events = d[EBPROF_STAT_PROCESS_EVENTS];
 	delta->process_events_lost = d[EBPROF_STAT_PROCESS_EVENTS_LOST];
+	delta->process_in_exec = d[EBPROF_STAT_PROCESS_IN_EXEC];
 	delta->copied = d[EBPROF_STAT_COPIED];
 	delta->unw_no_table = d[EBPROF_STAT_UNW_NO_TABLE];
 	delta->unw_no_row = d[EBPROF_STAT_UNW_NO_ROW];
@@ -1552,6 +1577,7 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->drains += d->drains;
 	sum->process_events += d->process_events;
 	sum->process_events_lost += d->process_events_lost;
+	sum->process_in_exec += d->process_in_exec;
 	sum->copied += d->copied;
 	sum->copies_recorded += d->copies_recorded;
 	sum->unw_no_table += d->unw_no_table;

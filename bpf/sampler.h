@@ -185,6 +185,7 @@ struct sampler_stats {
 	 * had no room for (each retried at the process's next sample). */
 	uint64_t process_events;
 	uint64_t process_events_lost;
+	uint64_t process_in_exec; /* reports put off: sampled in an exec (not lost) */
 	/*
 	 * The table unwinder. copied: samples sent to user space with a copy
 	 * of their stack (not in recorded: samples = recorded + copied +

@@ -316,10 +316,12 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			cs->given_up ? "; gave up naming after that" : "");
 	fprintf(stderr,
 		"ebprof: new processes: %llu reported, %llu snapshot, %llu gone before their "
-		"snapshot, %llu reports lost (ring buffer full); %llu process records held\n",
+		"snapshot, %llu reports lost (ring buffer full), %llu put off to after an "
+		"exec; %llu process records held\n",
 		(unsigned long long)t.process_events, (unsigned long long)cs->tracked,
 		(unsigned long long)cs->gone,
 		(unsigned long long)t.process_events_lost + cs->track_dropped,
+		(unsigned long long)t.process_in_exec,
 		(unsigned long long)ss->processes);
 	print_unwind_summary(s, cs, &t);
 	if (sampler_mode(s) != SAMPLER_MODE_CPU)

@@ -224,6 +224,59 @@ static void test_refusals_name_the_problem(void **state)
 	assert_non_null(strstr(err, "/nonexistent/btf"));
 }
 
+/* In bits: a bitfield anywhere, a member not there marked absent, no struct refused. */
+static void test_member_bits(void **state)
+{
+	static const char *const members[] = { "target", "bits", "odd", "nothere" };
+	static const char *const a[] = { "a" };
+	struct btf *btf = nested_btf();
+	const char *path = write_btf(btf, 0);
+	uint32_t got[4];
+	char err[ERRLEN];
+
+	(void)state;
+	assert_int_equal(kbtf_member_bits(path, "outer", members, got, 4, err, sizeof(err)), 0);
+	assert_int_equal(got[0], 128);
+	assert_int_equal(got[1], 192);
+	assert_int_equal(got[2], 197);
+	assert_int_equal(got[3], KBTF_ABSENT);
+	assert_int_equal(kbtf_member_bits(path, "nosuch", a, got, 1, err, sizeof(err)), -ENOENT);
+	assert_non_null(strstr(err, "struct nosuch"));
+	unlink(path);
+	btf__free(btf);
+}
+
+/* The running kernel's in_execve, as libbpf reads it: the bit the sampler tests in an exec. */
+static void test_running_kernel_in_execve_bit(void **state)
+{
+	static const char *const members[] = { "in_execve", "mm" };
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_member *m;
+	const struct btf_type *t;
+	uint32_t got[2];
+	char err[ERRLEN];
+	long want = -1;
+	int id;
+
+	(void)state;
+	assert_non_null(btf);
+	id = btf__find_by_name_kind(btf, "task_struct", BTF_KIND_STRUCT);
+	assert_true(id > 0);
+	t = btf__type_by_id(btf, (__u32)id);
+	m = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, m++)
+		if (strcmp(btf__name_by_offset(btf, m->name_off), "in_execve") == 0)
+			want = (long)btf_member_bit_offset(t, (__u32)i);
+	assert_int_equal(kbtf_member_bits(KBTF_VMLINUX, "task_struct", members, got, 2, err,
+					  sizeof(err)),
+			 0);
+	print_message("task_struct.in_execve at bit %u (libbpf: %ld)\n", got[0], want);
+	assert_true(want > 0);
+	assert_int_equal(got[0], want);
+	assert_int_equal(got[1], 8 * libbpf_offset(btf, "task_struct", "mm"));
+	btf__free(btf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +285,8 @@ int main(void)
 		cmocka_unit_test(test_func_id_matches_libbpf),
 		cmocka_unit_test(test_members_inside_anonymous_types),
 		cmocka_unit_test(test_refusals_name_the_problem),
+		cmocka_unit_test(test_member_bits),
+		cmocka_unit_test(test_running_kernel_in_execve_bit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
