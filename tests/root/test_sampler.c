@@ -1107,15 +1107,26 @@ static void test_perf_event_advice_never_blames_a_held_capability(void **state)
 
 /* --- new-process reports ---------------------------------------------------- */
 
-/* Burns CPU in burn_user() until the process has used ms of CPU time. */
-static void burn_cpu_ms(long ms)
+static long process_cpu_ms(void)
 {
 	struct timespec ts;
 
-	do {
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * Burns CPU in burn_user() until the process has used ms more of CPU time
+ * than at the call. Counting from the call, not from the fork, matters: a
+ * child that burned while the sampler loaded would otherwise return at once.
+ */
+static void burn_cpu_ms(long ms)
+{
+	long until = process_cpu_ms() + ms;
+
+	do
 		burn_user(200000);
-		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	} while (ts.tv_sec * 1000L + ts.tv_nsec / 1000000L < ms);
+	while (process_cpu_ms() < until);
 }
 
 /* Field 22 of /proc/PID/stat: the start time in clock ticks after boot. */
