@@ -610,7 +610,7 @@ static int sampler_task_offsets(uint32_t *task_offsets, char *err, size_t errlen
 	static const char *const members[] = { "group_leader", "comm", "start_boottime", "mm",
 					       "tgid", "pid", "in_execve" };
 	static const int at[] = { 0, 1, 2, 3, 6, 7, 8 };
-	uint32_t bits[7];
+	uint32_t bits[7] = { 0 };
 	int ret;
 
 	ret = kbtf_member_bits(KBTF_VMLINUX, "task_struct", members, bits, 7, err, errlen);
