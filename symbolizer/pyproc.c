@@ -119,9 +119,20 @@ struct pyproc_file {
  */
 #define PYPROC_SEEN_NS (10ull * 1000000000ull)
 
+/*
+ * Every executable mapping of every new process is asked about, most of
+ * them answered by their mapping: so that each answer costs a probe or
+ * two, not a walk over the ring, the seen verdicts are indexed by their
+ * mapping in an open-addressed table of ring positions. A slot whose
+ * entry was since overwritten (or seen as another mapping) no longer
+ * matches its key and is passed over; the table is rebuilt from the ring
+ * before such slots fill it.
+ */
 struct pyproc_cache {
 	struct pyproc_file *files; /* a ring: the oldest verdict goes first */
 	size_t n, next, max;
+	uint32_t *seen_index; /* ring position + 1; 0: empty */
+	size_t index_mask, index_used;
 	struct pyproc_cache_stats stats;
 };
 
@@ -135,7 +146,15 @@ struct pyproc_cache *pyproc_cache_new(size_t max_entries)
 	if (c->max > PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file))
 		c->max = PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file);
 	c->files = calloc(c->max, sizeof(*c->files));
-	if (!c->files) {
+	/* A power of two at least 4 times the ring, rebuilt at half full: probes stay
+	 * short, and a rebuild comes at most once per ring's worth of verdicts. */
+	for (c->index_mask = 1; c->index_mask < 4 * c->max; c->index_mask <<= 1)
+		;
+	c->seen_index = calloc(c->index_mask, sizeof(*c->seen_index));
+	c->index_mask--;
+	if (!c->files || !c->seen_index) {
+		free(c->files);
+		free(c->seen_index);
 		free(c);
 		return NULL;
 	}
@@ -147,6 +166,7 @@ void pyproc_cache_free(struct pyproc_cache *c)
 	if (!c)
 		return;
 	free(c->files);
+	free(c->seen_index);
 	free(c);
 }
 
@@ -154,7 +174,8 @@ void pyproc_cache_stats(const struct pyproc_cache *c, struct pyproc_cache_stats 
 {
 	*stats = c->stats;
 	stats->entries = c->n;
-	stats->bytes = c->max * sizeof(struct pyproc_file);
+	stats->bytes = c->max * sizeof(struct pyproc_file) +
+		       (c->index_mask + 1) * sizeof(*c->seen_index);
 }
 
 static void pyproc_file_id(struct pyproc_file *f, const struct stat *st)
@@ -180,17 +201,61 @@ static uint64_t pyproc_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static size_t pyproc_seen_hash(const struct pyproc_cache *c, uint64_t inode, uint32_t major,
+			       uint32_t minor)
+{
+	uint64_t h = (inode ^ ((uint64_t)major << 40) ^ ((uint64_t)minor << 20)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 32) & c->index_mask;
+}
+
+static bool pyproc_seen_as(const struct pyproc_file *f, uint64_t inode, uint32_t major,
+			   uint32_t minor)
+{
+	return f->seen_at && f->seen_inode == inode && f->seen_major == major &&
+	       f->seen_minor == minor;
+}
+
+/* Indexes ring entry i by the mapping it was seen as. */
+static void pyproc_index_put(struct pyproc_cache *c, size_t i)
+{
+	const struct pyproc_file *f = &c->files[i];
+	size_t at = pyproc_seen_hash(c, f->seen_inode, f->seen_major, f->seen_minor);
+
+	/* At most half full with live and stale slots: start again from the ring. */
+	if (c->index_used + 1 > (c->index_mask + 1) / 2) {
+		memset(c->seen_index, 0, (c->index_mask + 1) * sizeof(*c->seen_index));
+		c->index_used = 0;
+		for (size_t k = 0; k < c->n; k++)
+			if (k != i && c->files[k].seen_at)
+				pyproc_index_put(c, k);
+		at = pyproc_seen_hash(c, f->seen_inode, f->seen_major, f->seen_minor);
+	}
+	for (;; at = (at + 1) & c->index_mask) {
+		if (c->seen_index[at] == i + 1)
+			return; /* indexed there already */
+		if (!c->seen_index[at])
+			break;
+	}
+	c->seen_index[at] = (uint32_t)(i + 1);
+	c->index_used++;
+}
+
 /* Whether mapping m is of a file known, since PYPROC_SEEN_NS at most, to have no interpreter. */
 static bool pyproc_cache_seen(struct pyproc_cache *c, const struct procmaps_mapping *m,
 			      uint64_t now)
 {
+	size_t at;
+
 	if (m->deleted) /* its inode may soon be another file's */
 		return false;
-	for (size_t i = 0; i < c->n; i++) {
-		const struct pyproc_file *f = &c->files[i];
+	for (at = pyproc_seen_hash(c, m->inode, m->dev_major, m->dev_minor); c->seen_index[at];
+	     at = (at + 1) & c->index_mask) {
+		const struct pyproc_file *f = &c->files[c->seen_index[at] - 1];
 
-		if (f->seen_at && f->seen_inode == m->inode && f->seen_minor == m->dev_minor &&
-		    f->seen_major == m->dev_major && now - f->seen_at < PYPROC_SEEN_NS) {
+		if (pyproc_seen_as(f, m->inode, m->dev_major, m->dev_minor) &&
+		    now - f->seen_at < PYPROC_SEEN_NS) {
 			c->stats.hits++;
 			return true;
 		}
@@ -198,15 +263,19 @@ static bool pyproc_cache_seen(struct pyproc_cache *c, const struct procmaps_mapp
 	return false;
 }
 
-/* Notes that f, with no interpreter, was just seen as mapping m. */
-static void pyproc_seen(struct pyproc_file *f, const struct procmaps_mapping *m, uint64_t now)
+/* Notes that the cache's entry i, with no interpreter, was just seen as mapping m. */
+static void pyproc_seen(struct pyproc_cache *c, size_t i, const struct procmaps_mapping *m,
+			uint64_t now)
 {
+	struct pyproc_file *f = &c->files[i];
+
 	if (f->y.version || m->deleted)
 		return;
 	f->seen_major = m->dev_major;
 	f->seen_minor = m->dev_minor;
 	f->seen_inode = m->inode;
 	f->seen_at = now;
+	pyproc_index_put(c, i);
 }
 
 static struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c, const struct pyproc_file *id)
@@ -221,16 +290,18 @@ static struct pyproc_file *pyproc_cache_find(struct pyproc_cache *c, const struc
 	return NULL;
 }
 
-static void pyproc_cache_put(struct pyproc_cache *c, const struct pyproc_file *f)
+/* Keeps verdict f in the ring, in place of the oldest when full; returns its position. */
+static size_t pyproc_cache_put(struct pyproc_cache *c, const struct pyproc_file *f)
 {
-	if (!c->files || !c->max)
-		return; /* its allocation failed: nothing is cached */
+	size_t at = c->next;
+
 	if (c->n == c->max)
 		c->stats.evicted++;
 	else
 		c->n++;
-	c->files[c->next] = *f;
-	c->next = (c->next + 1) % c->max;
+	c->files[at] = *f;
+	c->next = at + 1 == c->max ? 0 : at + 1;
+	return at;
 }
 
 static void pyproc_take_symbol(struct pyproc_symbols *y, const char *name, const GElf_Sym *sym)
@@ -402,12 +473,17 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 	if (cache && pyproc_cache_seen(cache, m, now))
 		return 0;
 	err = target_check_mapping(gate, tgid, m, &tf);
-	if (err)
+	if (err) {
+		/* A device or an oversized file stays one: known by its mapping, it
+		 * is refused (and counted) once, not again for every process that maps it. */
+		if (cache && !m->deleted && (err == -EINVAL || err == -EFBIG))
+			pyproc_seen(cache, pyproc_cache_put(cache, out), m, now);
 		return err;
+	}
 	pyproc_file_id(out, &tf.st);
 	known = cache ? pyproc_cache_find(cache, out) : NULL;
 	if (known) {
-		pyproc_seen(known, m, now);
+		pyproc_seen(cache, (size_t)(known - cache->files), m, now);
 		*out = *known;
 		target_file_close(&tf);
 		return 0;
@@ -431,26 +507,23 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 	target_file_close(&tf);
 	/* A file libelf could not read (out of memory, most likely) is not
 	 * remembered as "no interpreter": the next process asks again. */
-	if (cache && e) {
-		pyproc_seen(out, m, now);
-		pyproc_cache_put(cache, out);
-	}
+	if (cache && e)
+		pyproc_seen(cache, pyproc_cache_put(cache, out), m, now);
 	return 0;
 }
 
-/* Whether a mapping's file may be an interpreter: the executable, or a libpython. */
-static bool pyproc_candidate(const struct procmaps_mapping *m, const char *exe)
+/*
+ * Whether a mapping's file may hold an interpreter: any executable
+ * mapping of a file. Not only the executable and a libpython by name: an
+ * interpreter run through ld.so (whose /proc/PID/exe is ld.so), or linked
+ * into a library of another name, is found too. That costs no more
+ * reads: nearly every library is answered by its mapping
+ * (pyproc_cache_seen()), and the executable needs no readlink of
+ * /proc/PID/exe to be known.
+ */
+static bool pyproc_candidate(const struct procmaps_mapping *m)
 {
-	const char *base = m->path, *slash;
-
-	if (!m->exec || !m->inode || !m->path_len || m->path[0] != '/')
-		return false;
-	if (strlen(exe) == m->path_len && !memcmp(exe, m->path, m->path_len))
-		return true;
-	for (slash = m->path; slash < m->path + m->path_len; slash++)
-		if (*slash == '/')
-			base = slash + 1;
-	return (size_t)(m->path + m->path_len - base) > 9 && !memcmp(base, "libpython", 9);
+	return m->exec && m->inode && m->path_len && m->path[0] == '/';
 }
 
 /* The row for a Py_Version (0xMMmmppxx), or -1. */
@@ -653,18 +726,14 @@ int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const ch
 		       uint32_t tgid, uint64_t start_time, const struct procmaps *maps,
 		       struct ebprof_py_proc *out, char *why, size_t whylen)
 {
-	char path[PATH_MAX], exe[PATH_MAX];
+	char path[PATH_MAX];
 	struct procmaps *read = NULL;
-	ssize_t len;
 	int err, ret = -ENOENT;
 
 	if (whylen)
 		why[0] = '\0';
 	memset(out, 0, sizeof(*out));
 	out->start_time = start_time;
-	snprintf(path, sizeof(path), "%s/%u/exe", proc_root, tgid);
-	len = readlink(path, exe, sizeof(exe) - 1);
-	exe[len > 0 ? len : 0] = '\0';
 	if (!maps) {
 		snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
 		err = procmaps_load_opt(path, false, &read);
@@ -679,7 +748,7 @@ int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const ch
 		if (i > 0 && procmaps_at(maps, i - 1)->inode == m->inode &&
 		    procmaps_at(maps, i - 1)->dev_minor == m->dev_minor)
 			continue;
-		if (pyproc_candidate(m, exe))
+		if (pyproc_candidate(m))
 			ret = pyproc_try(cache, gate, tgid, m, out, why, whylen);
 	}
 	procmaps_free(read);

@@ -2,8 +2,9 @@
  * pyproc: is this process a CPython we can walk, and where are its parts?
  *
  * When the sampler reports a process, the capture's worker asks pyproc
- * whether it runs CPython: its executable, or a libpython3.x it maps,
- * exports Py_Version and _PyEval_EvalFrameDefault. The version comes from
+ * whether it runs CPython: whether a file it maps executable (its
+ * executable, a libpython3.x, or any other) exports Py_Version and
+ * _PyEval_EvalFrameDefault. The version comes from
  * Py_Version in the process's memory, and picks a row of the per-version
  * layout table below (struct offsets that differ from version to
  * version); a version without a row is reported (one warning, the caller
@@ -59,13 +60,13 @@ const struct pyproc_layout *pyproc_layout(unsigned int version);
 int64_t pyproc_tsd_offset(uint32_t key);
 
 /*
- * The verdicts on the files examined (executables and libpythons, by
+ * The verdicts on the files examined (every file mapped executable, by
  * device, inode, size and mtime): what each exports, or that it is no
  * interpreter. Each distinct file's symbol table is read once, however
  * many processes run it and however often a starting Python is asked
- * again. A file with no interpreter is also known for a few seconds by
- * its mapping's device and inode alone, with no open (pyproc.c,
- * PYPROC_SEEN_NS). A ring: the oldest verdict goes first. Not
+ * again. A file with no interpreter (or one the gate refused as a device
+ * or as too large) is also known for a few seconds by its mapping's
+ * device and inode alone, with no open (pyproc.c, PYPROC_SEEN_NS). A ring: the oldest verdict goes first. Not
  * thread-safe.
  */
 struct pyproc_cache;
@@ -91,7 +92,7 @@ struct target;
 /*
  * Examines process tgid (start_time: as struct ebprof_key's, copied into
  * *out) under proc_root ("/proc" unless a test points elsewhere). The
- * executable and libpython are opened through gate (symbolizer/target.h;
+ * files it maps executable are opened through gate (symbolizer/target.h;
  * NULL: uncounted, under "/proc"), never otherwise: a file it refuses is
  * counted there and taken for no interpreter. cache may be NULL (every
  * file is read). Returns

@@ -247,6 +247,17 @@ static void on_alarm(int sig)
 	siglongjmp(hung, 1);
 }
 
+/* Frees a test's gate and cache, and removes its directory dir. */
+static void teardown(struct target *gate, struct pyproc_cache *cache, const char *dir)
+{
+	char cmd[256];
+
+	target_free(gate);
+	pyproc_cache_free(cache);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * A process (a /proc of the test's own) whose mapped "libpython" is, by
  * the time it is looked at, a FIFO nobody writes: an open() of it would
@@ -300,9 +311,7 @@ static void test_hostile_libpython_refused(void **state)
 	assert_true(now() - t0 < 1.0);
 	target_stats(gate, refused);
 	assert_int_equal(refused[TARGET_NOT_REGULAR], 1);
-	target_free(gate);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	teardown(gate, NULL, dir);
 }
 
 /* Writes a fake /proc's process 4242: one mapping of the file st (named name in maps), run as it. */
@@ -326,6 +335,17 @@ static void fake_process(const char *dir, const struct stat *st, const char *nam
 	assert_int_equal(symlink(root, path), 0);
 }
 
+/* Makes dir (a mkdtemp template) a fake /proc with process 4242, and its root with /opt/bin. */
+static void fake_root(char *dir, char *proc, size_t proclen)
+{
+	char cmd[512];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(proc, proclen, "%s/proc", dir);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/4242' '%s/root/opt/bin'", proc, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /*
  * A file with no interpreter, once examined, is known by its mapping:
  * the next process that maps it is answered with no open, even when the
@@ -346,11 +366,9 @@ static void test_plain_file_known_by_mapping(void **state)
 
 	(void)state;
 	assert_non_null(cache);
-	assert_non_null(mkdtemp(dir));
-	snprintf(proc, sizeof(proc), "%s/proc", dir);
+	fake_root(dir, proc, sizeof(proc));
 	snprintf(tool, sizeof(tool), "%s/root/opt/bin/tool", dir);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/4242' '%s/root/opt/bin' && cp /bin/true '%s'",
-		 proc, dir, tool);
+	snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", tool);
 	assert_int_equal(system(cmd), 0);
 	assert_int_equal(stat(tool, &st), 0);
 	fake_process(dir, &st, "/opt/bin/tool");
@@ -380,10 +398,186 @@ static void test_plain_file_known_by_mapping(void **state)
 	target_stats(gate, refused);
 	assert_int_equal(refused[TARGET_GONE], 2);
 
-	target_free(gate);
+	teardown(gate, cache, dir);
+}
+
+/*
+ * CPython run through ld.so: /proc/PID/exe names ld.so, and the
+ * interpreter is neither the executable nor a libpython by name. It is
+ * found by what its file exports, like any other mapped file's. With the
+ * cache, each file is read once: a second such process is answered
+ * without reading any file again.
+ */
+static void test_python_through_ldso(void **state)
+{
+	char *argv[] = { "/lib64/ld-linux-x86-64.so.2", PYTHON, "-c",
+			 "import time; print('ready', flush=True); time.sleep(60)", NULL };
+	struct pyproc_cache *cache = pyproc_cache_new(0);
+	struct pyproc_cache_stats cs;
+	struct ebprof_py_proc py;
+	char why[512], exe[PATH_MAX] = "", path[64];
+	uint64_t read_once;
+	pid_t pid, other;
+	int err;
+
+	(void)state;
+	assert_non_null(cache);
+	pid = start(argv);
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	assert_true(readlink(path, exe, sizeof(exe) - 1) > 0);
+	assert_non_null(strstr(exe, "ld-linux"));
+	err = pyproc_detect(cache, NULL, "/proc", (uint32_t)pid, 7, &py, why, sizeof(why));
+	if (err)
+		fail_msg("pyproc_detect: %d: %s", err, why);
+	assert_int_equal(py.eval_start, nm_address("_PyEval_EvalFrameDefault"));
+	pyproc_cache_stats(cache, &cs);
+	read_once = cs.read;
+	assert_true(read_once >= 1);
+	other = start(argv);
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)other, 7, &py, why,
+				       sizeof(why)), 0);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, read_once);
+	stop(pid);
+	stop(other);
 	pyproc_cache_free(cache);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+}
+
+/*
+ * Every library of a process that is no Python is examined, and each
+ * once: a second process of the same files is answered by their
+ * mappings alone, one hit per distinct file and nothing read.
+ */
+static void test_libraries_known_by_mapping(void **state)
+{
+	char *argv[] = { "/bin/sh", "-c", "echo ready; exec sleep 60", NULL };
+	struct pyproc_cache *cache = pyproc_cache_new(0);
+	struct pyproc_cache_stats first, cs;
+	struct ebprof_py_proc py;
+	char why[512];
+	pid_t pid, other;
+
+	(void)state;
+	assert_non_null(cache);
+	pid = start(argv);
+	usleep(100 * 1000); /* the exec of sleep */
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)pid, 1, &py, why,
+				       sizeof(why)), -ENOENT);
+	pyproc_cache_stats(cache, &first);
+	/* sleep, libc and ld.so at least */
+	assert_true(first.read >= 3);
+	assert_int_equal(first.hits, 0);
+	other = start(argv);
+	usleep(100 * 1000);
+	assert_int_equal(pyproc_detect(cache, NULL, "/proc", (uint32_t)other, 1, &py, why,
+				       sizeof(why)), -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, first.read);
+	assert_int_equal(cs.hits, first.read);
+	assert_int_equal(cs.entries, first.read);
+	stop(pid);
+	stop(other);
+	pyproc_cache_free(cache);
+}
+
+/*
+ * A ring of two verdicts, and three files examined in turn: the first
+ * file's verdict is gone with its ring entry, so its mapping is no
+ * longer known (read again), while the newest two still are; and so on
+ * through enough verdicts that the index by mapping is rebuilt.
+ */
+static void test_evicted_verdict_not_known(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], tool[3][192], cmd[800], name[32];
+	struct pyproc_cache *cache = pyproc_cache_new(2);
+	uint64_t refused[TARGET_CAUSES];
+	struct pyproc_cache_stats cs;
+	struct ebprof_py_proc py;
+	struct target *gate;
+	struct stat st[3];
+	char why[512];
+
+	(void)state;
+	assert_non_null(cache);
+	fake_root(dir, proc, sizeof(proc));
+	for (int i = 0; i < 3; i++) {
+		snprintf(tool[i], sizeof(tool[i]), "%s/root/opt/bin/tool%d", dir, i);
+		snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", tool[i]);
+		assert_int_equal(system(cmd), 0);
+		assert_int_equal(stat(tool[i], &st[i]), 0);
+	}
+	gate = target_new(&(struct target_config){ .proc_root = proc });
+	assert_non_null(gate);
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "/opt/bin/tool%d", i);
+		fake_process(dir, &st[i], name);
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	}
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 3);
+	assert_int_equal(cs.evicted, 1);
+	for (int i = 2; i >= 0; i--) {
+		snprintf(name, sizeof(name), "/opt/bin/tool%d", i);
+		fake_process(dir, &st[i], name);
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	}
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 4); /* tool0 again */
+	assert_int_equal(cs.hits, 2);
+	/* 1 is read again, evicting 2, and its index entry is one too many: the
+	 * index is rebuilt, and 0, kept, is still known by it (by its mapping
+	 * alone: its file is gone). Then 2 is read, evicting 0, and 1 and 2 are
+	 * known. */
+	for (int k = 0; k < 5; k++) {
+		int i = "10212"[k] - '0';
+
+		if (k == 1)
+			assert_int_equal(unlink(tool[0]), 0);
+		snprintf(name, sizeof(name), "/opt/bin/tool%d", i);
+		fake_process(dir, &st[i], name);
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	}
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 6);
+	assert_int_equal(cs.hits, 5);
+	assert_int_equal(cs.entries, 2);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_GONE], 0);
+	teardown(gate, cache, dir);
+}
+
+/*
+ * A device mapped executable is refused by the gate, and counted, once:
+ * the next process that maps it is answered by its mapping.
+ */
+static void test_refusal_known_by_mapping(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], fifo[192];
+	struct pyproc_cache *cache = pyproc_cache_new(0);
+	uint64_t refused[TARGET_CAUSES];
+	struct ebprof_py_proc py;
+	struct target *gate;
+	struct stat st;
+	char why[512];
+
+	(void)state;
+	assert_non_null(cache);
+	fake_root(dir, proc, sizeof(proc));
+	snprintf(fifo, sizeof(fifo), "%s/root/opt/bin/tool", dir);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(stat(fifo, &st), 0);
+	fake_process(dir, &st, "/opt/bin/tool");
+	gate = target_new(&(struct target_config){ .proc_root = proc });
+	assert_non_null(gate);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	target_stats(gate, refused);
+	assert_int_equal(refused[TARGET_NOT_REGULAR], 1);
+	teardown(gate, cache, dir);
 }
 
 static void test_tsd_offset(void **state)
@@ -405,6 +599,10 @@ int main(void)
 		cmocka_unit_test(test_verdict_cached_per_file),
 		cmocka_unit_test(test_hostile_libpython_refused),
 		cmocka_unit_test(test_plain_file_known_by_mapping),
+		cmocka_unit_test(test_python_through_ldso),
+		cmocka_unit_test(test_libraries_known_by_mapping),
+		cmocka_unit_test(test_evicted_verdict_not_known),
+		cmocka_unit_test(test_refusal_known_by_mapping),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
