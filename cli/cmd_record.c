@@ -236,7 +236,8 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 			"ebprof: python: %llu processes walked, %llu profiled natively (warned), "
 			"%llu not loaded; %llu frames, %llu walks cut short by a read fault; names "
 			"%llu cached, %llu read, %llu of replaced code, %llu unreadable; files "
-			"%llu examined, %llu verdicts reused (%llu kept, %.0f KiB); %llu samples in "
+			"%llu examined, %llu verdicts reused (%llu kept, %.0f KiB), %llu read in part "
+			"or not at all for their declared sizes; %llu samples in "
 			"the interpreter without Python frames\n",
 			(unsigned long long)cs->python.loaded,
 			(unsigned long long)cs->python.unsupported,
@@ -248,6 +249,7 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 			(unsigned long long)cs->symbolizer.python_faults,
 			(unsigned long long)cs->python.examined, (unsigned long long)cs->python.reused,
 			(unsigned long long)cs->python.cache_entries, cs->python.cache_bytes / 1024.0,
+			(unsigned long long)cs->python.oversized,
 			(unsigned long long)cs->python.native_only);
 }
 

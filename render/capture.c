@@ -607,6 +607,7 @@ static struct pytrack *capture_pytrack(struct capture *cap, struct capture_worke
 		.sampler = cap->sampler,
 		.proc_root = cap->config.symbolizer.proc_root,
 		.gate = w->gate,
+		.max_table = cap->config.symbolizer.elf_bounds.max_table,
 		.warn = cap->config.warn,
 		.warn_ctx = cap->config.warn_ctx,
 		.enter = worker_py_enter,

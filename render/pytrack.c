@@ -79,6 +79,7 @@ struct pytrack *pytrack_new(const struct pytrack_config *config)
 		return NULL;
 	}
 	t->config.proc_root = t->proc_root;
+	pyproc_cache_bound_tables(t->cache, config->max_table);
 	return t;
 }
 
@@ -487,6 +488,7 @@ void pytrack_stats(const struct pytrack *t, struct pytrack_stats *stats)
 	stats->loaded = t->n_loaded;
 	stats->examined = c.read;
 	stats->reused = c.hits;
+	stats->oversized = c.oversized;
 	stats->cache_entries = c.entries;
 	stats->cache_bytes = c.bytes;
 }
@@ -498,6 +500,7 @@ void pytrack_counters_add(struct pytrack_stats *to, const struct pytrack_stats *
 	for (int i = 0; i < TARGET_CAUSES; i++)
 		to->refused_open[i] += from->refused_open[i];
 	to->examined += from->examined;
+	to->oversized += from->oversized;
 	to->reused += from->reused;
 	to->native_only += from->native_only;
 }

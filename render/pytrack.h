@@ -50,6 +50,7 @@ struct pytrack_config {
 	struct sampler *sampler; /* not owned; it must walk Python frames (sampler_python()) */
 	const char *proc_root;	 /* NULL: "/proc" */
 	struct target *gate;	 /* not owned; NULL: opens uncounted */
+	uint64_t max_table;	 /* bytes of one symbol table read; 0: the symbolizer's default */
 	pytrack_warn_fn warn;	 /* NULL: not said (counted) */
 	void *warn_ctx;
 	/*
@@ -140,6 +141,7 @@ struct pytrack_stats {
 	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
 	uint64_t examined;    /* files whose symbol table was read (verdict cache misses) */
 	uint64_t reused;      /* files whose verdict came from the cache */
+	uint64_t oversized;   /* files read in part or not at all for their declared sizes */
 	uint64_t cache_entries, cache_bytes; /* the verdict cache, now */
 	uint64_t native_only; /* samples in a loaded Python's interpreter without Python frames */
 };

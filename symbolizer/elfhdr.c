@@ -71,3 +71,12 @@ int elfhdr_check(int fd, const void *image, size_t size)
 		return -EFBIG;
 	return 0;
 }
+
+bool elfhdr_table_fits(Elf *e, const GElf_Shdr *sh, uint64_t max)
+{
+	Elf_Scn *strings = elf_getscn(e, sh->sh_link);
+	GElf_Shdr ss;
+
+	return sh->sh_size <= max && (!strings || !gelf_getshdr(strings, &ss) ||
+				      ss.sh_type == SHT_NOBITS || ss.sh_size <= max);
+}

@@ -7,11 +7,15 @@
  * in section 0's sh_size) took 8 GB of memory in elf_begin() alone. So
  * every file that elfsym and debuginfo hand to libelf, whether on disk or
  * in memory, first goes through elfhdr_check(), which reads the ELF header
- * (and section 0 for extended counts) itself.
+ * (and section 0 for extended counts) itself. And since libelf reads a
+ * whole section when asked for its data, whoever reads a symbol table
+ * first asks elfhdr_table_fits() whether the size it declares is bounded.
  */
 #ifndef EBPROF_SYMBOLIZER_ELFHDR_H
 #define EBPROF_SYMBOLIZER_ELFHDR_H
 
+#include <gelf.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,5 +29,12 @@
  * more than ELFHDR_MAX_HEADERS section or program headers.
  */
 int elfhdr_check(int fd, const void *image, size_t size);
+
+/*
+ * Whether symbol table sh of e and its string table each declare at most
+ * max bytes (a string table that holds no bytes in the file is not
+ * counted). A sparse file can declare gigabytes that libelf would read.
+ */
+bool elfhdr_table_fits(Elf *e, const GElf_Shdr *sh, uint64_t max);
 
 #endif

@@ -150,12 +150,7 @@ static unsigned int sym_rank(const GElf_Sym *s, const char *name)
 /* True when a table and its string table are within the bound; counts a breach. */
 static bool table_fits(Elf *e, const GElf_Shdr *sh, struct reader *r)
 {
-	Elf_Scn *strings = elf_getscn(e, sh->sh_link);
-	GElf_Shdr ss;
-
-	if (sh->sh_size <= r->max_table &&
-	    (!strings || !gelf_getshdr(strings, &ss) || ss.sh_type == SHT_NOBITS ||
-	     ss.sh_size <= r->max_table))
+	if (elfhdr_table_fits(e, sh, r->max_table))
 		return true;
 	r->breaches->tables++;
 	return false;

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "symbolizer/cfi.h"
+#include "symbolizer/elfhdr.h"
+#include "symbolizer/elfsym.h"
 #include "symbolizer/procmaps.h"
 #include "symbolizer/pyproc.h"
 #include "symbolizer/target.h"
@@ -133,6 +135,7 @@ struct pyproc_cache {
 	size_t n, next, max;
 	uint32_t *seen_index; /* ring position + 1; 0: empty */
 	size_t index_mask, index_used;
+	uint64_t max_table; /* bytes of one symbol or string table read */
 	struct pyproc_cache_stats stats;
 };
 
@@ -143,6 +146,7 @@ struct pyproc_cache *pyproc_cache_new(size_t max_entries)
 	if (!c)
 		return NULL;
 	c->max = max_entries ? max_entries : PYPROC_CACHE_DEFAULT_ENTRIES;
+	c->max_table = ELFSYM_DEFAULT_MAX_TABLE;
 	if (c->max > PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file))
 		c->max = PYPROC_CACHE_MAX_BYTES / sizeof(struct pyproc_file);
 	c->files = calloc(c->max, sizeof(*c->files));
@@ -159,6 +163,11 @@ struct pyproc_cache *pyproc_cache_new(size_t max_entries)
 		return NULL;
 	}
 	return c;
+}
+
+void pyproc_cache_bound_tables(struct pyproc_cache *c, uint64_t max_table)
+{
+	c->max_table = max_table ? max_table : ELFSYM_DEFAULT_MAX_TABLE;
 }
 
 void pyproc_cache_free(struct pyproc_cache *c)
@@ -320,9 +329,14 @@ static void pyproc_take_symbol(struct pyproc_symbols *y, const char *name, const
 		y->code_type = sym->st_value;
 }
 
-/* The symbols of .dynsym and .symtab (a .cold part is only ever a local one). */
-static void pyproc_read_symbols(Elf *e, struct pyproc_symbols *y)
+/*
+ * The symbols of .dynsym and .symtab (a .cold part is only ever a local
+ * one), of the tables within max_table bytes. Returns the number of
+ * tables skipped for their size.
+ */
+static unsigned int pyproc_read_symbols(Elf *e, uint64_t max_table, struct pyproc_symbols *y)
 {
+	unsigned int skipped = 0;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
 
@@ -333,6 +347,10 @@ static void pyproc_read_symbols(Elf *e, struct pyproc_symbols *y)
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
 		    !sh.sh_entsize)
 			continue;
+		if (!elfhdr_table_fits(e, &sh, max_table)) {
+			skipped++;
+			continue;
+		}
 		d = elf_getdata(scn, NULL);
 		if (!d)
 			continue;
@@ -348,6 +366,7 @@ static void pyproc_read_symbols(Elf *e, struct pyproc_symbols *y)
 				pyproc_take_symbol(y, name, &sym);
 		}
 	}
+	return skipped;
 }
 
 /* The PT_LOAD segments of the file (the first PYPROC_MAX_LOADS). */
@@ -493,10 +512,21 @@ static int pyproc_examine(struct pyproc_cache *cache, struct target *gate, uint3
 		return err;
 	if (cache)
 		cache->stats.read++;
+	/* The bounds the symbolizer keeps: a hostile file costs no more here. */
+	if (elfhdr_check(tf.fd, NULL, 0)) {
+		if (cache)
+			cache->stats.oversized++;
+		target_file_close(&tf);
+		if (cache)
+			pyproc_seen(cache, pyproc_cache_put(cache, out), m, now);
+		return 0;
+	}
 	elf_version(EV_CURRENT);
 	e = elf_begin(tf.fd, ELF_C_READ_MMAP, NULL);
 	if (e) {
-		pyproc_read_symbols(e, &out->y);
+		if (pyproc_read_symbols(e, cache ? cache->max_table : ELFSYM_DEFAULT_MAX_TABLE,
+					&out->y) && cache)
+			cache->stats.oversized++;
 		pyproc_read_loads(e, out);
 		if (out->y.version && out->y.eval)
 			pyproc_find_cold(tf.fd, &out->y);

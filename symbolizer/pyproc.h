@@ -78,11 +78,21 @@ struct pyproc_cache;
 struct pyproc_cache *pyproc_cache_new(size_t max_entries);
 void pyproc_cache_free(struct pyproc_cache *c);
 
+/*
+ * The most bytes of one symbol or string table read from a file (0:
+ * ELFSYM_DEFAULT_MAX_TABLE, also the bound without a cache); a larger
+ * table is passed over, as the symbolizer does (elfsym.h).
+ */
+void pyproc_cache_bound_tables(struct pyproc_cache *c, uint64_t max_table);
+
 struct pyproc_cache_stats {
 	uint64_t entries; /* verdicts held */
 	uint64_t bytes;	  /* the cache's memory, allocated up front */
 	uint64_t hits, misses, evicted;
 	uint64_t read; /* files whose symbol table was read */
+	/* Files read in part or not at all for the sizes they declare: too many
+	 * headers (elfhdr.h), or a symbol table over the bound. */
+	uint64_t oversized;
 };
 
 void pyproc_cache_stats(const struct pyproc_cache *c, struct pyproc_cache_stats *stats);

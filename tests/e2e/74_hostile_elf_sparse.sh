@@ -5,7 +5,9 @@
 # from its .dynsym. Found while fixing it: a header announcing 40
 # million sections made libelf allocate a descriptor for each up front
 # (8 GB, from a 2.5 GB sparse file); such a file is not read at all, and
-# its frames are named by file and offset.
+# its frames are named by file and offset. The check for a Python
+# interpreter, which examines every file mapped executable, keeps the same
+# bounds and says how many files it read in part or not at all.
 source "$(dirname "$0")/hostile.bash"
 
 # run_in NAME: runs in $T/NAME/libhostile_lib.so (patched) while record watches.
@@ -33,6 +35,8 @@ pct=$($FOLDED_PY "$T/symtab.folded" has hostile_work 'hostile_hot$')
 at_least "$pct" 90 || fail "hostile_hot named in only $pct% of the samples (from .dynsym)"
 grep -q "1 symbol tables over --max-symbol-table" "$T/symtab.err" ||
 	fail "the skipped table is not reported: $(cat "$T/symtab.err")"
+grep -q "1 read in part or not at all for their declared sizes" "$T/symtab.err" ||
+	fail "the Python check does not report the table it passed over: $(cat "$T/symtab.err")"
 ok ".symtab claiming 3 GiB: record ended in $WALL s (-d 3), peak RSS $RSS_KB kB, hostile_hot named in $pct% (from .dynsym)"
 
 lib=$(patched sections)
@@ -44,4 +48,6 @@ pct=$($FOLDED_PY "$T/sections.folded" has hostile_work 'libhostile_lib.so\+0x')
 at_least "$pct" 90 || fail "the library's frames are named by file+offset in only $pct%"
 grep -q "1 ELF files with too many or too large headers" "$T/sections.err" ||
 	fail "the refused file is not reported: $(cat "$T/sections.err")"
+grep -q "1 read in part or not at all for their declared sizes" "$T/sections.err" ||
+	fail "the Python check does not report the file it refused: $(cat "$T/sections.err")"
 ok "40 million section headers: record ended in $WALL s (-d 3), peak RSS $RSS_KB kB, the file refused and reported"

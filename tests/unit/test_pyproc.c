@@ -6,6 +6,7 @@
  * that are not Python are not, and the TSD slot arithmetic.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -347,6 +348,27 @@ static void fake_root(char *dir, char *proc, size_t proclen)
 }
 
 /*
+ * Makes dir a fake /proc whose process 4242 runs a copy of /bin/true (at
+ * tool, stat in *st) as /opt/bin/tool; returns a gate under it.
+ */
+static struct target *fake_tool(char *dir, char *proc, size_t proclen, char *tool, size_t toollen,
+				struct stat *st)
+{
+	char cmd[512];
+	struct target *gate;
+
+	fake_root(dir, proc, proclen);
+	snprintf(tool, toollen, "%s/root/opt/bin/tool", dir);
+	snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", tool);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(stat(tool, st), 0);
+	fake_process(dir, st, "/opt/bin/tool");
+	gate = target_new(&(struct target_config){ .proc_root = proc });
+	assert_non_null(gate);
+	return gate;
+}
+
+/*
  * A file with no interpreter, once examined, is known by its mapping:
  * the next process that maps it is answered with no open, even when the
  * file could no longer be opened (here: removed). A mapping of a deleted
@@ -355,7 +377,7 @@ static void fake_root(char *dir, char *proc, size_t proclen)
  */
 static void test_plain_file_known_by_mapping(void **state)
 {
-	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], tool[192], cmd[512];
+	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], tool[192];
 	struct pyproc_cache *cache = pyproc_cache_new(0);
 	struct pyproc_cache_stats cs;
 	uint64_t refused[TARGET_CAUSES];
@@ -366,14 +388,7 @@ static void test_plain_file_known_by_mapping(void **state)
 
 	(void)state;
 	assert_non_null(cache);
-	fake_root(dir, proc, sizeof(proc));
-	snprintf(tool, sizeof(tool), "%s/root/opt/bin/tool", dir);
-	snprintf(cmd, sizeof(cmd), "cp /bin/true '%s'", tool);
-	assert_int_equal(system(cmd), 0);
-	assert_int_equal(stat(tool, &st), 0);
-	fake_process(dir, &st, "/opt/bin/tool");
-	gate = target_new(&(struct target_config){ .proc_root = proc });
-	assert_non_null(gate);
+	gate = fake_tool(dir, proc, sizeof(proc), tool, sizeof(tool), &st);
 
 	assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
 	pyproc_cache_stats(cache, &cs);
@@ -580,6 +595,68 @@ static void test_refusal_known_by_mapping(void **state)
 	teardown(gate, cache, dir);
 }
 
+/*
+ * The bounds the symbolizer keeps hold here too, since every file mapped
+ * executable is examined: a symbol table declaring more than the bound
+ * is passed over, and a header announcing 40 million sections is not
+ * handed to libelf at all. Each is counted once (the verdict is kept).
+ */
+static void test_declared_sizes_bounded(void **state)
+{
+	char dir[] = "/tmp/test_pyproc.XXXXXX", proc[128], tool[192];
+	struct pyproc_cache *cache = pyproc_cache_new(0);
+	struct pyproc_cache_stats cs;
+	struct ebprof_py_proc py;
+	struct target *gate;
+	struct stat st;
+	uint64_t shoff, sections = 40000000;
+	uint16_t zero = 0;
+	char why[512];
+	int fd;
+
+	(void)state;
+	assert_non_null(cache);
+	gate = fake_tool(dir, proc, sizeof(proc), tool, sizeof(tool), &st);
+
+	/* /bin/true's .dynsym is over 64 bytes (and it has no .symtab). */
+	pyproc_cache_bound_tables(cache, 64);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.oversized, 1);
+	pyproc_cache_free(cache);
+
+	/* Within the default bound: read whole, nothing counted. */
+	cache = pyproc_cache_new(0);
+	assert_non_null(cache);
+	assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)), -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.oversized, 0);
+	pyproc_cache_free(cache);
+
+	/* Extended numbering: e_shnum 0, the count in section 0's sh_size. */
+	fd = open(tool, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &shoff, sizeof(shoff), 0x28), sizeof(shoff));
+	assert_int_equal(pwrite(fd, &zero, sizeof(zero), 0x3c), sizeof(zero));
+	assert_int_equal(pwrite(fd, &sections, sizeof(sections), (off_t)shoff + 0x20),
+			 sizeof(sections));
+	close(fd);
+	assert_int_equal(stat(tool, &st), 0);
+	fake_process(dir, &st, "/opt/bin/tool");
+	cache = pyproc_cache_new(0);
+	assert_non_null(cache);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pyproc_detect(cache, gate, proc, 4242, 1, &py, why, sizeof(why)),
+				 -ENOENT);
+	pyproc_cache_stats(cache, &cs);
+	assert_int_equal(cs.read, 1);
+	assert_int_equal(cs.oversized, 1);
+	teardown(gate, cache, dir);
+}
+
 static void test_tsd_offset(void **state)
 {
 	(void)state;
@@ -598,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_tsd_offset),
 		cmocka_unit_test(test_verdict_cached_per_file),
 		cmocka_unit_test(test_hostile_libpython_refused),
+		cmocka_unit_test(test_declared_sizes_bounded),
 		cmocka_unit_test(test_plain_file_known_by_mapping),
 		cmocka_unit_test(test_python_through_ldso),
 		cmocka_unit_test(test_libraries_known_by_mapping),
