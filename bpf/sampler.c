@@ -59,6 +59,7 @@
 #include "bpf/grow.h"
 #include "bpf/kbtf.h"
 #include "bpf/stacktab.h"
+#include "bpf/steal.h"
 #include "bpf/taskev.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
@@ -178,9 +179,11 @@ struct sampler {
 	uint64_t offcpu_period_ns;
 	double load_seconds;	 /* every load tried, fallbacks included */
 	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
+	uint64_t steal_at_start; /* ns: /proc/stat's steal when the events were attached */
 	int n_online; /* CPUs online at the start */
 	unsigned int frequency; /* Hz, for sampler_start() */
 	bool started;		/* the perf events (and the switch program) are attached */
+	bool steal_known;	/* steal_at_start was read */
 	bool targets_iter;	/* the targets iterator is loaded (sampler_targets()) */
 	struct ring_buffer *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
@@ -1468,6 +1471,8 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 	if (!ret)
 		ret = sampler_attach(s, s->frequency, err, errlen);
 	s->started = !ret;
+	if (s->started)
+		s->steal_known = !steal_read_ns(&s->steal_at_start);
 	return ret;
 }
 
@@ -2062,6 +2067,20 @@ void sampler_watch_stop(struct sampler_watch *w)
 void sampler_totals(const struct sampler *s, struct sampler_stats *total)
 {
 	*total = s->totals;
+}
+
+int sampler_steal_ns(const struct sampler *s, uint64_t *ns)
+{
+	uint64_t now;
+	int ret;
+
+	if (!s->steal_known)
+		return -EOPNOTSUPP;
+	ret = steal_read_ns(&now);
+	if (ret)
+		return ret;
+	*ns = now > s->steal_at_start ? now - s->steal_at_start : 0;
+	return 0;
 }
 
 uint64_t sampler_offcpu_period_ns(const struct sampler *s)

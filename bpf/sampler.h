@@ -436,6 +436,14 @@ int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_
 /* Forgets process tgid's layout (it exited, or was not Python after an exec). */
 void sampler_python_forget(struct sampler *s, uint32_t tgid);
 
+/*
+ * The time the hypervisor took from this guest's CPUs since the sampler
+ * started (bpf/steal.h), in ns: on-CPU samples are missing for it, so a
+ * wall-clock profile is short by up to that much. Returns 0, -EOPNOTSUPP
+ * when /proc/stat could not be read at the start, or -errno.
+ */
+int sampler_steal_ns(const struct sampler *s, uint64_t *ns);
+
 /* The off-CPU time one off-CPU sample stands for, in ns (as configured). */
 uint64_t sampler_offcpu_period_ns(const struct sampler *s);
 

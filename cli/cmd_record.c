@@ -253,6 +253,28 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 			(unsigned long long)cs->python.native_only);
 }
 
+/*
+ * Time the hypervisor took from the CPUs has no on-CPU samples: said
+ * whenever there was some, and always in wall mode, whose totals it cuts.
+ */
+static void print_steal(const struct sampler *s)
+{
+	bool wall = sampler_mode(s) == SAMPLER_MODE_WALL;
+	uint64_t ns = 0;
+	int ret;
+
+	if (sampler_mode(s) == SAMPLER_MODE_OFFCPU)
+		return;
+	ret = sampler_steal_ns(s, &ns);
+	if (ret && wall)
+		fprintf(stderr, "ebprof: steal: unknown (/proc/stat: %s)\n", strerror(-ret));
+	else if (!ret && (ns || wall))
+		fprintf(stderr,
+			"ebprof: steal: the hypervisor held these CPUs for %.0f ms of the recording "
+			"(/proc/stat); the tasks it stopped have no on-CPU samples for that time\n",
+			ns / 1e6);
+}
+
 static void print_summary(const struct record_opts *o, const struct sampler *s,
 			  const struct capture_stats *cs, const struct profile *p, double secs)
 {
@@ -271,6 +293,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)t.recorded, (unsigned long long)profile_stack_count(p));
 	fprintf(stderr, "ebprof: lost %llu samples (%.3f%%): %s\n", (unsigned long long)lost,
 		t.samples ? 100.0 * lost / t.samples : 0.0, losses);
+	print_steal(s);
 	fprintf(stderr,
 		"ebprof: not profiled (by choice): %llu filtered out, %llu idle; "
 		"unresolved frames: %llu of %llu (%.1f%%)%s\n",
