@@ -217,8 +217,24 @@ struct mixed {
 	uint64_t seconds;
 	unsigned int run_ms, sleep_ms, rounds;
 	uint64_t born, lifetime, cycles;
+	uint64_t ran_ns, waited_ns; /* the kernel's count at its end: on a CPU, runnable */
 	pid_t tid;
 };
+
+/* The kernel's own count of this thread's time on a CPU and waiting for one (schedstat). */
+static void thread_schedstat(uint64_t *ran_ns, uint64_t *waited_ns)
+{
+	unsigned long long ran = 0, waited = 0;
+	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+
+	if (f) {
+		if (fscanf(f, "%llu %llu", &ran, &waited) != 2)
+			ran = waited = 0;
+		fclose(f);
+	}
+	*ran_ns = ran;
+	*waited_ns = waited;
+}
 
 /* Sleeps ms, depth frames of itself below its caller. */
 NOCLEVER void offcpu_round(unsigned int depth, unsigned int ms)
@@ -240,6 +256,7 @@ static void mixed_body(struct mixed *m)
 		offcpu_round(i % MIXED_DEPTHS, m->sleep_ms);
 		m->cycles++;
 	}
+	thread_schedstat(&m->ran_ns, &m->waited_ns);
 	m->lifetime = now_ns() - m->born;
 }
 
@@ -329,6 +346,9 @@ static int do_mixed(unsigned int seconds)
 		printf("lifetime_%c_ns %llu\ntid_%c %d\ncycles_%c %llu\n", 'a' + i,
 		       (unsigned long long)m[i].lifetime, 'a' + i, (int)m[i].tid, 'a' + i,
 		       (unsigned long long)m[i].cycles);
+		printf("ran_%c_ns %llu\nwaited_%c_ns %llu\n", 'a' + i,
+		       (unsigned long long)m[i].ran_ns, 'a' + i,
+		       (unsigned long long)m[i].waited_ns);
 	}
 	for (int i = 0; i < 2; i++) {
 		pthread_join(load[i].thread, NULL);

@@ -9,7 +9,8 @@
 # task to its first run (stamped on sched_wakeup_new), is on the stack the
 # thread starts from, its clone3 frame, runnable; with it the short
 # threads' time, on-CPU plus off-CPU, must be their lifetimes' sum within
-# 2% (without it a quarter is missing). And no sleep is lost whole: each
+# 2% (without it a quarter is missing); both 2% allow for the steal that
+# record reports besides. And no sleep is lost whole: each
 # round of a, b and c sleeps at a stack depth of its own (offcpu_round),
 # and each must show most of its sleep (a switch-in that the kernel ran
 # no switch program for lost such a sleep silently, in ~1 run in 5).
@@ -17,14 +18,24 @@ source "$(dirname "$0")/lib.bash"
 source "$ROOT/tests/e2e/offcpu.bash"
 
 offcpu_record "$T/w" "--mode wall -F 999 --offcpu-period-us 50" mixed 3
+# Time the hypervisor held a CPU back has no on-CPU samples (a tick falls
+# due, fires once when the CPU runs again): record says how much, and a
+# thread may be short by up to that (once, in CI, 61 ms of b's 3 s).
+steal_us=$(sed -n 's/^ebprof: steal: the hypervisor held these CPUs for \([0-9]*\) ms .*/\1/p' "$T/w.err")
+[ -n "$steal_us" ] || { cat "$T/w.err" >&2; fail "no steal line in wall mode"; }
+steal_us=$((steal_us * 1000))
+echo "steal during the recording: $steal_us us; $(grep '^ebprof: lost' "$T/w.err")"
 for t in a b c; do
 	life_us=$(( $(offcpu_value "$T/w.out" "lifetime_${t}_ns") / 1000 ))
 	all=$(offcpu_us "$T/w.folded" ";offcpu_mixed_$t;")
 	off=$(offcpu_us "$T/w.folded" ";offcpu_mixed_$t;.*\\[off-cpu: [a-z]*\\]\$")
 	on=$((all - off))
-	echo "thread $t: on-CPU $on us + off-CPU $off us = $all us; lifetime $life_us us"
-	within "$all" "$life_us" "$((life_us / 50))" ||
-		fail "thread $t: on + off = $all us, not its lifetime $life_us us (2%)"
+	runnable=$(offcpu_us "$T/w.folded" ";offcpu_mixed_$t;.*\\[off-cpu: runnable\\]\$")
+	echo "thread $t: on-CPU $on us + off-CPU $off us ($runnable us runnable) = $all us;" \
+		"lifetime $life_us us (the kernel's schedstat: $(( $(offcpu_value "$T/w.out" "ran_${t}_ns") / 1000 ))" \
+		"us on a CPU, $(( $(offcpu_value "$T/w.out" "waited_${t}_ns") / 1000 )) us runnable)"
+	within "$all" "$life_us" "$((life_us / 50 + steal_us))" ||
+		fail "thread $t: on + off = $all us, not its lifetime $life_us us (2%, and $steal_us us of steal)"
 	# Both parts are there (their split depends on the machine's load:
 	# a thread waiting for a CPU is off it, runnable).
 	at_least "$on" $((life_us / 100)) || fail "thread $t: only $on us on-CPU"
@@ -55,6 +66,6 @@ echo "short threads ($n_d): on-CPU $((body - body_off)) us + off-CPU $body_off u
 at_least "$n_d" 5 || fail "only $n_d short threads were made"
 at_least "$first" $((life_us / 20)) ||
 	fail "the short threads' first waits came to $first us of $life_us us: not counted, or not under load"
-within "$all" "$life_us" "$((life_us / 50))" ||
-	fail "short threads: on + off = $all us, not their lifetimes' $life_us us (2%)"
+within "$all" "$life_us" "$((life_us / 50 + steal_us))" ||
+	fail "short threads: on + off = $all us, not their lifetimes' $life_us us (2%, and $steal_us us of steal)"
 ok "wall mode: on-CPU + off-CPU = each thread's lifetime from its creation within 2%"
