@@ -48,6 +48,15 @@
 #define UNW_READ(env, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
 #define UNW_WORD(table, i, dst) unw_word((table), (i), (dst))
 #define UNW_RULE(env, i) bpf_map_lookup_elem(&unw_rules, &(i))
+/*
+ * x, masked by a word the verifier cannot know (a writable global's),
+ * which leaves x's value as it was and the verifier knowing only its
+ * width: states that differed only in what was known of x are then
+ * one state. The asm keeps the mask where it is written, at the end of a
+ * loop's round.
+ */
+volatile __u64 unw_all_ones = ~0ULL;
+#define UNW_FORGET(x) asm volatile("%0 &= %1" : "+r"(x) : "r"((__typeof__(x))unw_all_ones))
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
@@ -753,17 +762,22 @@ static __always_inline bool walk_mapping(struct walk *w, __u64 pc)
 
 	if (w->st->m_valid && pc >= w->st->m_start && pc < w->st->m_end)
 		return true;
+	/* UNW_FORGET: see unw_find_rule(); the comparison narrows a copy of pc. */
 	for (int k = 0; k < 17 && lo < hi; k++) {
 		__u32 mid = lo + (hi - lo) / 2;
+		__u64 at = pc;
 
 		idx = w->st->first + mid;
 		m = bpf_map_lookup_elem(&unw_mappings, &idx);
 		if (!m)
 			return false;
-		if (m->start <= pc)
+		UNW_FORGET(at);
+		if (m->start <= at)
 			lo = mid + 1;
 		else
 			hi = mid;
+		UNW_FORGET(lo);
+		UNW_FORGET(hi);
 	}
 	if (lo == 0)
 		return false;
@@ -794,12 +808,26 @@ static __always_inline int walk_no_row(struct walk *w, struct ebprof_regs *regs)
 	return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
 }
 
+/*
+ * The rule index for file offset off in the table at slot `slot` of
+ * unw_tables (0: no row), or UNW_RULE_NO_TABLE. A global function: the
+ * verifier checks it once, on its own, with both arguments unknown,
+ * rather than again for every state of every walk that calls it (its
+ * binary search is most of what a walk costs the verifier).
+ */
+#define UNW_RULE_NO_TABLE 0xffffffffu
+__noinline __u32 unw_rule_at(__u32 slot, __u64 off)
+{
+	void *table = bpf_map_lookup_elem(&unw_tables, &slot);
+
+	return table ? unw_find_rule(table, off) : UNW_RULE_NO_TABLE;
+}
+
 /* One frame: its pc's table row, or the frame pointer where its file has no table. */
 static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 {
 	const struct ebprof_unw_rule *rule;
 	__u64 pc = regs->r[UNW_RIP];
-	void *table;
 	__u32 index;
 
 	struct ebprof_rule_cache_entry *e;
@@ -817,10 +845,9 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	if (e->table_id == w->st->m_table_id && e->offset == off) {
 		index = e->rule;
 	} else {
-		table = bpf_map_lookup_elem(&unw_tables, &w->st->m_table);
-		if (!table)
+		index = unw_rule_at(w->st->m_table, off);
+		if (index == UNW_RULE_NO_TABLE)
 			return UNW_NO_TABLE;
-		index = unw_find_rule(table, off);
 		e->offset = off;
 		e->table_id = w->st->m_table_id;
 		e->rule = index;

@@ -14,6 +14,9 @@
  *                              non-zero past its end
  *   UNW_RULE(env, i)           a const struct ebprof_unw_rule * for rule i, or NULL
  *
+ * and may define UNW_FORGET(x), which keeps the __u32 lvalue x's value but
+ * leaves the BPF verifier knowing nothing of it (see unw_find_rule()).
+ *
  * Without them only the register names and results are defined (for the
  * sampler, which counts results). Everything here is bounded loops and
  * plain arithmetic, as the BPF verifier wants it.
@@ -23,6 +26,9 @@
 
 #ifndef UNW_INLINE
 #define UNW_INLINE static inline
+#endif
+#ifndef UNW_FORGET
+#define UNW_FORGET(x) ((void)0)
 #endif
 
 /* DWARF register numbers (x86-64 psABI) of struct ebprof_regs (bpf/ebprof.h). */
@@ -68,6 +74,13 @@ UNW_INLINE __u32 unw_find_rule(void *table, __u64 off)
 	rows_at = EBPROF_UNW_HEADER_WORDS + n_pages + 1;
 	/* Invariant: row lo starts at or before low (the page's first row is at offset 0
 	 * when a rule runs into the page); find the last such row. */
+	/*
+	 * Each step ends by forgetting what the verifier learnt of lo and hi:
+	 * a kernel that checks the states of a loop's rounds value by value
+	 * (6.18's, with its loops found as strongly connected components)
+	 * would otherwise see each of the 2^16 paths through the search as
+	 * its own state, every bound narrowed differently, and give up.
+	 */
 	for (int i = 0; i < 17 && hi - lo > 1; i++) {
 		__u32 mid = lo + (hi - lo) / 2;
 
@@ -77,6 +90,8 @@ UNW_INLINE __u32 unw_find_rule(void *table, __u64 off)
 			lo = mid;
 		else
 			hi = mid;
+		UNW_FORGET(lo);
+		UNW_FORGET(hi);
 	}
 	if (UNW_WORD(table, rows_at + lo, &w) || (w >> 16) > low)
 		return 0;
