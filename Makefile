@@ -270,7 +270,8 @@ soak: all
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
-	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong
+	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong \
+	$(B)/bench/ticks
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -281,7 +282,7 @@ $(B)/bench/floor: tests/bench/floor.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
 
-$(B)/bench/work $(B)/bench/manystacks $(B)/bench/pingpong: $(B)/bench/%: tests/bench/%.c
+$(B)/bench/work $(B)/bench/manystacks $(B)/bench/pingpong $(B)/bench/ticks: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 

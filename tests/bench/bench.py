@@ -320,6 +320,24 @@ def cpu_ticks(pid):
         return None
 
 
+def sched_cpu_s(pid):
+    """Seconds on a CPU of all of pid's threads, from their schedstat (ns),
+    where /proc/PID/stat's ticks (4 ms here) are coarser than section
+    ticks' differences; 0 once it is gone."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return 0.0
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just ended
+    return total / 1e9
+
+
 def rss_mb(pid):
     try:
         with open("/proc/%d/status" % pid) as f:
@@ -740,6 +758,98 @@ class Bench:
             sleeper.wait()
             subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
         log("2 filtered: %d rounds per frequency in %.0f s" % (self.reps, time.time() - t0))
+
+    def run_ticks(self, seconds):
+        """tests/bench/ticks.c for seconds, 20 frames deep: its "all" line as a dict."""
+        out = subprocess.run([os.path.join(TOOLS, "ticks"), "%g" % seconds, "20"],
+                             capture_output=True, text=True, check=True).stdout
+        line = [l for l in out.splitlines() if l.startswith("all ")][-1]
+        return {k: float(v) for k, v in (f.split("=") for f in line.split()[1:])}
+
+    def section_ticks(self):
+        """Where the cost above the floor goes, counted: ticks.c keeps every
+        CPU busy and measures each interruption against the units of work
+        around it (the time a tick takes and the cache refills it leaves
+        behind), which the run-to-run drift of this VM's speed does not
+        move as it moves section 2's wall times. Alongside, in the same
+        runs, the kernel's run time of each tool's BPF program (bpf_stats)
+        and the tool's own process (the schedstat of its threads). All in
+        percentage points of one CPU (the machine's is the same share: the
+        work and the sampling cover every CPU); each tool is paired with
+        the floor of its round."""
+        log("2 ticks: what each sampling interrupt takes from a busy thread")
+        t0 = time.time()
+        secs = self.dur(2.0, 0.5)
+        kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
+        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+            saved = f.read().strip()
+        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+        try:
+            for hz in ([4999] if self.smoke else [999, 4999]):
+                got = {k: [] for k in kinds}  # (lost %, BPF pp, own process pp)
+                for _ in range(self.reps):
+                    order = kinds[:]
+                    self.rng.shuffle(order)
+                    for kind in order:
+                        prof = None if kind == "none" else Profiler(kind, hz, self.tmp)
+                        if prof:
+                            prof.start()
+                        try:
+                            # What a tool does once per binary is not charged to the run.
+                            self.run_ticks(0.3)
+                            pid = prof.proc.pid() if prof else None
+                            b0, c0 = (prof.stats()[0] if prof else 0), \
+                                (sched_cpu_s(pid) if pid else 0.0)
+                            t = self.run_ticks(secs)
+                            b1, c1 = (prof.stats()[0] if prof else 0), \
+                                (sched_cpu_s(pid) if pid else 0.0)
+                        finally:
+                            if prof:
+                                prof.stop()
+                        span = t["seconds"] * NCPU
+                        got[kind].append((t["lost_pct"], 100 * (b1 - b0) / 1e9 / span,
+                                          100 * (c1 - c0) / span))
+                self.ticks_rows(hz, kinds, got)
+        finally:
+            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+        log("2 ticks: %d rounds per frequency in %.0f s" % (self.reps, time.time() - t0))
+
+    def ticks_rows(self, hz, kinds, got):
+        lost = {k: [g[0] for g in got[k]] for k in kinds}
+        self.res.add("2 ticks", "time lost to interruptions", "none", median(lost["none"]), "%",
+                     hz, "", None, None, self.reps,
+                     "the host's and the kernel's own, with no profiler", ci95(lost["none"]))
+        self.res.add("2 ticks", "time lost to interruptions", "floor", median(lost["floor"]),
+                     "%", hz, "none", median(lost["none"]), None, self.reps,
+                     "the sampling interrupt with an empty program", ci95(lost["floor"]))
+        total = {}
+        for kind in kinds[2:]:
+            above = [g[0] - f[0] for g, f in zip(got[kind], got["floor"])]
+            total[kind] = [a + g[2] for a, g in zip(above, got[kind])]
+            bpf = [g[1] - f[1] for g, f in zip(got[kind], got["floor"])]
+            own = [g[2] for g in got[kind]]
+            rest = [a - b for a, b in zip(above, bpf)]
+            self.res.add("2 ticks", "above the floor, in the interrupted threads", kind,
+                         median(above), "pp", hz, "floor", median(lost["floor"]), None,
+                         self.reps, "paired with the floor of the round", ci95(above))
+            if kind != "perf":
+                self.res.add("2 ticks", "of it, the BPF program (kernel's run time)", kind,
+                             median(bpf), "pp", hz, "", None, None, self.reps,
+                             "bpf_stats, above the empty program's", ci95(bpf))
+                self.res.add("2 ticks", "of it, the rest (cache refills, the event)", kind,
+                             median(rest), "pp", hz, "", None, None, self.reps,
+                             "the interrupted threads' loss less the program", ci95(rest))
+            self.res.add("2 ticks", "the tool's own process", kind, median(own), "pp", hz, "",
+                         None, None, self.reps, "schedstat of its threads", ci95(own))
+            self.res.add("2 ticks", "above the floor, in all", kind, median(total[kind]), "pp",
+                         hz, "", None, None, self.reps,
+                         "the interrupted threads' and the tool's own", ci95(total[kind]))
+        for other in ("perf", "bpftrace"):
+            diff = [e - o for e, o in zip(total["ebprof"], total[other])]
+            ci = ci95(diff)
+            self.res.add("2 ticks", "above the floor in all, ebprof minus " + other, "ebprof",
+                         median(diff), "pp", hz, other, None, None, self.reps,
+                         "resolution +-%s pp" % fmt((ci[1] - ci[0]) / 2) if ci else "", ci)
 
     # 3 -------------------------------------------------------------------------
     def busy_start(self, levels=5):
@@ -1691,7 +1801,7 @@ class Bench:
     def run(self):
         sections = self.args.sections.split(",")
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
-                 ("filtered", self.section_filtered),
+                 ("ticks", self.section_ticks), ("filtered", self.section_filtered),
                  ("user", self.section_user), ("ebuser", self.section_ebuser),
                  ("startup", self.section_startup),
                  ("collectd", self.section_collectd),
@@ -1740,7 +1850,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,filtered,user,ebuser,startup,collectd,symbols,"
+                    help="comma list of kernel,slowdown,ticks,filtered,user,ebuser,startup,collectd,symbols,"
                          "symbolize,"
                          "render,top,"
                          "unwind,"
