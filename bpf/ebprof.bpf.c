@@ -45,7 +45,7 @@
 
 /* bpf/unwind.h's accessors: user memory, table words, rules. */
 #define UNW_INLINE static __always_inline
-#define UNW_READ(env, dst, addr) bpf_probe_read_user((dst), 8, (const void *)(addr))
+#define UNW_READ(env, dst, addr) unw_read_user((dst), (addr))
 #define UNW_WORD(table, i, dst) unw_word((table), (i), (dst))
 #define UNW_RULE(env, i) bpf_map_lookup_elem(&unw_rules, &(i))
 /*
@@ -662,6 +662,51 @@ static __always_inline __u32 count_sample(const struct ebprof_key *key, struct e
 /* --- the table unwinder ---------------------------------------------------- */
 
 /*
+ * The 8 bytes of user memory at addr into *dst; 0, or 1 on a fault. The
+ * walk's reads go up the stack a frame at a time (a return address, the
+ * saved rbp below it, then the next frame's above), so each read that
+ * misses the window reads the next EBPROF_WIN_BYTES from 16 bytes below
+ * it at once, never past the end of its page (whose mapping decides the
+ * read alone), and the frames above are read from there: one
+ * bpf_probe_read_user() for several frames where each frame made one or
+ * two. A global function: the verifier checks it once, on its own.
+ */
+__noinline int unw_read_user(__u64 *dst, __u64 addr)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ebprof_scratch *s;
+	__u64 start, off, len;
+
+	if (!dst)
+		return 1;
+	s = bpf_map_lookup_elem(&scratch, &cpu);
+	if (!s)
+		return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
+	off = addr - s->win_start;
+	if (addr < s->win_start || off + 8 > s->win_len) {
+		start = addr - 16;
+		if ((start ^ addr) >> 12)
+			start = addr & ~4095ULL; /* the window stays in addr's page */
+		len = 4096 - (start & 4095);
+		if (len > EBPROF_WIN_BYTES)
+			len = EBPROF_WIN_BYTES;
+		s->win_len = 0;
+		if (addr + 8 > start + len) /* it straddles two pages: on its own */
+			return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
+		/* The clamp again, as a mask the verifier keeps (1 to EBPROF_WIN_BYTES). */
+		asm volatile("" : "+r"(len));
+		len = ((len - 1) & (EBPROF_WIN_BYTES - 1)) + 1;
+		if (bpf_probe_read_user(s->win, (__u32)len, (const void *)start))
+			return 1; /* addr's page is not there: nor is addr */
+		s->win_start = start;
+		s->win_len = (__u32)len;
+		off = addr - start;
+	}
+	__builtin_memcpy(dst, &s->win[off & (EBPROF_WIN_BYTES - 1)], 8);
+	return 0;
+}
+
+/*
  * A table's word i. Tables are arrays of 64-bit elements holding two words
  * each: the kernel rounds an array's elements up to 8 bytes, and 32-bit
  * elements would double a table's size.
@@ -1033,6 +1078,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		.may_copy = copy_samples && (ctx || copy_id),
 		.h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	s->ustack.nr = 0;
+	s->win_len = 0; /* the window is of the last walk's stack */
 	*id = 0;
 	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
 	if (!w.cache)

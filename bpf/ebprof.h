@@ -327,6 +327,8 @@ struct ebprof_cpu {
 /* Bytes of a frame and of a code object the walk reads (from code_window). */
 #define EBPROF_PY_FRAME_BYTES 80
 #define EBPROF_PY_CODE_BYTES 128
+/* The table walk's window of the user stack (a power of two, at most a page). */
+#define EBPROF_WIN_BYTES 512
 
 struct ebprof_py_proc {
 	__u64 start_time;	      /* the process this is of (struct ebprof_key's) */
@@ -427,6 +429,15 @@ struct ebprof_scratch {
 	__u8 py_frame[EBPROF_PY_FRAME_BYTES];
 	__u8 py_code[EBPROF_PY_CODE_BYTES];
 	struct ebprof_walk_state walk;
+	/*
+	 * The table walk's window of the user stack (unw_read_user()): the
+	 * win_len bytes at win_start, read at once, which serve the reads of
+	 * the next frames up (0: none, at the start of every walk).
+	 */
+	__u64 win_start;
+	__u32 win_len;
+	__u32 win_pad;
+	__u8 win[EBPROF_WIN_BYTES + 8];
 };
 
 /*
