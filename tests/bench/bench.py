@@ -634,6 +634,23 @@ class Bench:
             subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
 
     # 2 -------------------------------------------------------------------------
+    def shuffled_rounds(self, kinds, hz):
+        """reps rounds, each running every kind once in a shuffled order:
+        yields (kind, its profiler, started; None for "none"), and stops
+        the profiler when the caller's turn with it is over."""
+        for _ in range(self.reps):
+            order = kinds[:]
+            self.rng.shuffle(order)
+            for kind in order:
+                prof = None if kind == "none" else Profiler(kind, hz, self.tmp)
+                if prof:
+                    prof.start()
+                try:
+                    yield kind, prof
+                finally:
+                    if prof:
+                        prof.stop()
+
     def run_work(self, rounds):
         out = subprocess.run([os.path.join(TOOLS, "work"), str(NCPU), str(rounds), "20"],
                              capture_output=True, text=True, check=True).stdout
@@ -647,18 +664,8 @@ class Bench:
         kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
         for hz in ([999] if self.smoke else [99, 999, 4999]):
             times = {k: [] for k in kinds}
-            for _ in range(self.reps):
-                order = kinds[:]
-                self.rng.shuffle(order)
-                for kind in order:
-                    prof = None if kind == "none" else Profiler(kind, hz, self.tmp)
-                    if prof:
-                        prof.start()
-                    try:
-                        times[kind].append(self.run_work(rounds))
-                    finally:
-                        if prof:
-                            prof.stop()
+            for kind, _ in self.shuffled_rounds(kinds, hz):
+                times[kind].append(self.run_work(rounds))
             base = times["none"]
             above = {}
             for kind in kinds[1:]:
@@ -787,28 +794,16 @@ class Bench:
         try:
             for hz in ([4999] if self.smoke else [999, 4999]):
                 got = {k: [] for k in kinds}  # (lost %, BPF pp, own process pp)
-                for _ in range(self.reps):
-                    order = kinds[:]
-                    self.rng.shuffle(order)
-                    for kind in order:
-                        prof = None if kind == "none" else Profiler(kind, hz, self.tmp)
-                        if prof:
-                            prof.start()
-                        try:
-                            # What a tool does once per binary is not charged to the run.
-                            self.run_ticks(0.3)
-                            pid = prof.proc.pid() if prof else None
-                            b0, c0 = (prof.stats()[0] if prof else 0), \
-                                (sched_cpu_s(pid) if pid else 0.0)
-                            t = self.run_ticks(secs)
-                            b1, c1 = (prof.stats()[0] if prof else 0), \
-                                (sched_cpu_s(pid) if pid else 0.0)
-                        finally:
-                            if prof:
-                                prof.stop()
-                        span = t["seconds"] * NCPU
-                        got[kind].append((t["lost_pct"], 100 * (b1 - b0) / 1e9 / span,
-                                          100 * (c1 - c0) / span))
+                for kind, prof in self.shuffled_rounds(kinds, hz):
+                    # What a tool does once per binary is not charged to the run.
+                    self.run_ticks(0.3)
+                    pid = prof.proc.pid() if prof else None
+                    b0, c0 = (prof.stats()[0] if prof else 0), (sched_cpu_s(pid) if pid else 0.0)
+                    t = self.run_ticks(secs)
+                    b1, c1 = (prof.stats()[0] if prof else 0), (sched_cpu_s(pid) if pid else 0.0)
+                    span = t["seconds"] * NCPU
+                    got[kind].append((t["lost_pct"], 100 * (b1 - b0) / 1e9 / span,
+                                      100 * (c1 - c0) / span))
                 self.ticks_rows(hz, kinds, got)
         finally:
             subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])

@@ -47,6 +47,19 @@ check "1 kernel" "ns/sample deep" ebprof anchor
 check "2 slowdown" "slowdown" floor anchor
 for p in perf bpftrace ebprof; do check "2 slowdown" "slowdown above floor" "$p" anchor; done
 for p in perf bpftrace; do check "2 slowdown" "ebprof minus $p" ebprof; done
+check "2 ticks" "time lost to interruptions" none
+check "2 ticks" "time lost to interruptions" floor anchor
+for p in perf bpftrace ebprof; do
+	check "2 ticks" "above the floor, in the interrupted threads" "$p" anchor
+	check "2 ticks" "the tool's own process" "$p"
+	check "2 ticks" "above the floor, in all" "$p"
+done
+for p in bpftrace ebprof; do check "2 ticks" "of it, the BPF program (kernel's run time)" "$p"; done
+for p in perf bpftrace; do check "2 ticks" "above the floor in all, ebprof minus $p" ebprof; done
+# The program's share must be a real reading: ebprof's program ran at 4999 Hz.
+bpf=$(row_value "2 ticks" "of it, the BPF program (kernel's run time)" ebprof | cut -d' ' -f1)
+python3 -c "import sys; sys.exit(0 if float('$bpf') > 0 else 1)" ||
+	fail "ebprof's BPF program took no time in section ticks ($bpf pp)"
 check "1 kernel" "ns/sample filtered out" "ebprof -p, per-CPU events" anchor
 for p in "floor (every CPU)" "bpftrace /pid == N/" "ebprof -p" "ebprof -p, per-CPU events"; do
 	check "2 slowdown" "others' slowdown, -p a sleeper" "$p" anchor
