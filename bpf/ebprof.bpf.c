@@ -683,7 +683,7 @@ __noinline int unw_read_user(__u64 *dst, __u64 addr)
 	if (!s)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
 	off = addr - s->win_start;
-	if (addr < s->win_start || off + 8 > s->win_len) {
+	if (addr < s->win_start || off >= s->win_len || s->win_len - off < 8) {
 		start = addr - 16;
 		if ((start ^ addr) >> 12)
 			start = addr & ~4095ULL; /* the window stays in addr's page */
@@ -691,7 +691,7 @@ __noinline int unw_read_user(__u64 *dst, __u64 addr)
 		if (len > EBPROF_WIN_BYTES)
 			len = EBPROF_WIN_BYTES;
 		s->win_len = 0;
-		if (addr + 8 > start + len) /* it straddles two pages: on its own */
+		if (len < addr - start + 8) /* it straddles two pages: on its own */
 			return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
 		/* The clamp again, as a mask the verifier keeps (1 to EBPROF_WIN_BYTES). */
 		asm volatile("" : "+r"(len));

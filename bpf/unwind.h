@@ -14,8 +14,9 @@
  *                              non-zero past its end
  *   UNW_RULE(env, i)           a const struct ebprof_unw_rule * for rule i, or NULL
  *
- * and may define UNW_FORGET(x), which keeps the __u32 lvalue x's value but
- * leaves the BPF verifier knowing nothing of it (see unw_find_rule()).
+ * and may define UNW_FORGET(x), which keeps the integer lvalue x's value
+ * but leaves the BPF verifier knowing nothing of it but its width (see
+ * unw_find_rule()).
  *
  * Without them only the register names and results are defined (for the
  * sampler, which counts results). Everything here is bounded loops and
