@@ -39,7 +39,7 @@
 #include <x86intrin.h>
 
 #define TABLE_WORDS (128 * 1024 / 8)
-#define UNIT_STEPS 128		   /* table steps per unit: about 0.3 us here */
+#define UNIT_STEPS 128		   /* table steps per unit: about 0.9 us here */
 #define THRESHOLD_NS 500	   /* an interruption: a unit this much slower */
 #define LONG_NS 1000000		   /* the CPU lost, not a tick */
 #define POST 16			   /* units after an interruption, for what it left */
