@@ -320,6 +320,19 @@ def cpu_ticks(pid):
         return None
 
 
+def bpf_stats_on():
+    """Turns on the kernel's BPF run-time counters (kernel.bpf_stats_enabled);
+    returns the setting found, for bpf_stats_restore()."""
+    with open("/proc/sys/kernel/bpf_stats_enabled") as f:
+        saved = f.read().strip()
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+    return saved
+
+
+def bpf_stats_restore(saved):
+    subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+
+
 def sched_cpu_s(pid):
     """Seconds on a CPU of all of pid's threads, from their schedstat (ns),
     where /proc/PID/stat's ticks (4 ms here) are coarser than section
@@ -588,12 +601,10 @@ class Bench:
 
     def section_kernel(self):
         log("1 kernel cost per sample (bpf_stats_enabled)")
-        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-            saved = f.read().strip()
         secs = self.dur(2, 1)  # ~4000 samples a run at 999 Hz on 2 CPUs
         depth_rows = {}
+        saved = bpf_stats_on()
         try:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
             # Shallow across frequencies; deep (~73 user frames) at 999 Hz.
             cases = [
                 ("shallow", [os.path.join(EX, "split7030"), "100000"], "split7030",
@@ -631,7 +642,7 @@ class Bench:
                              "bpftrace", t, r, reps,
                              "depth=%d (recursion; ~%d user frames)" % (depth, depth + 3))
         finally:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            bpf_stats_restore(saved)
 
     # 2 -------------------------------------------------------------------------
     def shuffled_rounds(self, kinds, hz):
@@ -706,9 +717,7 @@ class Bench:
         t0 = time.time()
         rounds = self.work_rounds(4.0)
         sleeper = subprocess.Popen(["sleep", "100000"])
-        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-            saved = f.read().strip()
-        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+        saved = bpf_stats_on()
         kinds = ["none", "floor", "bpftrace", "ebprof", "ebprof-cpu"]
         try:
             for hz in ([4999] if self.smoke else [999, 4999]):
@@ -763,7 +772,7 @@ class Bench:
         finally:
             sleeper.kill()
             sleeper.wait()
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            bpf_stats_restore(saved)
         log("2 filtered: %d rounds per frequency in %.0f s" % (self.reps, time.time() - t0))
 
     def run_ticks(self, seconds):
@@ -788,9 +797,7 @@ class Bench:
         t0 = time.time()
         secs = self.dur(2.0, 0.5)
         kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
-        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-            saved = f.read().strip()
-        subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
+        saved = bpf_stats_on()
         try:
             for hz in ([4999] if self.smoke else [999, 4999]):
                 got = {k: [] for k in kinds}  # (lost %, BPF pp, own process pp)
@@ -806,7 +813,7 @@ class Bench:
                                       100 * (c1 - c0) / span))
                 self.ticks_rows(hz, kinds, got)
         finally:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            bpf_stats_restore(saved)
         log("2 ticks: %d rounds per frequency in %.0f s" % (self.reps, time.time() - t0))
 
     def ticks_rows(self, hz, kinds, got):
@@ -1177,11 +1184,9 @@ class Bench:
 
     def unwind_kernel(self):
         """BPF ns/sample, tables against the kernel's frame-pointer walk, by depth."""
-        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-            saved = f.read().strip()
         secs = self.dur(2, 1)
+        saved = bpf_stats_on()
         try:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
             for depth in self.UNWIND_DEPTHS:
                 # recurse-leaffp (frame pointers everywhere, so the walk sees every frame):
                 # _start, two libc frames, main and the leaf around the recursion.
@@ -1207,7 +1212,7 @@ class Bench:
             self.unwind_copy(secs)
         finally:
             self.bg.stop()
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=%s" % saved])
+            bpf_stats_restore(saved)
 
     def unwind_copy(self, secs):
         """BPF ns/sample when samples are copied (registers and stack top) before their tables.
@@ -1742,8 +1747,6 @@ class Bench:
         py = "/usr/bin/python3.11"
         if not os.access(py, os.X_OK):
             raise RuntimeError("%s is missing: make deps installs python3.11" % py)
-        with open("/proc/sys/kernel/bpf_stats_enabled") as f:
-            saved = f.read().strip()
         secs = self.dur(3, 1)
         self.bg.stop()
         for _ in range(NCPU):
@@ -1751,8 +1754,8 @@ class Bench:
         time.sleep(0.5)
         ns = {"python": [], "native": []}
         ratios, counts = [], []
+        saved = bpf_stats_on()
         try:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=1"], check=True)
             for _ in range(self.reps):
                 order = ["python", "native"]
                 self.rng.shuffle(order)
@@ -1763,7 +1766,7 @@ class Bench:
                     ns[k].append(got[k][0])
                 counts.append(got["python"][1])
                 ratios.append(got["python"][0] / got["native"][0])
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            bpf_stats_restore(saved)
             # The profiler's own CPU (naming the frames) per 1000 samples.
             per_k = {"python": [], "native": []}
             user_ratios = []
@@ -1778,7 +1781,7 @@ class Bench:
                     per_k[k].append(got[k])
                 user_ratios.append(got["python"] / got["native"])
         finally:
-            subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
+            bpf_stats_restore(saved)
             self.bg.stop()
         self.res.add("10 python", "ns/sample, 52 Python frames", "ebprof", median(ns["python"]),
                      "ns", 999, "ebprof --no-python", median(ns["native"]), median(ratios),
