@@ -44,12 +44,22 @@ struct kmodule {
 	uint64_t start, end;
 };
 
+/*
+ * The table, as compact as a lookup allows: it lives as long as the
+ * profiler, and a distribution kernel has over 100,000 text symbols. An
+ * array per field (18 bytes a symbol, not 32 for a struct of pointers and
+ * an array of ends), and a pool of the kept names only, each module's
+ * name once, sized to fit.
+ */
 struct ksyms {
-	struct ksym *syms; /* text symbols, sorted by address, one per address */
-	uint64_t *ends;	   /* ends[i]: first address past syms[i] */
-	size_t nr;
+	uint64_t *addrs;       /* text symbols' addresses, sorted, one symbol per address */
+	uint32_t *lens;	       /* bytes from each to its end: the first address past it */
+	uint32_t *names;       /* each one's name, an offset in pool */
+	uint16_t *modules;     /* 0: vmlinux; else 1 + an index in module_names */
+	uint32_t *module_names; /* offsets in pool */
+	size_t nr, nr_modules;
 	bool hidden;
-	char *pool; /* every name and module name */
+	char *pool;
 };
 
 struct kparse {
@@ -207,14 +217,64 @@ static uint64_t module_end(const struct kparse *p, const struct kentry *e)
 	return UINT64_MAX;
 }
 
+/* The table's pool: appends len bytes and a NUL, and gives their offset. */
+static int kept_add(struct ksyms *ks, size_t *cap, size_t *len, const char *s, size_t n,
+		    uint32_t *off)
+{
+	if (*len + n + 1 > UINT32_MAX)
+		return -EOVERFLOW; /* not kallsyms as any kernel writes it */
+	if (GROW_ARRAY(&ks->pool, cap, *len + n + 1, 1 << 16))
+		return -ENOMEM;
+	memcpy(ks->pool + *len, s, n + 1);
+	*off = (uint32_t)*len;
+	*len += n + 1;
+	return 0;
+}
+
+/* The index + 1 of the module named name, added if new; 0 with an error. */
+static uint16_t module_index(struct ksyms *ks, size_t *cap, size_t *pool_cap, size_t *pool_len,
+			     const char *name, int *err)
+{
+	uint32_t off;
+
+	/* Symbols sorted by address come module by module: the last one first. */
+	for (size_t i = ks->nr_modules; i-- > 0;)
+		if (!strcmp(ks->pool + ks->module_names[i], name))
+			return (uint16_t)(i + 1);
+	if (ks->nr_modules == UINT16_MAX - 1) {
+		*err = -EOVERFLOW;
+		return 0;
+	}
+	if (GROW_ARRAY(&ks->module_names, cap, ks->nr_modules + 1, 64)) {
+		*err = -ENOMEM;
+		return 0;
+	}
+	*err = kept_add(ks, pool_cap, pool_len, name, strlen(name), &off);
+	if (*err)
+		return 0;
+	ks->module_names[ks->nr_modules++] = off;
+	return (uint16_t)ks->nr_modules;
+}
+
+/* Gives back what an array allocated past its last element; keeps it if that fails. */
+static void *fit(void *array, size_t bytes)
+{
+	void *fitted = realloc(array, bytes ? bytes : 1);
+
+	return fitted ? fitted : array;
+}
+
 /* Builds the final table from sorted entries: one text symbol per address. */
 static int build(struct ksyms *ks, struct kparse *p)
 {
-	size_t i = 0;
+	size_t i = 0, n = p->nr ? p->nr : 1, pool_cap = 0, pool_len = 0, modules_cap = 0;
+	int err = 0;
 
-	ks->syms = calloc(p->nr ? p->nr : 1, sizeof(*ks->syms));
-	ks->ends = calloc(p->nr ? p->nr : 1, sizeof(*ks->ends));
-	if (!ks->syms || !ks->ends)
+	ks->addrs = malloc(n * sizeof(*ks->addrs));
+	ks->lens = malloc(n * sizeof(*ks->lens));
+	ks->names = malloc(n * sizeof(*ks->names));
+	ks->modules = malloc(n * sizeof(*ks->modules));
+	if (!ks->addrs || !ks->lens || !ks->names || !ks->modules)
 		return -ENOMEM;
 	while (i < p->nr) {
 		const struct kentry *e = &p->entries[i];
@@ -224,7 +284,8 @@ static int build(struct ksyms *ks, struct kparse *p)
 		while (next < p->nr && p->entries[next].addr == e->addr)
 			next++;
 		if (e->kind == KENTRY_TEXT) {
-			struct ksym *s = &ks->syms[ks->nr];
+			const char *name = p->pool + e->name_off;
+			uint16_t module = 0;
 
 			if (next < p->nr)
 				end = p->entries[next].addr;
@@ -237,14 +298,32 @@ static int build(struct ksyms *ks, struct kparse *p)
 
 				if (mod_end < end)
 					end = mod_end;
+				module = module_index(ks, &modules_cap, &pool_cap, &pool_len,
+						      p->pool + e->module_off, &err);
+				if (err)
+					return err;
 			}
-			s->addr = e->addr;
-			s->name = p->pool + e->name_off;
-			s->module = e->module_off == SIZE_MAX ? NULL : p->pool + e->module_off;
-			ks->ends[ks->nr++] = end;
+			err = kept_add(ks, &pool_cap, &pool_len, name, strlen(name),
+				       &ks->names[ks->nr]);
+			if (err)
+				return err;
+			ks->addrs[ks->nr] = e->addr;
+			/*
+			 * end > e->addr: the next address is higher, and a
+			 * module ends a symbol only from inside it. No
+			 * function is 4 GiB long: past that, nothing resolves.
+			 */
+			ks->lens[ks->nr] = end - e->addr > UINT32_MAX ? UINT32_MAX
+								  : (uint32_t)(end - e->addr);
+			ks->modules[ks->nr++] = module;
 		}
 		i = next;
 	}
+	ks->addrs = fit(ks->addrs, ks->nr * sizeof(*ks->addrs));
+	ks->lens = fit(ks->lens, ks->nr * sizeof(*ks->lens));
+	ks->names = fit(ks->names, ks->nr * sizeof(*ks->names));
+	ks->modules = fit(ks->modules, ks->nr * sizeof(*ks->modules));
+	ks->pool = fit(ks->pool, pool_len);
 	return 0;
 }
 
@@ -295,10 +374,9 @@ int ksyms_load(const char *path, struct ksyms **out)
 		if (err)
 			goto err_parse;
 	}
-	/* The pool moves to the table; names in syms[] already point into it. */
-	ks->pool = p.pool;
 	free(p.entries);
 	free(p.modules);
+	free(p.pool);
 	fclose(f);
 	*out = ks;
 	return 0;
@@ -317,8 +395,11 @@ void ksyms_free(struct ksyms *ksyms)
 {
 	if (!ksyms)
 		return;
-	free(ksyms->syms);
-	free(ksyms->ends);
+	free(ksyms->addrs);
+	free(ksyms->lens);
+	free(ksyms->names);
+	free(ksyms->modules);
+	free(ksyms->module_names);
 	free(ksyms->pool);
 	free(ksyms);
 }
@@ -333,7 +414,7 @@ size_t ksyms_count(const struct ksyms *ksyms)
 	return ksyms->nr;
 }
 
-const struct ksym *ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, uint64_t *offset)
+bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, uint64_t *offset)
 {
 	size_t lo = 0, hi = ksyms->nr;
 
@@ -341,14 +422,19 @@ const struct ksym *ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, uint64
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ksyms->syms[mid].addr <= addr)
+		if (ksyms->addrs[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || addr >= ksyms->ends[lo - 1])
-		return NULL;
+	if (!lo || addr - ksyms->addrs[lo - 1] >= ksyms->lens[lo - 1])
+		return false;
+	lo--;
 	if (offset)
-		*offset = addr - ksyms->syms[lo - 1].addr;
-	return &ksyms->syms[lo - 1];
+		*offset = addr - ksyms->addrs[lo];
+	out->addr = ksyms->addrs[lo];
+	out->name = ksyms->pool + ksyms->names[lo];
+	out->module = ksyms->modules[lo] ? ksyms->pool + ksyms->module_names[ksyms->modules[lo] - 1]
+					 : NULL;
+	return true;
 }

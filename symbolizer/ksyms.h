@@ -17,10 +17,11 @@
 
 struct ksyms;
 
+/* What a lookup finds; the strings are the table's. */
 struct ksym {
 	uint64_t addr;
-	const char *name;   /* owned by the table */
-	const char *module; /* owned by the table; NULL for vmlinux */
+	const char *name;
+	const char *module; /* NULL for vmlinux */
 };
 
 /*
@@ -43,11 +44,11 @@ bool ksyms_hidden(const struct ksyms *ksyms);
 size_t ksyms_count(const struct ksyms *ksyms);
 
 /*
- * The text symbol that holds addr, or NULL when none does (before the
- * first symbol, in data, past the end of text, or hidden). On success
- * *offset (if not NULL) is addr minus the symbol's address. The returned
- * pointer is owned by the table and lives as long as it.
+ * Fills *out with the text symbol that holds addr and returns true, or
+ * returns false when none does (before the first symbol, in data, past
+ * the end of text, or hidden). On success *offset (if not NULL) is addr
+ * minus the symbol's address. The names live as long as the table.
  */
-const struct ksym *ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, uint64_t *offset);
+bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, uint64_t *offset);
 
 #endif

@@ -894,15 +894,13 @@ static void python_frame(struct symbolizer *sym, struct stack_out *out,
 static void kernel_frame(struct symbolizer *sym, struct stack_out *out, uint64_t addr,
 			 uint64_t adjust)
 {
-	const struct ksym *k = NULL;
+	struct ksym k;
 	uint64_t offset;
 	size_t nr = out->nr;
 
-	if (sym->ksyms)
-		k = ksyms_lookup(sym->ksyms, addr, &offset);
-	if (k) {
-		emit_symbol(sym, out, FRAME_KERNEL, k->name, offset + adjust);
-		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k->addr);
+	if (sym->ksyms && ksyms_lookup(sym->ksyms, addr, &k, &offset)) {
+		emit_symbol(sym, out, FRAME_KERNEL, k.name, offset + adjust);
+		locate(sym, out, nr, NULL, NULL, sym->addresses ? addr + adjust : k.addr);
 	} else
 		emit(sym, out, FRAME_UNKNOWN, names_str(sym, UNKNOWN_NAME));
 }

@@ -45,9 +45,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]); i++) {
 		uint64_t offset;
-		const struct ksym *s = ksyms_lookup(ks, probes[i], &offset);
+		struct ksym s;
 
-		if (s && (s->addr > probes[i] || offset != probes[i] - s->addr || !s->name))
+		if (ksyms_lookup(ks, probes[i], &s, &offset) &&
+		    (s.addr > probes[i] || offset != probes[i] - s.addr || !s.name))
 			abort();
 	}
 	/* Probe around the text of each input line that looks like an address. */
@@ -67,9 +68,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		for (int delta = -1; delta <= 1; delta++) {
 			uint64_t offset;
-			const struct ksym *s = ksyms_lookup(ks, addr + (uint64_t)delta, &offset);
+			struct ksym s;
 
-			if (s && (strlen(s->name) == (size_t)-1 || s->addr + offset != addr + (uint64_t)delta))
+			if (ksyms_lookup(ks, addr + (uint64_t)delta, &s, &offset) &&
+			    (strlen(s.name) == (size_t)-1 || s.addr + offset != addr + (uint64_t)delta ||
+			     (s.module && strlen(s.module) == (size_t)-1)))
 				abort();
 		}
 	}

@@ -62,9 +62,9 @@ static struct ksyms *load(struct fixture_dir *d, const char *kallsyms, const cha
 
 static const char *name_at(const struct ksyms *ks, uint64_t addr)
 {
-	const struct ksym *k = ksyms_lookup(ks, addr, NULL);
+	struct ksym k;
 
-	return k ? k->name : NULL;
+	return ksyms_lookup(ks, addr, &k, NULL) ? k.name : NULL;
 }
 
 /* Unsorted on purpose: kallsyms lists module symbols after vmlinux, not by address. */
@@ -94,13 +94,12 @@ static void test_resolves_nearest_symbol_below(void **state)
 	struct fixture_dir d;
 	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
 	uint64_t offset = 0;
-	const struct ksym *k;
+	struct ksym k;
 
 	(void)state;
-	k = ksyms_lookup(ks, 0xffffffff81000123, &offset);
-	assert_non_null(k);
-	assert_string_equal(k->name, "do_syscall_64");
-	assert_null(k->module);
+	assert_true(ksyms_lookup(ks, 0xffffffff81000123, &k, &offset));
+	assert_string_equal(k.name, "do_syscall_64");
+	assert_null(k.module);
 	assert_int_equal(offset, 0x23);
 	assert_string_equal(name_at(ks, 0xffffffff81000200), "abort");
 	assert_string_equal(name_at(ks, 0xffffffff810003ff), "local_helper");
@@ -142,13 +141,12 @@ static void test_module_symbols_and_bounds(void **state)
 {
 	struct fixture_dir d;
 	struct ksyms *ks = load(&d, KALLSYMS, MODULES);
-	const struct ksym *k;
+	struct ksym k;
 
 	(void)state;
-	k = ksyms_lookup(ks, 0xffffffffc0001010, NULL);
-	assert_non_null(k);
-	assert_string_equal(k->name, "mod_a_fn");
-	assert_string_equal(k->module, "mod_a");
+	assert_true(ksyms_lookup(ks, 0xffffffffc0001010, &k, NULL));
+	assert_string_equal(k.name, "mod_a_fn");
+	assert_string_equal(k.module, "mod_a");
 	assert_string_equal(name_at(ks, 0xffffffffc00011ff), "mod_a_other");
 	/* A data symbol ends the text before it. */
 	assert_null(name_at(ks, 0xffffffffc0001200));
@@ -199,8 +197,8 @@ static void test_all_zero_addresses_are_hidden(void **state)
 
 	(void)state;
 	assert_true(ksyms_hidden(ks));
-	assert_null(ksyms_lookup(ks, 0, NULL));
-	assert_null(ksyms_lookup(ks, 0xffffffff81000000, NULL));
+	assert_null(name_at(ks, 0));
+	assert_null(name_at(ks, 0xffffffff81000000));
 	ksyms_free(ks);
 	dir_remove(&d);
 }
@@ -236,6 +234,68 @@ static void test_empty_file_is_an_error(void **state)
 	dir_make(&d, "", NULL);
 	assert_int_equal(ksyms_load(d.kallsyms, &ks), -EINVAL);
 	assert_null(ks);
+	dir_remove(&d);
+}
+
+/* Modules whose symbols interleave by address each keep their own name. */
+static void test_interleaved_modules_keep_their_names(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d,
+				"ffffffffc0001000 t a_one\t[mod_a]\n"
+				"ffffffffc0002000 t b_one\t[mod_b]\n"
+				"ffffffffc0003000 t a_two\t[mod_a]\n"
+				"ffffffffc0004000 t c_one\t[mod_c]\n"
+				"ffffffffc0005000 t b_two\t[mod_b]\n"
+				"ffffffff81000000 T vm_fn\n"
+				"ffffffff81000100 T _etext\n",
+				NULL);
+	static const struct {
+		uint64_t addr;
+		const char *name, *module;
+	} want[] = {
+		{ 0xffffffffc0001001, "a_one", "mod_a" }, { 0xffffffffc0002002, "b_one", "mod_b" },
+		{ 0xffffffffc0003003, "a_two", "mod_a" }, { 0xffffffffc0004004, "c_one", "mod_c" },
+		{ 0xffffffffc0005005, "b_two", "mod_b" }, { 0xffffffff81000010, "vm_fn", NULL },
+	};
+	struct ksym k;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_true(ksyms_lookup(ks, want[i].addr, &k, NULL));
+		assert_string_equal(k.name, want[i].name);
+		if (want[i].module)
+			assert_string_equal(k.module, want[i].module);
+		else
+			assert_null(k.module);
+	}
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+/*
+ * A symbol's end is stored as a 32-bit length: an address 4 GiB or more
+ * past a symbol is not resolved, even with no symbol between.
+ */
+static void test_far_addresses_unresolved(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d,
+				"0000000100000000 T low_fn\n"
+				"0000000300000000 T high_fn\n"
+				"ffffffffc0001000 t in_mod\t[mod_s]\n",
+				"mod_s 1024 0 - Live 0xffffffffc0001000\n");
+	uint64_t offset = 0;
+	struct ksym k;
+
+	(void)state;
+	assert_true(ksyms_lookup(ks, 0x1fffffffeULL, &k, &offset));
+	assert_string_equal(k.name, "low_fn");
+	assert_true(offset == 0xfffffffeULL);
+	assert_null(name_at(ks, 0x200000000ULL)); /* 4 GiB past low_fn, and high_fn not yet */
+	assert_string_equal(name_at(ks, 0xffffffffc00013ff), "in_mod");
+	assert_null(name_at(ks, 0xffffffffc0001400));
+	ksyms_free(ks);
 	dir_remove(&d);
 }
 
@@ -277,6 +337,8 @@ int main(void)
 	    cmocka_unit_test(test_all_zero_addresses_are_hidden),
 	    cmocka_unit_test(test_malformed_lines_skipped_and_missing_file_errors),
 	    cmocka_unit_test(test_empty_file_is_an_error),
+	    cmocka_unit_test(test_interleaved_modules_keep_their_names),
+	    cmocka_unit_test(test_far_addresses_unresolved),
 	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 
