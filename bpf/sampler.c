@@ -1978,6 +1978,7 @@ int sampler_process_fd(const struct sampler *s)
 struct sampler_watch {
 	struct sampler *sampler;
 	sampler_process_fn fn;
+	sampler_idle_fn idle; /* NULL: none */
 	void *ctx;
 	int stop_fd; /* an eventfd: readable when the thread should end */
 	pthread_t thread;
@@ -2003,8 +2004,8 @@ static void *sampler_watch_run(void *arg)
 	 * per CPU. Without CAP_SYS_NICE the thread keeps its nice value.
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SAMPLER_WATCH_NICE);
-	for (;;) {
-		if (poll(fds, 2, -1) < 0) {
+	for (int timeout_ms = -1;;) {
+		if (poll(fds, 2, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -2013,11 +2014,12 @@ static void *sampler_watch_run(void *arg)
 			break;
 		if (fds[0].revents)
 			sampler_poll_processes(w->sampler, w->fn, w->ctx, 0);
+		timeout_ms = w->idle ? w->idle(w->ctx) : -1;
 	}
 	return NULL;
 }
 
-int sampler_watch_start(struct sampler *s, sampler_process_fn fn, void *ctx,
+int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_fn idle, void *ctx,
 			struct sampler_watch **out)
 {
 	struct sampler_watch *w;
@@ -2031,6 +2033,7 @@ int sampler_watch_start(struct sampler *s, sampler_process_fn fn, void *ctx,
 		return -ENOMEM;
 	w->sampler = s;
 	w->fn = fn;
+	w->idle = idle;
 	w->ctx = ctx;
 	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->stop_fd < 0) {

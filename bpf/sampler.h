@@ -334,11 +334,19 @@ int sampler_process_fd(const struct sampler *s);
 struct sampler_watch;
 
 /*
- * Starts the thread. Returns 0 and sets *out (the caller stops it with
- * sampler_watch_stop() before sampler_free()), or a negative errno
- * (-EINVAL without report_processes).
+ * Called on the watch thread after each round of reports, and when the
+ * time it gave last has passed: returns how long the thread may wait for
+ * the next report before calling it again, in ms, or -1 for as long as
+ * it takes. For work fn puts off, to do it in batches.
  */
-int sampler_watch_start(struct sampler *s, sampler_process_fn fn, void *ctx,
+typedef int (*sampler_idle_fn)(void *ctx);
+
+/*
+ * Starts the thread; idle may be NULL. Returns 0 and sets *out (the
+ * caller stops it with sampler_watch_stop() before sampler_free()), or a
+ * negative errno (-EINVAL without report_processes).
+ */
+int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_fn idle, void *ctx,
 			struct sampler_watch **out);
 
 /* Wakes the thread, waits for it to end and frees it; NULL is fine. */

@@ -48,6 +48,22 @@
 /* Queued reports that hold the unwinder's maps file open; beyond, the worker reads its own. */
 #define CAPTURE_TRACK_KEPT 32
 /*
+ * How long a report with the unwinder's maps may wait for the worker, so
+ * that one wake takes a batch (a wake is a context switch on each side,
+ * and a busy host starts a hundred processes a second). The worker needs
+ * no live process to take such a report: the maps are read, and a file
+ * it does not know yet it opens through the process if it still can,
+ * else by its path, if that is still the very file. What needs the
+ * process alive is told at once: a report without maps (the worker reads
+ * /proc), a file new to the unwinder (its table build wakes the worker,
+ * which takes the reports first), and a backlog of maps files held open.
+ * What is lost: a file the unwinder knows but the symbolizer's cache has
+ * dropped, reachable only through a process (another mount namespace, or
+ * deleted) that exits within the wait. The Python check of a new process
+ * waits as long.
+ */
+#define CAPTURE_TRACK_DEFER_MS 50
+/*
  * The process name, every user frame the unwinder may give, the kernel
  * frames, and room for the inlined frames the symbolizer adds.
  */
@@ -122,6 +138,8 @@ struct capture_worker {
 	unsigned int queued;
 	struct capture_track tracks[CAPTURE_TRACK_QUEUE];
 	size_t track_first, n_tracks, n_kept; /* n_kept: tracks holding maps */
+	bool tracks_deferred;		      /* queued without a wake, due by tracks_due */
+	struct timespec tracks_due;
 	uint64_t end_asked, end_done;
 	struct profile *into;
 	struct profile *offcpu_into; /* NULL: off-CPU samples go into into */
@@ -258,15 +276,18 @@ static void track_release(struct capture_track *t)
 }
 
 /*
- * The maps a track lends, if still the process's (no exec since they
- * were read: the file they came from still shows a live address space);
- * else NULL, and the worker reads them anew. The track keeps nothing.
+ * The maps a track lends, unless the worker cannot trust them: the file
+ * they came from still shows a live address space, or an ended one (the
+ * process exited, or exec'd; after an exec its next sample brings a new
+ * report, queued after this one, whose maps replace these). NULL on any
+ * other error, and the worker reads them anew. The track keeps nothing.
  */
 static struct procmaps *track_take_maps(struct capture_track *t)
 {
 	struct procmaps *maps = NULL;
+	int same = t->maps ? procmaps_same_space(t->maps_fd) : -EBADF;
 
-	if (t->maps && !procmaps_same_space(t->maps_fd)) {
+	if (!same || same == -ESRCH) {
 		maps = t->maps;
 		t->maps = NULL;
 	}
@@ -387,6 +408,7 @@ static bool worker_step(struct capture_worker *w)
 		w->track_first = (w->track_first + 1) % CAPTURE_TRACK_QUEUE;
 		w->n_tracks--;
 		w->n_kept -= track.maps != NULL;
+		w->tracks_deferred = false; /* taken: the next report starts a new wait */
 		if (worker_quarantined(w, p.tgid, p.start_time)) {
 			track_release(&track);
 			return true;
@@ -949,16 +971,54 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 		if (track.maps && w->n_kept == CAPTURE_TRACK_KEPT)
 			track_release(&track); /* a backlog: fewer files held open */
 		w->n_kept += track.maps != NULL;
+		/* Without maps, or with many files held open: now. Else in a batch. */
+		wake = !track.maps || w->n_kept >= CAPTURE_TRACK_KEPT / 2 ||
+		       w->n_tracks >= CAPTURE_TRACK_QUEUE / 2;
 		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] = track;
 		w->n_tracks++;
 		track = (struct capture_track){ .maps_fd = -1 };
-		wake = true;
+		if (wake) {
+			w->tracks_deferred = false;
+		} else if (!w->tracks_deferred) {
+			w->tracks_deferred = true;
+			w->tracks_due = capture_after(capture_now(), CAPTURE_TRACK_DEFER_MS);
+		}
 	}
 	pthread_mutex_unlock(&cap->core->lock);
 	if (wake) /* as in capture_push() */
 		pthread_cond_broadcast(&cap->core->work);
 	track_release(&track);
 	return 0;
+}
+
+/*
+ * The watch thread, after its reports: wakes the worker for the reports
+ * put off once they are due, or tells the thread how long until then.
+ */
+static int capture_idle(void *ctx)
+{
+	struct capture *cap = ctx;
+	struct capture_worker *w;
+	struct timespec now = capture_now();
+	bool wake = false;
+	int ms = -1;
+
+	pthread_mutex_lock(&cap->core->lock);
+	w = cap->worker;
+	if (w && w->tracks_deferred) {
+		if (capture_passed(now, w->tracks_due)) {
+			w->tracks_deferred = false;
+			wake = true;
+		} else {
+			/* Rounded up: a wait that ends early only comes back here. */
+			ms = (int)((w->tracks_due.tv_sec - now.tv_sec) * 1000 +
+				   (w->tracks_due.tv_nsec - now.tv_nsec) / 1000000) + 1;
+		}
+	}
+	pthread_mutex_unlock(&cap->core->lock);
+	if (wake) /* as in capture_push() */
+		pthread_cond_broadcast(&cap->core->work);
+	return ms;
 }
 
 /* --- preparing known targets ------------------------------------------------ */
@@ -1019,6 +1079,10 @@ int capture_prepare(struct capture *cap, unsigned int timeout_ms, struct capture
 							 .start_time = t.procs[i].start_time },
 			      cap);
 	pthread_mutex_lock(&cap->core->lock);
+	/* Waited for here: not put off (the watch thread may not wake before the limit). */
+	if (cap->worker)
+		cap->worker->tracks_deferred = false;
+	pthread_cond_broadcast(&cap->core->work);
 	while (cap->worker) {
 		out->ready = capture_targets_ready(cap, &t);
 		if (out->ready == t.n || capture_passed(capture_now(), limit))
@@ -1202,7 +1266,7 @@ int capture_attach(struct capture *cap, struct sampler *sampler)
 	/* The watch thread takes none of the caller's signals either. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	err = sampler_watch_start(sampler, capture_track, cap, &cap->watch);
+	err = sampler_watch_start(sampler, capture_track, capture_idle, cap, &cap->watch);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return err;
 }

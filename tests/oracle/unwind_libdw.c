@@ -219,7 +219,7 @@ int main(int argc, char **argv)
 		goto out;
 	sampler_set_copy_handler(s, unwinder_unwind_copy, tracker);
 	sampler_set_oracle_handler(s, on_oracle, o);
-	if (sampler_watch_start(s, track, NULL, &watch))
+	if (sampler_watch_start(s, track, NULL, NULL, &watch))
 		goto out;
 	for (unsigned int i = 0; i < seconds * 4; i++) {
 		usleep(250000);

@@ -404,6 +404,83 @@ static void test_an_abandoned_workers_python_state_is_kept(void **state)
 	close(cue);
 }
 
+/* A child named capture_kids that burns for ms (forever: -1), then exits. */
+static pid_t kid_start(int ms)
+{
+	pid_t kid = fork();
+
+	assert_true(kid >= 0);
+	if (!kid) {
+		double end = now() + ms / 1e3;
+
+		prctl(PR_SET_NAME, "capture_kids");
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		while (ms < 0 || now() < end)
+			capture_burn(10000);
+		_exit(0);
+	}
+	return kid;
+}
+
+/*
+ * Reports of processes whose files the unwinder knows are put off and
+ * taken in batches: the watch thread's timer hands them to the worker
+ * with no drain to wake it, and a process that exited meanwhile is still
+ * snapshot from the maps read at its report, not counted gone. A first
+ * child, prepared before sampling starts, has its files' tables built;
+ * then eight more burn 30 ms each, one after the other, and exit.
+ */
+static void test_put_off_reports_are_taken_without_a_drain(void **state)
+{
+	static const char *const comms[] = { "capture_kids" };
+	struct capture_prepared prep;
+	struct sampler_config sc;
+	struct capture_config cc;
+	struct capture_stats cs;
+	struct sampler *sampler;
+	struct capture *capture;
+	char err[512];
+	double until;
+	pid_t first;
+	int kids = 8;
+
+	(void)state;
+	sampler_config_init(&sc);
+	sc.comms = comms;
+	sc.n_comms = 1;
+	sc.frequency = 999;
+	sc.report_processes = true;
+	sc.start_later = true;
+	assert_int_equal(sampler_open(&sc, &sampler, err, sizeof(err)), 0);
+	assert_int_equal(sampler_unwind_mode(sampler), SAMPLER_UNWIND_TABLES);
+	capture_config_init(&cc);
+	assert_int_equal(capture_new(&cc, &capture), 0);
+	assert_int_equal(capture_attach(capture, sampler), 0);
+	first = kid_start(-1);
+	usleep(100 * 1000); /* named */
+	assert_int_equal(capture_prepare(capture, 10000, &prep), 0);
+	assert_int_equal(prep.ready, 1);
+	assert_int_equal(sampler_start(sampler, err, sizeof(err)), 0);
+	kill(first, SIGKILL);
+	waitpid(first, NULL, 0);
+	for (int i = 0; i < kids; i++) {
+		pid_t kid = kid_start(30);
+
+		assert_int_equal(waitpid(kid, NULL, 0), kid);
+	}
+	/* No drain: only the timer (50 ms after a report) wakes the worker. */
+	until = now() + 3;
+	do {
+		usleep(20 * 1000);
+		capture_stats(capture, &cs);
+	} while (cs.tracked + cs.gone < 1 + (uint64_t)kids && now() < until);
+	assert_int_equal(cs.tracked, 1 + kids);
+	assert_int_equal(cs.gone, 0);
+	assert_int_equal(cs.track_dropped, 0);
+	capture_free(capture);
+	sampler_free(sampler);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -415,6 +492,7 @@ int main(void)
 			test_an_interrupt_frees_a_worker_blocked_in_a_system_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_an_abandoned_workers_python_state_is_kept,
 						setup, teardown),
+		cmocka_unit_test(test_put_off_reports_are_taken_without_a_drain),
 	};
 
 	if (geteuid() != 0) {

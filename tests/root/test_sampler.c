@@ -1352,7 +1352,7 @@ static void test_watch_reports_short_lived_processes_while_alive(void **state)
 	config.n_comms = 1;
 	config.report_processes = true;
 	s = open_or_fail(f, &config);
-	assert_int_equal(sampler_watch_start(s, record_report, &r, &watch), 0);
+	assert_int_equal(sampler_watch_start(s, record_report, NULL, &r, &watch), 0);
 	for (int i = 0; i < CHILDREN; i++) {
 		pid_t child = fork();
 
@@ -1396,7 +1396,7 @@ static void test_reports_need_report_processes(void **state)
 
 	assert_int_equal(sampler_poll_processes(s, record_report, &r, 1000), -EINVAL);
 	assert_int_equal(sampler_process_fd(s), -EINVAL);
-	assert_int_equal(sampler_watch_start(s, record_report, &r, &watch), -EINVAL);
+	assert_int_equal(sampler_watch_start(s, record_report, NULL, &r, &watch), -EINVAL);
 	assert_null(watch);
 	sampler_watch_stop(NULL);
 }
