@@ -261,7 +261,9 @@ static void *fit(void *array, size_t bytes)
 {
 	void *fitted = realloc(array, bytes ? bytes : 1);
 
-	return fitted ? fitted : array;
+	if (!fitted)
+		return array; /* realloc() left it as it was */
+	return fitted;
 }
 
 /* Builds the final table from sorted entries: one text symbol per address. */
