@@ -10,9 +10,9 @@
  * It drains the sampler's maps (BPF system calls only) and hands the
  * samples to a worker thread, which owns the symbolizer, names them and
  * adds them to the profile; the sampler's watch thread hands over new
- * processes to snapshot the same way (those whose maps it has read, in
- * batches: one wake of the worker per 50 ms at most). The stopping
- * thread waits for the worker only while the worker makes progress.
+ * processes to snapshot the same way (those whose maps it has read in
+ * batches, each at most 50 ms late). The stopping thread waits for the
+ * worker only while the worker makes progress.
  *
  * The guarantee: capture_drain() and capture_free() return within
  * stall_ms of the worker's last progress (a sample or process done, a
