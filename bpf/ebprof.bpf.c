@@ -45,7 +45,7 @@
 
 /* bpf/unwind.h's accessors: user memory, table words, rules. */
 #define UNW_INLINE static __always_inline
-#define UNW_READ(env, dst, addr) unw_read_user((dst), (addr))
+#define UNW_READ(env, dst, addr) unw_read_user((env), (dst), (addr))
 #define UNW_WORD(table, i, dst) unw_word((table), (i), (dst))
 #define UNW_RULE(env, i) bpf_map_lookup_elem(&unw_rules, &(i))
 /*
@@ -669,17 +669,16 @@ static __always_inline __u32 count_sample(const struct ebprof_key *key, struct e
  * it at once, never past the end of its page (whose mapping decides the
  * read alone), and the frames above are read from there: one
  * bpf_probe_read_user() for several frames where each frame made one or
- * two. A global function: the verifier checks it once, on its own.
+ * two. s is the walk's scratch space (the unwinder's env), passed rather
+ * than looked up per read; NULL reads directly. A global function: the
+ * verifier checks it once, on its own.
  */
-__noinline int unw_read_user(__u64 *dst, __u64 addr)
+__noinline int unw_read_user(struct ebprof_scratch *s, __u64 *dst, __u64 addr)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
-	struct ebprof_scratch *s;
 	__u64 start, off, len;
 
 	if (!dst)
 		return 1;
-	s = bpf_map_lookup_elem(&scratch, &cpu);
 	if (!s)
 		return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
 	off = addr - s->win_start;
@@ -849,7 +848,7 @@ static __always_inline int walk_no_row(struct walk *w, struct ebprof_regs *regs)
 	int ret;
 
 	stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
-	ret = unw_step_fp(NULL, regs);
+	ret = unw_step_fp(w->s, regs);
 	return ret == UNW_NEXT || ret == UNW_END ? ret : UNW_NO_ROW;
 }
 
@@ -882,7 +881,7 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 		return UNW_NO_TABLE;
 	if (!w->st->m_table) {
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
-		return unw_step_fp(NULL, regs);
+		return unw_step_fp(w->s, regs);
 	}
 	/* A return address is the instruction after the call: look up the call. */
 	off = pc + w->st->m_adjust - (regs->exact ? 0 : 1);
@@ -902,7 +901,7 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 		return UNW_UNSUPPORTED;
 	if (rule->cfa_kind == EBPROF_CFA_NONE)
 		return walk_no_row(w, regs);
-	return unw_step_rule(NULL, rule, regs);
+	return unw_step_rule(w->s, rule, regs);
 }
 
 static __always_inline __u32 walk_stat(int result)
@@ -949,7 +948,7 @@ static long walk_frame(__u32 i, void *arg)
 	if (ret == UNW_NO_TABLE) {
 		w->st->no_table = true;
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
-		ret = unw_step_fp(NULL, &s->regs);
+		ret = unw_step_fp(s, &s->regs);
 	}
 	if (ret == UNW_NEXT)
 		return 0;
