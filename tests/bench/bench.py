@@ -934,20 +934,30 @@ class Bench:
             self.bg.stop()
 
     def ebuser_run(self, binary, seconds):
-        """One `record` of binary on the busy system: ms per 1000 samples and per 1000 stacks."""
+        """One `record` of binary on the busy system: ms per 1000 samples, per 1000
+        stacks, and per 1000 samples while it samples (the start and the end
+        left out: the threads' schedstat from start()'s return to the stop,
+        over the samples of that window, pro rata of the time it sampled)."""
         prof = Profiler("ebprof", 999, self.tmp)
         prof.binary = binary
         prof.start()
+        pid, t0 = prof.proc.pid(), time.time()
+        cpu0 = sched_cpu_s(pid)
         time.sleep(seconds)
-        cpu, _, _ = prof.stop()
+        cpu1, t1 = sched_cpu_s(pid), time.time()
+        cpu, _, wall = prof.stop()
         samples = prof.samples()
         folded = os.path.join(self.tmp, "ebprof.folded")
         stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
-        if not samples or not stacks:
-            raise RuntimeError("%s: no samples or no stacks recorded" % binary)
-        log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks (%d samples, %d stacks)"
-            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks))
-        return 1e6 * cpu / samples, 1e6 * cpu / stacks, samples, stacks
+        if not samples or not stacks or not cpu1:
+            raise RuntimeError("%s: no samples, no stacks or no CPU read" % binary)
+        # It samples from its "sampling" line, 0.3 s before start() returns, to the stop.
+        window = samples * (t1 - t0) / (t1 - t0 + 0.3)
+        steady = 1e6 * (cpu1 - cpu0) / window
+        log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks, %.1f per 1000 samples "
+            "while sampling (%d samples, %d stacks)"
+            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks))
+        return 1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks
 
     def section_ebuser(self):
         """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
@@ -973,10 +983,12 @@ class Bench:
         finally:
             self.bg.stop()
         for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
-                                             ("CPU per 1000 distinct stacks", "stacks"))):
+                                             ("CPU per 1000 distinct stacks", "stacks"),
+                                             ("CPU per 1000 samples, start and end left out",
+                                              "samples"))):
             ours = [r[i] for r in got[0]]
             note = "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
-                str(r[2 + i]) for r in got[0]))
+                str(r[3 + i % 2]) for r in got[0]))
             if not bases:
                 self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999, "",
                              None, None, self.reps, note, ci95(ours))

@@ -68,6 +68,7 @@ for p in "floor (every CPU)" "bpftrace /pid == N/" "ebprof -p" "ebprof -p, per-C
 done
 check "2 slowdown" "others' slowdown, ebprof -p minus bpftrace" "ebprof -p"
 check "3 user" "CPU per 1000 samples" "ebprof record" anchor
+check "3 user" "CPU per 1000 samples, start and end left out" "ebprof record"
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
 check "3 user" "RSS growth, 2nd quarter to end" "ebprof record"
