@@ -333,6 +333,16 @@ def bpf_stats_restore(saved):
     subprocess.run(["sysctl", "-q", "kernel.bpf_stats_enabled=" + saved])
 
 
+def sampling_ms_per_1000(samples, cpu_s, window_s):
+    """ms of CPU per 1000 samples over a window of a record: cpu_s spent in
+    the window_s seconds from Profiler.start()'s return to the stop. ebprof
+    samples from its "sampling" line, 0.3 s before start() returns, so the
+    window holds that share of the samples (pro rata: the rate is steady)."""
+    if not samples or cpu_s <= 0:
+        return None
+    return 1e6 * cpu_s / (samples * window_s / (window_s + 0.3))
+
+
 def sched_cpu_s(pid):
     """Seconds on a CPU of all of pid's threads, from their schedstat (ns),
     where /proc/PID/stat's ticks (4 ms here) are coarser than section
@@ -864,18 +874,22 @@ class Bench:
         time.sleep(0.3)
 
     def user_run(self, kind, hz, seconds, ebprof_args=()):
-        """One profiler run on the busy system: cpu s, peak MB, samples, RSS curve."""
+        """One profiler run on the busy system: cpu s, peak MB, samples, RSS curve,
+        wall s, and ms per 1000 samples while it sampled (as in ebuser_run())."""
         prof = Profiler(kind, hz, self.tmp, ebprof_args)
         prof.start()
         curve = []
-        t0 = time.time()
+        pid, t0 = prof.proc.pid() or 0, time.time()
+        cpu0 = sched_cpu_s(pid)
         while time.time() - t0 < seconds:
-            curve.append((time.time() - t0, rss_mb(prof.proc.pid() or 0)))
+            curve.append((time.time() - t0, rss_mb(pid)))
             time.sleep(min(1.0, seconds / 10))
+        cpu1, t1 = sched_cpu_s(pid), time.time()
         cpu, peak, wall = prof.stop()
         samples = prof.samples()
         self.lost[kind] = (prof.lost, samples)
-        return cpu, peak, samples, curve, wall
+        return cpu, peak, samples, curve, wall, sampling_ms_per_1000(samples, cpu1 - cpu0,
+                                                                        t1 - t0)
 
     def section_user(self):
         log("3 user-space cost on a busy system")
@@ -883,7 +897,7 @@ class Bench:
         self.busy_start()
         try:
             long_s = self.dur(45, 3)
-            cpu, peak, samples, curve, wall = self.user_run("ebprof", hz, long_s)
+            cpu, peak, samples, curve, wall, steady = self.user_run("ebprof", hz, long_s)
             folded = os.path.join(self.tmp, "ebprof.folded")
             stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
             drains = max(1, int(wall))  # one drain a second, and a last one at exit
@@ -909,6 +923,10 @@ class Bench:
                          per_k / bt_k if bt_k else None, 1,
                          "bpftrace: %d samples, %d of them with both stacks lost to "
                          "stack-id collisions (-EEXIST)" % (bsamples, self.lost["bpftrace"][0]))
+            self.res.add("3 user", "CPU per 1000 samples, start and end left out",
+                         "ebprof record", steady, "ms", hz, "", None, None, 1,
+                         "schedstat from the start's end to the stop, over that window's "
+                         "samples; what a long record or the plugin pays")
             self.res.add("3 user", "CPU per drain", "ebprof record", 1e3 * cpu / drains, "ms",
                          hz, "", None, None, 1, "%d drains" % drains)
             self.res.add("3 user", "CPU share of one core", "ebprof record",
@@ -945,18 +963,16 @@ class Bench:
         cpu0 = sched_cpu_s(pid)
         time.sleep(seconds)
         cpu1, t1 = sched_cpu_s(pid), time.time()
-        cpu, _, wall = prof.stop()
+        cpu, _, _ = prof.stop()
         samples = prof.samples()
         folded = os.path.join(self.tmp, "ebprof.folded")
         stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
         if not samples or not stacks or not cpu1:
             raise RuntimeError("%s: no samples, no stacks or no CPU read" % binary)
-        # It samples from its "sampling" line, 0.3 s before start() returns, to the stop.
-        window = samples * (t1 - t0) / (t1 - t0 + 0.3)
-        steady = 1e6 * (cpu1 - cpu0) / window
+        steady = sampling_ms_per_1000(samples, cpu1 - cpu0, t1 - t0)
         log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks, %.1f per 1000 samples "
             "while sampling (%d samples, %d stacks)"
-            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks))
+            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady or 0, samples, stacks))
         return 1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks
 
     def section_ebuser(self):
@@ -1165,7 +1181,7 @@ class Bench:
             self.bg.stop()
             for _ in range(NCPU):
                 self.bg.start([os.path.join(TOOLS, "manystacks"), "100000", str(levels)])
-            cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
+            cpu, peak, samples, _, wall, _ = self.user_run("ebprof", hz, seconds)
             stacks = sum(1 for _ in open(os.path.join(self.tmp, "ebprof.folded"), "rb"))
             self.res.add("6 scaling", "user CPU by unique stacks, %d" % stacks, "ebprof record",
                          1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
@@ -1174,7 +1190,7 @@ class Bench:
             self.bg.stop()
             for _ in range(nproc):
                 self.bg.start([os.path.join(EX, "split7030"), "100000"])
-            cpu, peak, samples, _, wall = self.user_run("ebprof", hz, seconds)
+            cpu, peak, samples, _, wall, _ = self.user_run("ebprof", hz, seconds)
             self.res.add("6 scaling", "user CPU by processes, %d" % nproc, "ebprof record",
                          1e6 * cpu / samples if samples else None, "ms/1000 samples", hz, "",
                          None, None, 1, "processes=%d peak=%.1fMB" % (nproc, peak))
@@ -1787,7 +1803,7 @@ class Bench:
                 self.rng.shuffle(order)
                 got = {}
                 for k in order:
-                    cpu, _, samples, _, _ = self.user_run(
+                    cpu, _, samples, _, _, _ = self.user_run(
                         "ebprof", 999, secs * 2, [] if k == "python" else ["--no-python"])
                     got[k] = 1000 * cpu / samples if samples else float("nan")
                     per_k[k].append(got[k])
