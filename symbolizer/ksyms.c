@@ -217,7 +217,7 @@ static uint64_t module_end(const struct kparse *p, const struct kentry *e)
 	return UINT64_MAX;
 }
 
-/* The table's pool: appends len bytes and a NUL, and gives their offset. */
+/* The table's pool: appends the n bytes at s and a NUL, and gives their offset. */
 static int kept_add(struct ksyms *ks, size_t *cap, size_t *len, const char *s, size_t n,
 		    uint32_t *off)
 {
