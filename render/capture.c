@@ -45,7 +45,7 @@
 #define CAPTURE_BATCH_BYTES (256 * 1024)
 #define CAPTURE_MAX_BATCHES 4 /* queued: 1 MiB of samples in flight */
 #define CAPTURE_TRACK_QUEUE 4096
-/* Queued reports that hold the unwinder's maps file open; beyond, the worker reads its own. */
+/* Queued reports that hold the unwinder's maps; beyond, the worker reads its own. */
 #define CAPTURE_TRACK_KEPT 32
 /*
  * How long a report with the unwinder's maps may wait for the worker, so
@@ -56,7 +56,7 @@
  * else by its path, if that is still the very file. What needs the
  * process alive is told at once: a report without maps (the worker reads
  * /proc), a file new to the unwinder (its table build wakes the worker,
- * which takes the reports first), and a backlog of maps files held open.
+ * which takes the reports first), and a backlog of maps held.
  * What is lost: a file the unwinder knows but the symbolizer's cache has
  * dropped, reachable only through a process (another mount namespace, or
  * deleted) that exits within the wait. The Python check of a new process
@@ -101,14 +101,13 @@ struct capture_process {
 
 /*
  * A report for the worker: the process, and the maps the unwinder read
- * for it (NULL: none, the worker reads them), with the file they came
- * from still open (-1 without), so that the worker can tell whether they
- * are still the process's: after an exec they are not.
+ * for it (NULL: none, the worker reads them). No file is held open for
+ * them: whether the process has since exited or exec'd, they are its last
+ * maps until the report an exec brings, which is queued after this one.
  */
 struct capture_track {
 	struct capture_process p;
 	struct procmaps *maps;
-	int maps_fd;
 };
 
 struct capture_core {
@@ -270,28 +269,19 @@ static void track_release(struct capture_track *t)
 {
 	procmaps_free(t->maps);
 	t->maps = NULL;
-	if (t->maps_fd >= 0)
-		close(t->maps_fd);
-	t->maps_fd = -1;
 }
 
 /*
- * The maps a track lends, unless the worker cannot trust them: the file
- * they came from still shows a live address space, or an ended one (the
- * process exited, or exec'd; after an exec its next sample brings a new
- * report, queued after this one, whose maps replace these). NULL on any
- * other error, and the worker reads them anew. The track keeps nothing.
+ * The maps a track lends (NULL: none, the worker reads them): taken as
+ * the process's even if it has exited since (they are the last it had)
+ * or exec'd (its next sample brings a new report, queued after this one,
+ * whose maps replace these). The track keeps nothing.
  */
 static struct procmaps *track_take_maps(struct capture_track *t)
 {
-	struct procmaps *maps = NULL;
-	int same = t->maps ? procmaps_same_space(t->maps_fd) : -EBADF;
+	struct procmaps *maps = t->maps;
 
-	if (!same || same == -ESRCH) {
-		maps = t->maps;
-		t->maps = NULL;
-	}
-	track_release(t);
+	t->maps = NULL;
 	return maps;
 }
 
@@ -956,27 +946,27 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 static int capture_track(const struct sampler_process *process, void *ctx)
 {
 	struct capture *cap = ctx;
-	struct capture_track track = { { process->tgid, process->start_time }, NULL, -1 };
+	struct capture_track track = { { process->tgid, process->start_time }, NULL };
 	struct capture_worker *w;
 	bool wake = false;
 
 	if (cap->unwinder)
 		unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
-				    cap->lend_maps ? &track.maps : NULL, &track.maps_fd);
+				    cap->lend_maps ? &track.maps : NULL, NULL);
 	pthread_mutex_lock(&cap->core->lock);
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
 		cap->track_dropped++;
 	} else {
 		if (track.maps && w->n_kept == CAPTURE_TRACK_KEPT)
-			track_release(&track); /* a backlog: fewer files held open */
+			track_release(&track); /* a backlog: fewer maps held */
 		w->n_kept += track.maps != NULL;
-		/* Without maps, or with many files held open: now. Else in a batch. */
+		/* Without maps, or with many maps held: now. Else in a batch. */
 		wake = !track.maps || w->n_kept >= CAPTURE_TRACK_KEPT / 2 ||
 		       w->n_tracks >= CAPTURE_TRACK_QUEUE / 2;
 		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] = track;
 		w->n_tracks++;
-		track = (struct capture_track){ .maps_fd = -1 };
+		track = (struct capture_track){ .maps = NULL };
 		if (wake) {
 			w->tracks_deferred = false;
 		} else if (!w->tracks_deferred) {
