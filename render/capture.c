@@ -952,7 +952,7 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 
 	if (cap->unwinder)
 		unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
-				    cap->lend_maps ? &track.maps : NULL, NULL);
+				    cap->lend_maps ? &track.maps : NULL);
 	pthread_mutex_lock(&cap->core->lock);
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {

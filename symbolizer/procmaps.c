@@ -378,52 +378,17 @@ err_free:
 	return err;
 }
 
-int procmaps_load_keep(const char *path, bool query, struct procmaps **out, int *keep)
+int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 {
 	int fd, err;
 
 	*out = NULL;
-	if (keep)
-		*keep = -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	err = load_fd(fd, query, out);
-	if (!err && keep)
-		*keep = fd;
-	else
-		close(fd);
+	close(fd);
 	return err;
-}
-
-int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
-{
-	return procmaps_load_keep(path, query, out, NULL);
-}
-
-int procmaps_same_space(int fd)
-{
-	struct maps_query q = {
-	    .size = sizeof(q),
-	    .query_flags = MAPS_QUERY_COVERING_OR_NEXT | MAPS_QUERY_EXECUTABLE,
-	};
-	char byte;
-	ssize_t got;
-
-	/* Either way the file answers for the address space it was opened on, no later one. */
-	if (!ioctl(fd, MAPS_QUERY, &q) || errno == ENOENT)
-		return 0;
-	if (errno == ESRCH)
-		return -ESRCH;
-	/* No ioctl (before 6.11, or a test's copy): its first byte, read again from the top. */
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return -errno;
-	do
-		got = read(fd, &byte, 1);
-	while (got < 0 && errno == EINTR);
-	if (got < 0)
-		return -errno;
-	return got ? 0 : -ESRCH;
 }
 
 void procmaps_free(struct procmaps *maps)

@@ -49,22 +49,6 @@ int procmaps_load(const char *path, struct procmaps **out);
  */
 int procmaps_load_opt(const char *path, bool query, struct procmaps **out);
 
-/*
- * procmaps_load_opt() that leaves the file open in *fd (when keep is not
- * NULL; the caller closes it). It stays bound to the address space it was
- * opened on: an exec gives the process a new one, which it never shows.
- */
-int procmaps_load_keep(const char *path, bool query, struct procmaps **out, int *keep);
-
-/*
- * Whether fd, kept by procmaps_load_keep(), still shows a live address
- * space: 0, or -ESRCH once the process has exec'd or exited since it was
- * opened (so what was read from it may not be the process's any more),
- * or another negative errno. One ioctl, or a read of one byte on kernels
- * without PROCMAP_QUERY.
- */
-int procmaps_same_space(int fd);
-
 void procmaps_free(struct procmaps *maps);
 
 /* Mappings kept, sorted by start. */

@@ -964,7 +964,7 @@ static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 }
 
 int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
-			struct procmaps **maps, int *fd)
+			struct procmaps **maps)
 {
 	struct procmaps *pm;
 	char path[4096];
@@ -974,7 +974,7 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 		*maps = NULL;
 	/* Read before the lock: the copy walk and the builder need not wait for /proc. */
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
-	err = procmaps_load_keep(path, true, &pm, maps ? fd : NULL);
+	err = procmaps_load_opt(path, true, &pm);
 	if (err) {
 		track_maps(u, tgid, start_time, NULL);
 		return err == -ENOMEM ? err : -ESRCH;
@@ -989,7 +989,7 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 {
-	return unwinder_track_kept(u, tgid, start_time, NULL, NULL);
+	return unwinder_track_kept(u, tgid, start_time, NULL);
 }
 
 bool unwinder_pending(struct unwinder *u, uint32_t tgid, uint64_t start_time)

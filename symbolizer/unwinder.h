@@ -105,14 +105,13 @@ void unwinder_free(struct unwinder *u);
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time);
 
 /*
- * unwinder_track() that hands over what it read: *maps (the caller frees
- * it with procmaps_free(); NULL when the read failed) and, in *fd, the
- * maps file still open, for procmaps_same_space() to tell later whether
- * the process has exec'd since. Another reader of the same report then
- * needs no read of its own. Returns as unwinder_track().
+ * unwinder_track() that hands over what it read in *maps (the caller
+ * frees it with procmaps_free(); NULL when the read failed), so that
+ * another reader of the same report needs no read of its own. Returns as
+ * unwinder_track().
  */
 int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
-			struct procmaps **maps, int *fd);
+			struct procmaps **maps);
 
 /*
  * Whether process tgid, tracked under start_time, still waits for a table
