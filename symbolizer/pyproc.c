@@ -766,7 +766,7 @@ int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const ch
 	out->start_time = start_time;
 	if (!maps) {
 		snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
-		err = procmaps_load_opt(path, false, &read);
+		err = procmaps_load_opt(path, true, &read);
 		if (err)
 			return err == -ENOENT ? -ESRCH : err;
 		maps = read;
