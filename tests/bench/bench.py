@@ -183,6 +183,10 @@ class Background:
         self.procs.append(p)
         return p
 
+    def pause(self, p, paused):
+        """Stops (or lets go on) p's whole process group: a shell loop and its child."""
+        os.killpg(p.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+
     def stop(self):
         for p in self.procs:
             try:
@@ -870,7 +874,7 @@ class Bench:
         self.bg.start([os.path.join(TOOLS, "manystacks"), "100000", str(levels)])
         self.bg.start([os.path.join(EX, "split7030"), "100000"])
         self.bg.start([os.path.join(EX, "recurse"), "100000", "40"])
-        self.bg.start("while :; do ls / >/dev/null; sleep 0.01; done", shell=True)
+        self.churn = self.bg.start("while :; do ls / >/dev/null; sleep 0.01; done", shell=True)
         time.sleep(0.3)
 
     def user_run(self, kind, hz, seconds, ebprof_args=()):
@@ -963,17 +967,22 @@ class Bench:
         cpu0 = sched_cpu_s(pid)
         time.sleep(seconds)
         cpu1, t1 = sched_cpu_s(pid), time.time()
-        cpu, _, _ = prof.stop()
+        cpu, _, wall = prof.stop()
         samples = prof.samples()
         folded = os.path.join(self.tmp, "ebprof.folded")
         stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
         if not samples or not stacks or not cpu1:
             raise RuntimeError("%s: no samples, no stacks or no CPU read" % binary)
         steady = sampling_ms_per_1000(samples, cpu1 - cpu0, t1 - t0)
+        m = re.search(r"new processes: (\d+) reported", read_text(prof.err))
+        reported = int(m.group(1)) if m else 0
         log("ebuser: %s: %.1f ms per 1000 samples, %.1f per 1000 stacks, %.1f per 1000 samples "
-            "while sampling (%d samples, %d stacks)"
-            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady or 0, samples, stacks))
-        return 1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks
+            "while sampling (%d samples, %d stacks, %d processes reported)"
+            % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady or 0, samples, stacks,
+               reported))
+        # The last two: CPU s a second while sampling, and new processes a second.
+        return (1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks,
+                (cpu1 - cpu0) / (t1 - t0), reported / (wall or seconds))
 
     def section_ebuser(self):
         """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
@@ -989,15 +998,25 @@ class Bench:
         bases = [b for b in self.args.ebprof_base.split(",") if b]
         binaries = [self.args.ebprof or EBPROF] + bases
         got = [[] for _ in binaries]
+        quiet = []
         self.busy_start()
         try:
             for _ in range(self.reps):
-                order = list(range(len(binaries)))
+                order = list(range(len(binaries))) + [None]
                 self.rng.shuffle(order)
                 for k in order:
-                    got[k].append(self.ebuser_run(binaries[k], secs))
+                    if k is not None:
+                        got[k].append(self.ebuser_run(binaries[k], secs))
+                        continue
+                    # Ours again with the shell loop stopped: no new processes.
+                    self.bg.pause(self.churn, True)
+                    try:
+                        quiet.append(self.ebuser_run(binaries[0], secs))
+                    finally:
+                        self.bg.pause(self.churn, False)
         finally:
             self.bg.stop()
+        self.ebuser_quiet(got[0], quiet)
         for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
                                              ("CPU per 1000 distinct stacks", "stacks"),
                                              ("CPU per 1000 samples, start and end left out",
@@ -1014,6 +1033,26 @@ class Bench:
                 self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
                              base, median(anchor), median(ratios), self.reps, note,
                              ci95(ours))
+
+    def ebuser_quiet(self, busy, quiet):
+        """What new processes cost: ours on the busy system, against the same
+        rounds with its shell loop stopped (the other workloads go on)."""
+        ms = [r[2] for r in quiet]
+        ratios = [q[2] / b[2] for b, q in zip(busy, quiet) if b[2] and q[2]]
+        self.res.add("3 user", "CPU per 1000 samples, start and end left out, no new processes",
+                     "ebprof record", median(ms), "ms", 999,
+                     "the same with new processes", median(r[2] for r in busy),
+                     median(ratios) if ratios else None, self.reps,
+                     "the busy system's shell loop stopped; %.1f new processes a second "
+                     "reported with it, %.1f without" % (median(r[6] for r in busy),
+                                                         median(r[6] for r in quiet)),
+                     ci95(ms))
+        # The CPU a second that the loop's processes add, over their number a second.
+        per = [1e6 * (b[5] - q[5]) / (b[6] - q[6]) for b, q in zip(busy, quiet) if b[6] > q[6]]
+        self.res.add("3 user", "CPU per new process, while sampling", "ebprof record",
+                     median(per) if per else None, "us", 999, "", None, None, self.reps,
+                     "paired rounds: (CPU a second with the loop - without) / (processes "
+                     "reported a second with - without)", ci95(per) if per else None)
 
     def startup_run(self, kind, binary=EBPROF, ebprof_args=()):
         """One start of a profiler, system-wide at 999 Hz: (wall s, CPU s) to sampling.
