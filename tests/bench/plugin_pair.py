@@ -13,7 +13,11 @@ rate of new processes moves with the machine's load) is then shared, not
 only its drift over the rounds. Each also samples the others, alike for
 all.
 
-Usage: plugin_pair.py [--together] HZ SECONDS ROUNDS PATH-TO-ebprof.so...
+With --no-new-processes, the workload's shell loop (about 125 new
+processes a second) is left out, so that what the samples cost can be
+told from what new processes cost.
+
+Usage: plugin_pair.py [--together] [--no-new-processes] HZ SECONDS ROUNDS PATH-TO-ebprof.so...
 """
 import os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -21,9 +25,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import ci95  # noqa: E402
 
 ARGS = sys.argv[1:]
-TOGETHER = bool(ARGS) and ARGS[0] == "--together"
-if TOGETHER:
-    ARGS = ARGS[1:]
+TOGETHER = "--together" in ARGS[:2]
+QUIET = "--no-new-processes" in ARGS[:2]
+ARGS = [a for a in ARGS if a not in ("--together", "--no-new-processes")]
 if len(ARGS) < 4:
     sys.exit(__doc__)
 HZ, SECS, ROUNDS, SOS = int(ARGS[0]), float(ARGS[1]), int(ARGS[2]), ARGS[3:]
@@ -96,7 +100,8 @@ def main():
     bg = [subprocess.Popen([os.path.join(BUILD, "bench", "manystacks"), "100000", "5"]),
           subprocess.Popen([os.path.join(BUILD, "examples", "split7030"), "100000"]),
           subprocess.Popen([os.path.join(BUILD, "examples", "recurse"), "100000", "40"]),
-          subprocess.Popen("while :; do ls / >/dev/null; sleep 0.01; done", shell=True,
+          subprocess.Popen("sleep 100000" if QUIET else
+                           "while :; do ls / >/dev/null; sleep 0.01; done", shell=True,
                            start_new_session=True)]
     res = {so: [] for so in SOS}
     try:

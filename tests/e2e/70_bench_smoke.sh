@@ -108,3 +108,11 @@ xmllint --noout "$SVG" || fail "$SVG is not well-formed XML"
 grep -q "render seconds by unique stacks" "$SVG" || fail "$SVG lacks the render panel"
 grep -q '^section  *row' "$T/out" || fail "make bench-smoke printed no table"
 ok "table printed, CSV and plot written"
+
+# Section ebuser (not in "all": its rounds are long) and its runs without
+# new processes, which the README's figure for new processes comes from.
+python3 "$ROOT/tests/bench/bench.py" --smoke --sections ebuser >"$T/ebuser" 2>&1 ||
+	{ tail -20 "$T/ebuser" >&2; fail "bench.py --smoke --sections ebuser exited $?"; }
+check "3 user" "CPU per 1000 samples, start and end left out, no new processes" "ebprof record" anchor
+check "3 user" "CPU per new process, while sampling" "ebprof record"
+ok "section ebuser: with and without new processes"
