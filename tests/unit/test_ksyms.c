@@ -299,6 +299,67 @@ static void test_far_addresses_unresolved(void **state)
 	dir_remove(&d);
 }
 
+/*
+ * The table does not depend on the file's order. A file by address (the
+ * sort moves names within an address only), one with late entries (as
+ * BPF programs come after the modules) and one in reverse (the sort gives
+ * up its cheap way part-way and sorts the rest) resolve alike.
+ */
+#define N_ORDERED 300
+static void test_any_order_resolves_alike(void **state)
+{
+	static const char *const alias[] = { "t _local_alias", "T _underscored", "T g_alias" };
+	char *lines[N_ORDERED + 4], text[(N_ORDERED + 4) * 48];
+	size_t n = 0;
+
+	(void)state;
+	for (size_t k = 0; k < 3; k++) {
+		lines[n] = malloc(48);
+		assert_non_null(lines[n]);
+		snprintf(lines[n++], 48, "ffffffff81000000 %s\n", alias[k]);
+	}
+	for (int i = 1; i <= N_ORDERED; i++) {
+		lines[n] = malloc(48);
+		assert_non_null(lines[n]);
+		snprintf(lines[n++], 48, "%016llx T f%03d\n", 0xffffffff81000000ULL + 0x40ULL * i, i);
+	}
+	lines[n] = malloc(48);
+	assert_non_null(lines[n]);
+	snprintf(lines[n++], 48, "%016llx T _etext\n", 0xffffffff81000000ULL + 0x40ULL * (N_ORDERED + 1));
+	for (int order = 0; order < 3; order++) {
+		struct fixture_dir d;
+		struct ksyms *ks;
+		size_t len = 0;
+
+		for (size_t k = 0; k < n; k++) {
+			/* 0: as made; 1: _etext, then the 20 lines before it; 2: reversed. */
+			size_t at = k;
+
+			if (order == 2)
+				at = n - 1 - k;
+			else if (order == 1 && k == n - 21)
+				at = n - 1;
+			else if (order == 1 && k > n - 21)
+				at = k - 1;
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s", lines[at]);
+		}
+		ks = load(&d, text, NULL);
+		assert_int_equal(ksyms_count(ks), N_ORDERED + 1);
+		assert_string_equal(name_at(ks, 0xffffffff81000010), "g_alias");
+		for (int i = 1; i <= N_ORDERED; i++) {
+			char want[16];
+
+			snprintf(want, sizeof(want), "f%03d", i);
+			assert_string_equal(name_at(ks, 0xffffffff81000000ULL + 0x40ULL * i + 5), want);
+		}
+		assert_null(name_at(ks, 0xffffffff81000000ULL + 0x40ULL * (N_ORDERED + 1)));
+		ksyms_free(ks);
+		dir_remove(&d);
+	}
+	for (size_t k = 0; k < n; k++)
+		free(lines[k]);
+}
+
 static void test_real_kallsyms_resolves_a_known_function(void **state)
 {
 	struct ksyms *ks = NULL;
@@ -339,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_empty_file_is_an_error),
 	    cmocka_unit_test(test_interleaved_modules_keep_their_names),
 	    cmocka_unit_test(test_far_addresses_unresolved),
+	    cmocka_unit_test(test_any_order_resolves_alike),
 	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 
