@@ -210,8 +210,8 @@ static int kentry_cmp(const void *a, const void *b)
  * nearly sorted: by address, but for the names at one address and for a
  * few late entries (BPF programs, loaded after the modules). A qsort() of
  * the whole table was a sixth of the load, so an insertion sort, which
- * costs the entries it moves; past a bound (input far from sorted) qsort()
- * takes over from where it stopped.
+ * costs the entries it moves; past a bound (input far from sorted) it
+ * stops and qsort() sorts the whole table.
  */
 static void sort_entries(struct kentry *e, size_t n)
 {
