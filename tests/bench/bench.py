@@ -956,10 +956,12 @@ class Bench:
             self.bg.stop()
 
     def ebuser_run(self, binary, seconds):
-        """One `record` of binary on the busy system: ms per 1000 samples, per 1000
-        stacks, and per 1000 samples while it samples (the start and the end
-        left out: the threads' schedstat from start()'s return to the stop,
-        over the samples of that window, pro rata of the time it sampled)."""
+        """One `record` of binary on the busy system, as a dict: ms per 1000
+        samples, per 1000 stacks, and per 1000 samples while it samples (the
+        start and the end left out: the threads' schedstat from start()'s
+        return to the stop, over the samples of that window, pro rata of the
+        time it sampled); the samples and stacks; CPU s a second in that
+        window, and new processes reported a second."""
         prof = Profiler("ebprof", 999, self.tmp)
         prof.binary = binary
         prof.start()
@@ -980,9 +982,10 @@ class Bench:
             "while sampling (%d samples, %d stacks, %d processes reported)"
             % (binary, 1e6 * cpu / samples, 1e6 * cpu / stacks, steady or 0, samples, stacks,
                reported))
-        # The last two: CPU s a second while sampling, and new processes a second.
-        return (1e6 * cpu / samples, 1e6 * cpu / stacks, steady, samples, stacks,
-                (cpu1 - cpu0) / (t1 - t0), reported / (wall or seconds))
+        return {"per_sample": 1e6 * cpu / samples, "per_stack": 1e6 * cpu / stacks,
+                "steady": steady, "samples": samples, "stacks": stacks,
+                "cpu_rate": (cpu1 - cpu0) / (t1 - t0),  # CPU s a second while sampling
+                "new_rate": reported / (wall or seconds)}  # new processes a second
 
     def section_ebuser(self):
         """ebprof record's own CPU on section 3's busy system, reps runs of 20 s.
@@ -1017,18 +1020,18 @@ class Bench:
         finally:
             self.bg.stop()
         self.ebuser_quiet(got[0], quiet)
-        for i, (what, unit_of) in enumerate((("CPU per 1000 samples", "samples"),
-                                             ("CPU per 1000 distinct stacks", "stacks"),
-                                             ("CPU per 1000 samples, start and end left out",
-                                              "samples"))):
-            ours = [r[i] for r in got[0]]
+        for what, key, unit_of in (("CPU per 1000 samples", "per_sample", "samples"),
+                                   ("CPU per 1000 distinct stacks", "per_stack", "stacks"),
+                                   ("CPU per 1000 samples, start and end left out", "steady",
+                                    "samples")):
+            ours = [r[key] for r in got[0]]
             note = "%s s runs; %s per run: %s" % (secs, unit_of, ", ".join(
-                str(r[3 + i % 2]) for r in got[0]))
+                str(r[unit_of]) for r in got[0]))
             if not bases:
                 self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999, "",
                              None, None, self.reps, note, ci95(ours))
             for k, base in enumerate(bases, 1):
-                anchor = [r[i] for r in got[k]]
+                anchor = [r[key] for r in got[k]]
                 ratios = [o / b for o, b in zip(ours, anchor)]
                 self.res.add("3 user", what, "ebprof record", median(ours), "ms", 999,
                              base, median(anchor), median(ratios), self.reps, note,
@@ -1037,18 +1040,20 @@ class Bench:
     def ebuser_quiet(self, busy, quiet):
         """What new processes cost: ours on the busy system, against the same
         rounds with its shell loop stopped (the other workloads go on)."""
-        ms = [r[2] for r in quiet]
-        ratios = [q[2] / b[2] for b, q in zip(busy, quiet) if b[2] and q[2]]
+        ms = [r["steady"] for r in quiet]
+        ratios = [q["steady"] / b["steady"] for b, q in zip(busy, quiet)
+                  if b["steady"] and q["steady"]]
         self.res.add("3 user", "CPU per 1000 samples, start and end left out, no new processes",
                      "ebprof record", median(ms), "ms", 999,
-                     "the same with new processes", median(r[2] for r in busy),
+                     "the same with new processes", median(r["steady"] for r in busy),
                      median(ratios) if ratios else None, self.reps,
                      "the busy system's shell loop stopped; %.1f new processes a second "
-                     "reported with it, %.1f without" % (median(r[6] for r in busy),
-                                                         median(r[6] for r in quiet)),
+                     "reported with it, %.1f without" % (median(r["new_rate"] for r in busy),
+                                                         median(r["new_rate"] for r in quiet)),
                      ci95(ms))
         # The CPU a second that the loop's processes add, over their number a second.
-        per = [1e6 * (b[5] - q[5]) / (b[6] - q[6]) for b, q in zip(busy, quiet) if b[6] > q[6]]
+        per = [1e6 * (b["cpu_rate"] - q["cpu_rate"]) / (b["new_rate"] - q["new_rate"])
+               for b, q in zip(busy, quiet) if b["new_rate"] > q["new_rate"]]
         self.res.add("3 user", "CPU per new process, while sampling", "ebprof record",
                      median(per) if per else None, "us", 999, "", None, None, self.reps,
                      "paired rounds: (CPU a second with the loop - without) / (processes "
