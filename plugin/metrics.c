@@ -368,6 +368,7 @@ static int metrics_memory(struct metrics_batch *b, const struct metrics_health *
 		{ "cache_names", f->names_bytes },
 		{ "cache_inline", f->inline_bytes + f->inline_dwarf_bytes },
 		{ "cache_python", f->python_bytes },
+		{ "kernel_symbols", f->kernel_bytes },
 		{ "cache_window", h->window_bytes },
 		{ "cache_interval", h->interval_bytes },
 		{ "cache_unwind", h->unwind_user_bytes },

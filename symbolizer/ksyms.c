@@ -60,6 +60,7 @@ struct ksyms {
 	size_t nr, nr_modules;
 	bool hidden;
 	char *pool;
+	size_t pool_len;
 };
 
 struct kparse {
@@ -259,6 +260,28 @@ static int kept_add(struct ksyms *ks, size_t *cap, size_t *len, const char *s, s
 	return 0;
 }
 
+/*
+ * Keeps the next symbol's name. Since Linux 6.2 most functions follow
+ * their padding's symbol, "__pfx_" and the function's name, at the address
+ * below: half the table's names end the name kept just before them. Such a
+ * name is those last bytes of the pool (a third of it), not a copy.
+ */
+static int name_add(struct ksyms *ks, size_t *cap, size_t *len, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (ks->nr) {
+		uint32_t prev = ks->names[ks->nr - 1];
+		size_t prev_len = strlen(ks->pool + prev);
+
+		if (prev_len >= n && !memcmp(ks->pool + prev + prev_len - n, name, n)) {
+			ks->names[ks->nr] = prev + (uint32_t)(prev_len - n);
+			return 0;
+		}
+	}
+	return kept_add(ks, cap, len, name, n, &ks->names[ks->nr]);
+}
+
 /* The index + 1 of the module named name, added if new; 0 with an error. */
 static uint16_t module_index(struct ksyms *ks, size_t *cap, size_t *pool_cap, size_t *pool_len,
 			     const char *name, int *err)
@@ -334,8 +357,7 @@ static int build(struct ksyms *ks, struct kparse *p)
 				if (err)
 					return err;
 			}
-			err = kept_add(ks, &pool_cap, &pool_len, name, strlen(name),
-				       &ks->names[ks->nr]);
+			err = name_add(ks, &pool_cap, &pool_len, name);
 			if (err)
 				return err;
 			ks->addrs[ks->nr] = e->addr;
@@ -355,6 +377,7 @@ static int build(struct ksyms *ks, struct kparse *p)
 	ks->names = fit(ks->names, ks->nr * sizeof(*ks->names));
 	ks->modules = fit(ks->modules, ks->nr * sizeof(*ks->modules));
 	ks->pool = fit(ks->pool, pool_len);
+	ks->pool_len = pool_len;
 	return 0;
 }
 
@@ -443,6 +466,13 @@ bool ksyms_hidden(const struct ksyms *ksyms)
 size_t ksyms_count(const struct ksyms *ksyms)
 {
 	return ksyms->nr;
+}
+
+size_t ksyms_bytes(const struct ksyms *ksyms)
+{
+	return sizeof(*ksyms) + ksyms->pool_len + ksyms->nr_modules * sizeof(*ksyms->module_names) +
+	       ksyms->nr * (sizeof(*ksyms->addrs) + sizeof(*ksyms->lens) + sizeof(*ksyms->names) +
+			    sizeof(*ksyms->modules));
 }
 
 bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, uint64_t *offset)

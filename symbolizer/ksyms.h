@@ -43,6 +43,9 @@ bool ksyms_hidden(const struct ksyms *ksyms);
 /* Text symbols kept (not counting the end markers). */
 size_t ksyms_count(const struct ksyms *ksyms);
 
+/* The heap the table holds, in bytes. */
+size_t ksyms_bytes(const struct ksyms *ksyms);
+
 /*
  * Fills *out with the text symbol that holds addr and returns true, or
  * returns false when none does (before the first symbol, in data, past

@@ -1053,6 +1053,7 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .python_stale = py.stale,
 	    .python_faults = py.faults,
 	    .python_bytes = py.bytes,
+	    .kernel_bytes = sym->ksyms ? ksyms_bytes(sym->ksyms) : 0,
 	};
 	target_stats(sym->gate, stats->refused);
 	stats->debuginfod_error = sym->fetch_err;

@@ -206,6 +206,7 @@ struct symbolizer_stats {
 	 * ("[python: code replaced]") or could not be read ("[python]"). */
 	uint64_t python_hits, python_reads, python_stale, python_faults;
 	uint64_t python_bytes; /* the code-object cache's heap now */
+	uint64_t kernel_bytes; /* the kernel's symbol table (ksyms) */
 	/* debuginfod (config.debuginfod), ever but pending (now): dbgfetch.h.
 	 * debuginfod_error: it was asked for but could not start (-errno). */
 	uint64_t debuginfod_fetched, debuginfod_not_found, debuginfod_failed;

@@ -49,7 +49,7 @@ def num(v):
 # unwind_tables (the unwind tables' BPF arrays and maps: kernel memory,
 # mapped into the daemon, not the heap).
 HEAP_CACHES = ('cache_symbols', 'cache_processes', 'cache_names', 'cache_window',
-               'cache_interval', 'cache_inline', 'cache_python')
+               'cache_interval', 'cache_inline', 'cache_python', 'kernel_symbols')
 
 
 def outside_caches(r):
@@ -135,7 +135,7 @@ def main():
          after[0]['rss_shmem_kb'], after[-1]['rss_shmem_kb']))
     for name in ('cache_symbols', 'cache_processes', 'cache_perfmaps', 'cache_names',
                  'cache_window', 'cache_interval', 'cache_unwind', 'unwind_tables',
-                 'cache_inline', 'cache_python'):
+                 'cache_inline', 'cache_python', 'kernel_symbols'):
         vals = [num(r.get(name)) for r in rows if num(r.get(name)) is not None]
         if not vals:
             continue

@@ -153,7 +153,7 @@ import glob, os, sys
 t0, t1, slack, out_slack = (int(a) for a in sys.argv[1:5])
 health, samples = sys.argv[5:7]
 CACHES = ('cache_symbols', 'cache_processes', 'cache_names', 'cache_window',
-          'cache_interval', 'cache_inline', 'cache_python')
+          'cache_interval', 'cache_inline', 'cache_python', 'kernel_symbols')
 
 def series(name):
     """{read time: bytes} of health metric bytes-NAME within the soak."""

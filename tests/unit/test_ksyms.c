@@ -360,6 +360,68 @@ static void test_any_order_resolves_alike(void **state)
 		free(lines[k]);
 }
 
+/*
+ * Since Linux 6.2 a function's padding has its own symbol, "__pfx_" and
+ * the function's name, at the address below it: the function's name is
+ * kept as the end of the padding's, not as a copy. Both resolve to their
+ * own names, modules included (whose names the pool holds too), and the
+ * table is smaller by the names shared than one whose names do not end
+ * alike.
+ */
+static void test_padding_names_share_their_bytes(void **state)
+{
+	static const char *const fmt =
+	    "ffffffff81000000 T __pfx_%s\n"
+	    "ffffffff81000010 T %s\n"
+	    "ffffffff81000040 t __pfx_%s\n"
+	    "ffffffff81000050 t %s\n"
+	    "ffffffff81000080 T _etext\n"
+	    "ffffffffc0000000 t __pfx_%s\t[mod_a]\n"
+	    "ffffffffc0000010 t %s\t[mod_a]\n"
+	    "ffffffffc0001000 t __pfx_%s\t[mod_b]\n"
+	    "ffffffffc0001010 t %s\t[mod_b]\n";
+	static const char *const modules = "mod_a 4096 0 - Live 0xffffffffc0000000\n"
+					   "mod_b 4096 0 - Live 0xffffffffc0001000\n";
+	/* The padding's names, then the functions': sharing, then the same lengths not sharing. */
+	static const char *const names[2][8] = {
+		{ "alpha", "alpha", "beta", "beta", "gamma", "gamma", "delta", "delta" },
+		{ "alphz", "alpha", "betz", "beta", "gammz", "gamma", "deltz", "delta" },
+	};
+	size_t bytes[2];
+
+	(void)state;
+	for (int k = 0; k < 2; k++) {
+		const char *const *v = names[k];
+		struct fixture_dir d;
+		struct ksyms *ks;
+		struct ksym sym;
+		char text[1024];
+
+		snprintf(text, sizeof(text), fmt, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+		ks = load(&d, text, modules);
+		assert_int_equal(ksyms_count(ks), 8);
+		assert_string_equal(name_at(ks, 0xffffffff81000004), k ? "__pfx_alphz" : "__pfx_alpha");
+		assert_string_equal(name_at(ks, 0xffffffff81000014), "alpha");
+		assert_string_equal(name_at(ks, 0xffffffff81000044), k ? "__pfx_betz" : "__pfx_beta");
+		assert_string_equal(name_at(ks, 0xffffffff81000054), "beta");
+		assert_true(ksyms_lookup(ks, 0xffffffffc0000014, &sym, NULL));
+		assert_string_equal(sym.name, "gamma");
+		assert_string_equal(sym.module, "mod_a");
+		assert_true(ksyms_lookup(ks, 0xffffffffc0001004, &sym, NULL));
+		assert_string_equal(sym.name, k ? "__pfx_deltz" : "__pfx_delta");
+		assert_string_equal(sym.module, "mod_b");
+		assert_true(ksyms_lookup(ks, 0xffffffffc0001014, &sym, NULL));
+		assert_string_equal(sym.name, "delta");
+		assert_string_equal(sym.module, "mod_b");
+		bytes[k] = ksyms_bytes(ks);
+		ksyms_free(ks);
+		dir_remove(&d);
+	}
+	/* What sharing saves: each function's name and its NUL. */
+	assert_int_equal(bytes[1] - bytes[0], sizeof("alpha") + sizeof("beta") + sizeof("gamma") +
+						  sizeof("delta"));
+}
+
 static void test_real_kallsyms_resolves_a_known_function(void **state)
 {
 	struct ksyms *ks = NULL;
@@ -401,6 +463,7 @@ int main(void)
 	    cmocka_unit_test(test_interleaved_modules_keep_their_names),
 	    cmocka_unit_test(test_far_addresses_unresolved),
 	    cmocka_unit_test(test_any_order_resolves_alike),
+	    cmocka_unit_test(test_padding_names_share_their_bytes),
 	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 

@@ -474,6 +474,7 @@ static void test_heap_and_cache_sizes(void **state)
 	struct symbolizer_stats files = {
 		.elf_bytes = 1000, .process_bytes = 2000, .perfmap_bytes = 300, .names_bytes = 4000,
 		.inline_bytes = 400, .inline_dwarf_bytes = 50, .python_bytes = 800,
+		.kernel_bytes = 900,
 	};
 	struct metrics_health h = {
 		.seconds = 1, .files = &files, .window_bytes = 5000, .interval_bytes = 6000,
@@ -488,6 +489,7 @@ static void test_heap_and_cache_sizes(void **state)
 		{ "cache_symbols", 1000 }, { "cache_processes", 2000 }, { "cache_perfmaps", 300 },
 		{ "cache_names", 4000 },   { "cache_window", 5000 },	{ "cache_interval", 6000 },
 		{ "cache_unwind", 7000 },  { "cache_inline", 450 },	{ "cache_python", 800 },
+		{ "kernel_symbols", 900 },
 	};
 	struct metrics_batch b;
 	const value_list_t *vl;
