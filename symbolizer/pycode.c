@@ -1,7 +1,9 @@
 /*
  * pycode: naming Python frames from code objects (see pycode.h).
  *
- * The cache is an open-addressed table of max_entries * 2 slots; when it
+ * The cache is an open-addressed table of max_entries * 2 slots (2.25
+ * MiB by default), allocated at the first Python frame named, so that a
+ * host with no Python holds none of it; when it
  * holds max_entries, or its names and location tables max_bytes, it is
  * emptied at once (counted): a host's hot code objects fill it again
  * within one drain, and emptying keeps it bounded without an LRU list
@@ -63,11 +65,6 @@ struct pycode_cache *pycode_cache_new(size_t max_entries, uint64_t max_bytes)
 	c->n_slots = 1;
 	while (c->n_slots < c->max_entries * 2)
 		c->n_slots <<= 1;
-	c->slots = calloc(c->n_slots, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		return NULL;
-	}
 	return c;
 }
 
@@ -88,7 +85,7 @@ static void pycode_entry_clear(struct pycode_entry *e)
 
 static void pycode_flush(struct pycode_cache *c)
 {
-	for (size_t i = 0; i < c->n_slots; i++)
+	for (size_t i = 0; c->slots && i < c->n_slots; i++)
 		if (c->slots[i].code)
 			pycode_entry_clear(&c->slots[i]);
 	c->stats.entries = 0;
@@ -376,6 +373,11 @@ static int pycode_get(struct pycode_cache *c, uint32_t tgid, uint64_t start_time
 	struct pycode_entry *e;
 	int err;
 
+	if (!c->slots) {
+		c->slots = calloc(c->n_slots, sizeof(*c->slots));
+		if (!c->slots)
+			return -ENOMEM;
+	}
 	for (;; i = (i + 1) & (c->n_slots - 1)) {
 		e = &c->slots[i];
 		if (!e->code)
@@ -442,5 +444,5 @@ int pycode_name(struct pycode_cache *c, uint32_t tgid, uint64_t start_time, uint
 void pycode_stats(const struct pycode_cache *c, struct pycode_stats *stats)
 {
 	*stats = c->stats;
-	stats->bytes = c->bytes + c->n_slots * sizeof(*c->slots);
+	stats->bytes = c->bytes + (c->slots ? c->n_slots * sizeof(*c->slots) : 0);
 }

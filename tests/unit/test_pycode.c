@@ -319,6 +319,39 @@ static void test_cache_holds_what_it_reports(void **state)
 }
 
 /*
+ * A host with no Python holds no slot table: it is made at the first
+ * frame named, and only then reported.
+ */
+static void test_no_table_before_the_first_frame(void **state)
+{
+	const struct pyproc_layout *l = pyproc_layout(0);
+	static struct fake_str qualname, filename;
+	static struct fake_code code;
+	static uint8_t bytes[32 + sizeof(sample_table)];
+	uint64_t size = sizeof(sample_table);
+	size_t before = heap_now();
+	struct pycode_cache *c = pycode_cache_new(0, 0);
+	struct pycode_stats st;
+	char name[256];
+
+	(void)state;
+	assert_non_null(c);
+	pycode_stats(c, &st);
+	assert_int_equal(st.bytes, 0);
+	assert_true(heap_now() - before < 1024);
+	fake_ascii(&qualname, "f", l);
+	fake_ascii(&filename, "m.py", l);
+	memcpy(bytes + l->bytes_size, &size, 8);
+	memcpy(bytes + l->bytes_data, sample_table, sizeof(sample_table));
+	assert_int_equal(name_fake_code(c, &code, l, &qualname, &filename, bytes, name, sizeof(name)),
+			 0);
+	pycode_stats(c, &st);
+	assert_true(st.bytes > (1 << 20)); /* the default table: 32,768 slots */
+	assert_true(heap_now() - before >= st.bytes);
+	pycode_cache_free(c);
+}
+
+/*
  * A code object that cannot be read (its file name points nowhere) is
  * read once a drain, however many frames name it; and read again at the
  * next drain, so that a good read then is not hidden. Failed reads take
@@ -389,6 +422,7 @@ int main(void)
 		cmocka_unit_test(test_cache_bound),
 		cmocka_unit_test(test_cache_byte_bound),
 		cmocka_unit_test(test_cache_holds_what_it_reports),
+		cmocka_unit_test(test_no_table_before_the_first_frame),
 		cmocka_unit_test(test_failed_read_cached_for_the_drain),
 	};
 
