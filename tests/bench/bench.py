@@ -365,15 +365,23 @@ def sched_cpu_s(pid):
     return total / 1e9
 
 
-def rss_mb(pid):
+def rss_mb(pid, path="/proc/%d/status", field="VmRSS:"):
     try:
-        with open("/proc/%d/status" % pid) as f:
+        with open(path % pid) as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field):
                     return int(line.split()[1]) / 1024.0
     except OSError:
         pass
     return None
+
+
+def pss_mb(pid):
+    """The proportional set size: each page divided by the mappings that
+    share it. VmRSS counts the BPF ring buffer's data pages twice (libbpf
+    maps them twice in a row, so that a record can be read across the
+    wrap); PSS counts them once, and shares libc with the other processes."""
+    return rss_mb(pid, "/proc/%d/smaps_rollup", "Pss:")
 
 
 def bpf_memlock_mb(pid):
@@ -1159,6 +1167,7 @@ class Bench:
         time.sleep(seconds)
         t1 = cpu_ticks(p.pid() or 0)
         steady = rss_mb(p.pid() or 0)
+        self.last_pss = pss_mb(p.pid() or 0)
         self.last_memlock = bpf_memlock_mb(p.pid() or 0)
         p.signal(signal.SIGTERM)
         rc, _, cpu, peak = p.wait(30)
@@ -1184,11 +1193,14 @@ class Bench:
 
     def collectd_at(self, hz, seconds, reps):
         rows = {k: [] for k in ("cpu", "base_cpu", "peak", "base_peak", "rss", "base_rss",
-                                "steady", "base_steady")}
+                                "steady", "base_steady", "pss", "base_pss")}
         for _ in range(reps):
             order = [True, False]
             self.rng.shuffle(order)
-            got = {w: self.collectd_run(w, seconds, hz) for w in order}
+            got, pss = {}, {}
+            for w in order:
+                got[w] = self.collectd_run(w, seconds, hz)
+                pss[w] = self.last_pss
             on, off = got[True], got[False]
             rows["cpu"].append(on[0] - off[0])
             rows["base_cpu"].append(off[0])
@@ -1196,6 +1208,9 @@ class Bench:
             rows["base_peak"].append(off[1])
             rows["rss"].append(on[2] - off[2])
             rows["base_rss"].append(off[2])
+            if pss[True] is not None and pss[False] is not None:
+                rows["pss"].append(pss[True] - pss[False])
+                rows["base_pss"].append(pss[False])
             if on[3] is not None and off[3] is not None:
                 rows["steady"].append(on[3] - off[3])
                 rows["base_steady"].append(off[3])
@@ -1217,6 +1232,10 @@ class Bench:
         self.res.add("3 user", "collectd steady RSS added", "collectd+ebprof",
                      m["rss"], "MB", hz, "collectd alone", m["base_rss"], None, reps,
                      "VmRSS at the end of the run")
+        self.res.add("3 user", "collectd steady PSS added", "collectd+ebprof",
+                     m["pss"], "MB", hz, "collectd alone", m["base_pss"], None, reps,
+                     "Pss at the end of the run: the ring buffer's pages, mapped twice, "
+                     "counted once")
 
     def scaling_user(self, hz):
         """ebprof's user CPU by unique stacks and by number of processes."""
