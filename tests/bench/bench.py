@@ -821,7 +821,7 @@ class Bench:
         kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
         saved = bpf_stats_on()
         try:
-            for hz in ([4999] if self.smoke else [999, 4999]):
+            for hz in ([4999] if self.smoke else self.args.ticks_hz):
                 got = {k: [] for k in kinds}  # (lost %, BPF pp, own process pp)
                 for kind, prof in self.shuffled_rounds(kinds, hz):
                     # What a tool does once per binary is not charged to the run.
@@ -1951,6 +1951,10 @@ def main():
     ap.add_argument("--ebprof-base", default="",
                     help="sections ebuser and startup: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")
+    ap.add_argument("--ticks-hz", type=lambda v: [int(x) for x in v.split(",")],
+                    default=[999, 4999],
+                    help="section ticks: the frequencies, a comma list (default 999,4999); "
+                         "one frequency with many --reps is its long mode")
     args = ap.parse_args()
     if os.geteuid() != 0:
         sys.exit("bench: needs root (BPF programs and system-wide perf events)")
