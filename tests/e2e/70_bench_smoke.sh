@@ -78,6 +78,7 @@ for a in "wall time to sampling" "CPU time to sampling"; do
 done
 check "3 user" "collectd CPU added by plugin" "collectd+ebprof" anchor
 check "3 user" "collectd RSS added by plugin" "collectd+ebprof" anchor
+check "3 user" "collectd steady PSS added" "collectd+ebprof" anchor
 check "4 symbols" "cold load libstdc++.so.6" "ebprof elfsym"
 check "4 symbols" "cold: name N sampled addresses" "symbench resolve" anchor
 check "4 symbols" "warm resolves" "symbench resolve"
