@@ -22,6 +22,7 @@
 #include "bpf/grow.h"
 #include "bpf/sampler.h"
 #include "render/pytrack.h"
+#include "symbolizer/procpid.h"
 #include "symbolizer/pyproc.h"
 
 #define PYTRACK_RETRIES 20 /* ends of drains a starting Python is asked again */
@@ -350,14 +351,6 @@ void pytrack_ask(struct pytrack *t, const struct pytrack_due *due, bool skip)
 	pytrack_say(t, &v, say);
 }
 
-static bool pytrack_alive(const struct pytrack *t, uint32_t tgid)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%u", t->proc_root, tgid);
-	return access(path, F_OK) == 0;
-}
-
 void pytrack_end_drain(struct pytrack *t)
 {
 	struct pytrack_verdict v;
@@ -389,7 +382,7 @@ void pytrack_end_drain(struct pytrack *t)
 		if (!gone)
 			return; /* asked again at the next end of a drain */
 		for (size_t i = 0; i < n; i++)
-			gone[i] = !pytrack_alive(t, t->loaded[i].tgid);
+			gone[i] = !procpid_exists(t->proc_root, t->loaded[i].tgid);
 	}
 	if (!pytrack_enter(t)) {
 		free(gone);

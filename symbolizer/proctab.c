@@ -10,7 +10,11 @@
  * asks /proc only about records none confirmed in that drain. The perf
  * map is looked for only once the maps show anonymous executable memory,
  * the only place JIT code can run. Small /proc files are read with one
- * read(), not stdio.
+ * read(), not stdio. Under the real /proc, the end of a drain asks
+ * procpid (kill(PID, 0)) whether an idle record's process still runs,
+ * and reads its /proc/PID/stat only once every PROC_VERIFY_DRAINS drains:
+ * a host keeps hundreds of processes sampled once and idle since, and a
+ * stat read each per drain was most of what the profiler spent there.
  *
  * Perf maps are read from /proc/PID/root/tmp/perf-NSPID.map, NSPID being
  * the process's PID in its own namespace, through the gate (target_*).
@@ -29,10 +33,17 @@
 #include "symbolizer/elfcache.h"
 #include "symbolizer/perfmap.h"
 #include "symbolizer/procmaps.h"
+#include "symbolizer/procpid.h"
 #include "symbolizer/target.h"
 
 #define PROC_BUCKETS 1024
 #define DEFAULT_MAX_PROCESSES 4096
+/*
+ * An idle record's /proc/PID/stat is read at one end of a drain in this
+ * many, to let go of a record whose PID another process took (lookups
+ * that give a start time find that out themselves, at once).
+ */
+#define PROC_VERIFY_DRAINS 64
 
 struct proctab {
 	char *proc_root;
@@ -41,6 +52,7 @@ struct proctab {
 	struct elfcache *elfs; /* borrowed: the tables the records hold */
 	uint64_t perfmap_max_bytes;
 	bool maps_text_only;
+	bool pids_ours; /* procpid_by_signal(): the end of a drain reads stat files less */
 	struct proc *procs[PROC_BUCKETS];
 	size_t nr_procs, max_procs;
 	uint64_t max_bytes;
@@ -51,6 +63,7 @@ struct proctab {
 	uint64_t perfmaps_opened;
 	uint64_t perfmap_lines_too_long;
 	uint64_t perfmaps_truncated;
+	uint64_t stat_reads, end_checks; /* at the ends of drains */
 	uint64_t ns_per_tick; /* /proc/PID/stat's clock tick; 0: start times in ns unusable */
 	int64_t boottime_offset; /* ns our time namespace adds to boot times in /proc */
 };
@@ -159,6 +172,7 @@ struct proctab *proctab_new(const struct proctab_config *config)
 	t->elfs = config->elfs;
 	t->perfmap_max_bytes = config->perfmap_max_bytes;
 	t->maps_text_only = config->maps_text_only;
+	t->pids_ours = procpid_by_signal(t->proc_root);
 	t->max_procs = config->max_processes ? config->max_processes : DEFAULT_MAX_PROCESSES;
 	t->max_bytes = config->max_bytes ? config->max_bytes : UINT64_MAX;
 	t->ns_per_tick = ns_per_tick();
@@ -643,6 +657,22 @@ int proctab_reread(struct proctab *t, struct proc *proc)
 	return err;
 }
 
+/*
+ * The start time of an idle record's PID at the end of a drain; 0: gone.
+ * Under the real /proc, procpid_exists() answers whether the PID is in
+ * use and the record's own start time is taken for the answer; the stat
+ * file is read at one drain in PROC_VERIFY_DRAINS, spread over the
+ * records by PID, and every time for a record without a start time.
+ */
+static uint64_t end_start_time(struct proctab *t, const struct proc *proc)
+{
+	t->end_checks++;
+	if (t->pids_ours && proc->start_time && (t->drain + proc->tgid) % PROC_VERIFY_DRAINS)
+		return procpid_exists(t->proc_root, proc->tgid) ? proc->start_time : 0;
+	t->stat_reads++;
+	return read_start_time(t, proc->tgid);
+}
+
 void proctab_end_drain(struct proctab *t)
 {
 	for (size_t i = 0; i < PROC_BUCKETS; i++) {
@@ -659,7 +689,7 @@ void proctab_end_drain(struct proctab *t)
 			 */
 			if (proc->confirmed_drain == t->drain)
 				continue;
-			start_time = read_start_time(t, proc->tgid);
+			start_time = end_start_time(t, proc);
 			if (start_time && start_time != proc->start_time) {
 				/* Its PID is another process's now, which must not get its symbols.
 				 */
@@ -700,5 +730,7 @@ void proctab_stats(const struct proctab *t, struct proctab_stats *stats)
 		.perfmaps_opened = t->perfmaps_opened,
 		.perfmap_lines_too_long = t->perfmap_lines_too_long,
 		.perfmaps_truncated = t->perfmaps_truncated,
+		.end_checks = t->end_checks,
+		.end_stat_reads = t->stat_reads,
 	};
 }

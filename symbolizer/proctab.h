@@ -109,6 +109,8 @@ struct proctab_stats {
 	uint64_t process_bytes, perfmap_bytes; /* as of the last end of a drain */
 	uint64_t evicted_over_bytes;	       /* records dropped at max_bytes, ever */
 	uint64_t perfmaps_refused, perfmaps_opened, perfmap_lines_too_long, perfmaps_truncated;
+	/* Ends of drains, ever: idle records checked, and /proc/PID/stat reads for it. */
+	uint64_t end_checks, end_stat_reads;
 };
 
 void proctab_stats(const struct proctab *t, struct proctab_stats *stats);

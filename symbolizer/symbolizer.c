@@ -1043,6 +1043,8 @@ void symbolizer_stats(const struct symbolizer *sym, struct symbolizer_stats *sta
 	    .elf_held_bytes = cache.held_bytes,
 	    .process_bytes = procs.process_bytes,
 	    .perfmap_bytes = procs.perfmap_bytes,
+	    .end_checks = procs.end_checks,
+	    .end_stat_reads = procs.end_stat_reads,
 	    .names_bytes = (sym->demangled ? demangle_cache_bytes(sym->demangled) : 0) +
 			   sym->names_cap +
 			   sym->name_offs_cap * (sizeof(*sym->name_offs) + sizeof(*sym->mappings) +

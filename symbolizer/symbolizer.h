@@ -201,6 +201,9 @@ struct symbolizer_stats {
 	uint64_t perfmap_bytes; /* of those, perf maps */
 	uint64_t names_bytes;	/* demangled names, and the names of the last stack */
 	uint64_t evicted_over_bytes; /* records dropped at the process_bytes bound, ever */
+	/* Ends of drains, ever: records without samples in their drain checked for
+	 * their process, and /proc/PID/stat reads that took (the rest: kill(PID, 0)). */
+	uint64_t end_checks, end_stat_reads;
 	/* Python frames (symbolizer/pycode), ever: named from the cache or read; in
 	 * unresolved, those whose code object was replaced since the sample
 	 * ("[python: code replaced]") or could not be read ("[python]"). */

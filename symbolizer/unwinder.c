@@ -54,6 +54,7 @@
 #include "symbolizer/elfhdr.h"
 #include "symbolizer/fileidx.h"
 #include "symbolizer/procmaps.h"
+#include "symbolizer/procpid.h"
 #include "symbolizer/target.h"
 #include "symbolizer/unwtab.h"
 
@@ -1189,15 +1190,6 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 
 /* --- drains, stats, free --------------------------------------------------- */
 
-static bool proc_alive(const struct unwinder *u, uint32_t tgid)
-{
-	char path[4096];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "%s/%" PRIu32, u->proc_root, tgid);
-	return stat(path, &st) == 0;
-}
-
 static int seq_newest_first(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -1269,7 +1261,7 @@ void unwinder_end_drain(struct unwinder *u)
 		while (*pp) {
 			struct uproc *p = *pp;
 
-			if (proc_alive(u, p->tgid)) {
+			if (procpid_exists(u->proc_root, p->tgid)) {
 				pp = &p->next;
 				continue;
 			}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <gelf.h>
 #include <sys/auxv.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -687,6 +689,9 @@ static void test_exited_process_resolves_until_end_of_drain(void **state)
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
+	/* A fake /proc's PIDs are not ours to kill(): its stat file is read. */
+	assert_int_equal(stats.end_checks, 1);
+	assert_int_equal(stats.end_stat_reads, 1);
 
 	/* It exits; samples it left in this drain and the next still resolve. */
 	fake_process_exit(w);
@@ -702,6 +707,53 @@ static void test_exited_process_resolves_until_end_of_drain(void **state)
 	symbolizer_end_drain(sym);
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+}
+
+/*
+ * An idle record of a running process, under the real /proc: the ends of
+ * drains ask kill() about it, and read its /proc/PID/stat (which tells a
+ * PID taken by another process) at one drain in 64; once the process is
+ * reaped, the next end of a drain lets the record go.
+ */
+static void test_idle_record_is_checked_by_signal(void **state)
+{
+	struct world *w = *state;
+	struct symbolizer_config config;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	uint64_t reads;
+	pid_t child;
+
+	symbolizer_config_init(&config);
+	config.kallsyms = w->kallsyms;
+	sym = symbolizer_new(&config);
+	assert_non_null(sym);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* Gone with us, should an assertion end this test first. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(symbolizer_track(sym, (uint32_t)child, 0), 0);
+	for (int i = 0; i < 128; i++)
+		symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_int_equal(stats.exited, 0);
+	assert_int_equal(stats.end_checks, 128);
+	assert_int_equal(stats.end_stat_reads, 2);
+
+	assert_int_equal(kill(child, SIGKILL), 0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 0);
+	/* Found gone by kill(), unless this end of a drain was the record's read. */
+	reads = (128 + (uint64_t)child) % 64 == 0 ? 3 : 2;
+	assert_int_equal(stats.end_stat_reads, reads);
 	symbolizer_free(sym);
 }
 
@@ -1606,6 +1658,8 @@ int main(void)
 					    world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_exited_process_resolves_until_end_of_drain,
 					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_idle_record_is_checked_by_signal, world_setup,
+					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_jit_frames_from_perf_map_and_its_growth,
 					    world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_failing_proc_reads_give_unknown_frames,

@@ -1,0 +1,116 @@
+/*
+ * procpid tests: a PID in use or free, under the real /proc (by signal)
+ * and under a fake root (by directory), and the PIDs kill() must not be
+ * asked about.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "symbolizer/procpid.h"
+
+static void test_only_the_real_proc_is_asked_by_signal(void **state)
+{
+	(void)state;
+	assert_true(procpid_by_signal("/proc"));
+	assert_false(procpid_by_signal("/proc/"));
+	assert_false(procpid_by_signal("/tmp/fakeproc"));
+}
+
+/* A child while it runs, as a zombie, and once reaped. */
+static void test_a_child_until_it_is_reaped(void **state)
+{
+	pid_t child = fork();
+
+	(void)state;
+	assert_true(child >= 0);
+	if (child == 0) {
+		/* Gone with us, should an assertion end this test first. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		pause();
+		_exit(0);
+	}
+	assert_true(procpid_exists("/proc", (uint32_t)getpid()));
+	assert_true(procpid_exists("/proc", (uint32_t)child));
+	assert_int_equal(kill(child, SIGKILL), 0);
+	/* Not reaped yet: a zombie still holds its PID, as /proc/PID shows. */
+	for (;; usleep(1000)) {
+		char path[64];
+		FILE *f;
+		char state_char = 0;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", child);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		assert_int_equal(fscanf(f, "%*d (%*[^)]) %c", &state_char), 1);
+		fclose(f);
+		if (state_char == 'Z')
+			break;
+	}
+	assert_true(procpid_exists("/proc", (uint32_t)child));
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_false(procpid_exists("/proc", (uint32_t)child));
+}
+
+/* Init is another process, root's: in use whether kill() says 0 or EPERM. */
+static void test_init_is_in_use(void **state)
+{
+	(void)state;
+	assert_true(procpid_exists("/proc", 1));
+}
+
+/*
+ * PID 0 and PIDs above INT_MAX would be a process group to kill(): they
+ * are looked for in /proc instead, where there are none. Were kill()
+ * asked, 0 would be our own group (in use) and 0xffffffff every process.
+ */
+static void test_group_pids_are_looked_for_in_proc(void **state)
+{
+	(void)state;
+	assert_false(procpid_exists("/proc", 0));
+	assert_false(procpid_exists("/proc", 0xffffffffu));
+	assert_false(procpid_exists("/proc", 0x80000001u));
+}
+
+/* Under a fake root, its directories decide, whatever runs on the host. */
+static void test_a_fake_root_is_read_by_directory(void **state)
+{
+	char root[] = "/tmp/procpid-XXXXXX", path[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/4242", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_true(procpid_exists(root, 4242));
+	assert_false(procpid_exists(root, 4243));
+	/* Our own PID runs, but the fake root has no directory for it. */
+	assert_false(procpid_exists(root, (uint32_t)getpid()));
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(root), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_only_the_real_proc_is_asked_by_signal),
+	    cmocka_unit_test(test_a_child_until_it_is_reaped),
+	    cmocka_unit_test(test_init_is_in_use),
+	    cmocka_unit_test(test_group_pids_are_looked_for_in_proc),
+	    cmocka_unit_test(test_a_fake_root_is_read_by_directory),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
