@@ -1067,6 +1067,58 @@ class Bench:
                      "paired rounds: (CPU a second with the loop - without) / (processes "
                      "reported a second with - without)", ci95(per) if per else None)
 
+    def idle_run(self, kind, binary, n, seconds):
+        """One profiler, system-wide at 999 Hz, while n processes start, run
+        5 ms each (so that it samples them) and then sleep: its CPU ms a
+        second over the next `seconds`, once they are all asleep and 2 s
+        more have passed."""
+        prof = Profiler(kind, 999, self.tmp)
+        prof.binary = binary
+        prof.start()
+        idlers = subprocess.Popen([os.path.join(TOOLS, "idlers"), str(n)],
+                                  stdout=subprocess.PIPE, start_new_session=True)
+        try:
+            if idlers.stdout.readline().strip() != b"ready":
+                raise RuntimeError("idlers did not start")
+            time.sleep(2)
+            pid = prof.proc.pid()
+            cpu0, t0 = sched_cpu_s(pid), time.time()
+            time.sleep(seconds)
+            cpu1, t1 = sched_cpu_s(pid), time.time()
+        finally:
+            os.killpg(idlers.pid, signal.SIGKILL)
+            idlers.wait()
+            prof.stop()
+        if not cpu1:
+            raise RuntimeError("%s: no CPU read" % kind)
+        ms = 1000 * (cpu1 - cpu0) / (t1 - t0)
+        log("idle: %s %s: %.2f ms a second with %d idle processes" % (kind, binary, ms, n))
+        return ms
+
+    def section_idle(self):
+        """A host's idle processes: the profiler's steady CPU once 1,000
+        processes were each sampled and have slept since, against perf
+        record in the same rounds (and --ebprof-base builds)."""
+        log("3 steady CPU with 1000 processes sampled once and idle since")
+        n, secs = self.dur(1000, 200), self.dur(10, 2)
+        bases = [b for b in self.args.ebprof_base.split(",") if b]
+        runs = [("ebprof", self.args.ebprof or EBPROF)] + [("ebprof", b) for b in bases] + \
+            [("perf", "perf")]
+        got = [[] for _ in runs]
+        for _ in range(self.reps):
+            order = list(range(len(runs)))
+            self.rng.shuffle(order)
+            for k in order:
+                got[k].append(self.idle_run(runs[k][0], runs[k][1], n, secs))
+        note = "%d processes, each 5 ms of CPU then asleep; %d s from 2 s after" % (n, secs)
+        for k in range(1, len(runs)):
+            ratios = [o / a for o, a in zip(got[0], got[k]) if a]
+            self.res.add("3 user", "CPU a second with idle processes sampled once",
+                         "ebprof record", median(got[0]), "ms/s", 999,
+                         runs[k][1] if runs[k][0] == "ebprof" else "perf record",
+                         median(got[k]), median(ratios) if ratios else None, self.reps,
+                         note, ci95(got[0]))
+
     def startup_run(self, kind, binary=EBPROF, ebprof_args=()):
         """One start of a profiler, system-wide at 999 Hz: (wall s, CPU s) to sampling.
 
@@ -1892,6 +1944,7 @@ class Bench:
         steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("ticks", self.section_ticks), ("filtered", self.section_filtered),
                  ("user", self.section_user), ("ebuser", self.section_ebuser),
+                 ("idle", self.section_idle),
                  ("startup", self.section_startup),
                  ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
@@ -1939,7 +1992,8 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,ticks,filtered,user,ebuser,startup,collectd,symbols,"
+                    help="comma list of kernel,slowdown,ticks,filtered,user,ebuser,idle,startup,collectd,"
+                         "symbols,"
                          "symbolize,"
                          "render,top,"
                          "unwind,"
@@ -1949,7 +2003,7 @@ def main():
                     help="sections ebuser and offcpu: the ebprof binary measured "
                     "(default build/ebprof)")
     ap.add_argument("--ebprof-base", default="",
-                    help="sections ebuser and startup: another ebprof binary (the build before a change) "
+                    help="sections ebuser, idle and startup: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")
     ap.add_argument("--ticks-hz", type=lambda v: [int(x) for x in v.split(",")],
                     default=[999, 4999],

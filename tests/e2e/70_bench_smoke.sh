@@ -72,6 +72,7 @@ check "3 user" "CPU per 1000 samples, start and end left out" "ebprof record"
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
 check "3 user" "RSS growth, 2nd quarter to end" "ebprof record"
+check "3 user" "CPU a second with idle processes sampled once" "ebprof record" anchor
 for a in "wall time to sampling" "CPU time to sampling"; do
 	check "3 startup" "$a" "ebprof record" anchor
 	check "3 startup" "$a" "ebprof record --mode wall" anchor
