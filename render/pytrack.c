@@ -43,6 +43,7 @@ struct pytrack_process {
 struct pytrack {
 	struct pytrack_config config;
 	char *proc_root;
+	bool pids_ours; /* procpid_by_signal(proc_root) */
 	struct pyproc_cache *cache;
 	bool cut_off; /* enter said no: the owner is gone */
 	/* The rest is changed only inside the hooks. */
@@ -80,6 +81,7 @@ struct pytrack *pytrack_new(const struct pytrack_config *config)
 		return NULL;
 	}
 	t->config.proc_root = t->proc_root;
+	t->pids_ours = procpid_by_signal(t->proc_root);
 	pyproc_cache_bound_tables(t->cache, config->max_table);
 	return t;
 }
@@ -382,7 +384,7 @@ void pytrack_end_drain(struct pytrack *t)
 		if (!gone)
 			return; /* asked again at the next end of a drain */
 		for (size_t i = 0; i < n; i++)
-			gone[i] = !procpid_exists(t->proc_root, t->loaded[i].tgid);
+			gone[i] = !procpid_exists(t->proc_root, t->pids_ours, t->loaded[i].tgid);
 	}
 	if (!pytrack_enter(t)) {
 		free(gone);

@@ -11,15 +11,20 @@
 #include <stdint.h>
 
 /*
+ * Whether procpid_exists() may ask kill() about PIDs under proc_root: it
+ * is "/proc", and that /proc is of our own PID namespace (its "self" is
+ * our PID). Asked once, when a reader is made.
+ */
+bool procpid_by_signal(const char *proc_root);
+
+/*
  * Whether tgid is in use under proc_root (a zombie counts; a PID taken
  * since by another process counts too: the callers that must tell compare
- * start times). Under the real /proc, kill(tgid, 0) answers with no file
- * opened or path walked; under any other root (a test's fake /proc) the
- * directory proc_root/tgid is looked for.
+ * start times). With by_signal (procpid_by_signal() of the same root),
+ * kill(tgid, 0) answers with no file opened or path walked; else (a
+ * test's fake /proc, a /proc of another PID namespace) the directory
+ * proc_root/tgid is looked for.
  */
-bool procpid_exists(const char *proc_root, uint32_t tgid);
-
-/* Whether procpid_exists() asks kill() under proc_root: it is the real /proc. */
-bool procpid_by_signal(const char *proc_root);
+bool procpid_exists(const char *proc_root, bool by_signal, uint32_t tgid);
 
 #endif

@@ -668,7 +668,7 @@ static uint64_t end_start_time(struct proctab *t, const struct proc *proc)
 {
 	t->end_checks++;
 	if (t->pids_ours && proc->start_time && (t->drain + proc->tgid) % PROC_VERIFY_DRAINS)
-		return procpid_exists(t->proc_root, proc->tgid) ? proc->start_time : 0;
+		return procpid_exists(t->proc_root, true, proc->tgid) ? proc->start_time : 0;
 	t->stat_reads++;
 	return read_start_time(t, proc->tgid);
 }

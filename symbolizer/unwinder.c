@@ -115,6 +115,7 @@ struct unwinder {
 	struct utable *queue_head, *queue_tail; /* the queued tables, oldest first */
 	struct uproc *procs[PROC_BUCKETS];
 	char *proc_root, *debug_root;
+	bool pids_ours; /* procpid_by_signal(proc_root) */
 	struct target *gate; /* every open of a file when there is no builder; under lock */
 	void (*wake)(void *ctx); /* the builder: told when a build is queued; NULL: none */
 	void *wake_ctx;
@@ -180,6 +181,7 @@ int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 		unwinder_free(u);
 		return -ENOMEM;
 	}
+	u->pids_ours = procpid_by_signal(u->proc_root);
 	pthread_mutex_init(&u->lock, NULL);
 	{
 		pthread_condattr_t attr;
@@ -1261,7 +1263,7 @@ void unwinder_end_drain(struct unwinder *u)
 		while (*pp) {
 			struct uproc *p = *pp;
 
-			if (procpid_exists(u->proc_root, p->tgid)) {
+			if (procpid_exists(u->proc_root, u->pids_ours, p->tgid)) {
 				pp = &p->next;
 				continue;
 			}
