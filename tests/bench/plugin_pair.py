@@ -17,7 +17,13 @@ With --no-new-processes, the workload's shell loop (about 125 new
 processes a second) is left out, so that what the samples cost can be
 told from what new processes cost.
 
-Usage: plugin_pair.py [--together] [--no-new-processes] HZ SECONDS ROUNDS PATH-TO-ebprof.so...
+With --idlers N, each run starts N processes once collectd is up
+(tests/bench/idlers: each runs 5 ms, so that the plugin samples it, then
+sleeps), and measures from 2 s after they all sleep: what a host's idle
+processes cost the plugin at every read.
+
+Usage: plugin_pair.py [--together] [--no-new-processes] [--idlers N] HZ SECONDS ROUNDS
+       PATH-TO-ebprof.so...
 """
 import os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -28,6 +34,11 @@ ARGS = sys.argv[1:]
 TOGETHER = "--together" in ARGS[:2]
 QUIET = "--no-new-processes" in ARGS[:2]
 ARGS = [a for a in ARGS if a not in ("--together", "--no-new-processes")]
+IDLERS = 0
+if "--idlers" in ARGS:
+    i = ARGS.index("--idlers")
+    IDLERS = int(ARGS[i + 1])
+    del ARGS[i:i + 2]
 if len(ARGS) < 4:
     sys.exit(__doc__)
 HZ, SECS, ROUNDS, SOS = int(ARGS[0]), float(ARGS[1]), int(ARGS[2]), ARGS[3:]
@@ -86,10 +97,20 @@ def measure(so_list, tmp):
     """Runs collectd with each of so_list at once; each one's % of a core and VmRSS."""
     runs = [start(so, tmp) for so in so_list]
     time.sleep(WARM)
+    idlers = None
+    if IDLERS:
+        idlers = subprocess.Popen([os.path.join(BUILD, "bench", "idlers"), str(IDLERS)],
+                                  stdout=subprocess.PIPE, start_new_session=True)
+        if idlers.stdout.readline().strip() != b"ready":
+            sys.exit("idlers did not start")
+        time.sleep(2)
     t0 = [cpu_s(p.pid) for _, _, p in runs]
     time.sleep(SECS)
     t1 = [cpu_s(p.pid) for _, _, p in runs]
     rss = [rss_mb(p.pid) for _, _, p in runs]
+    if idlers:
+        os.killpg(idlers.pid, signal.SIGKILL)
+        idlers.wait()
     for r in runs:
         stop(r)
     return [(100.0 * (b - a) / SECS, m) for a, b, m in zip(t0, t1, rss)]

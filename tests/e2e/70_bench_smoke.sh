@@ -72,7 +72,6 @@ check "3 user" "CPU per 1000 samples, start and end left out" "ebprof record"
 check "3 user" "CPU per drain" "ebprof record"
 check "3 user" "peak RSS" "ebprof record" anchor
 check "3 user" "RSS growth, 2nd quarter to end" "ebprof record"
-check "3 user" "CPU a second with idle processes sampled once" "ebprof record" anchor
 for a in "wall time to sampling" "CPU time to sampling"; do
 	check "3 startup" "$a" "ebprof record" anchor
 	check "3 startup" "$a" "ebprof record --mode wall" anchor
@@ -118,3 +117,9 @@ python3 "$ROOT/tests/bench/bench.py" --smoke --sections ebuser >"$T/ebuser" 2>&1
 check "3 user" "CPU per 1000 samples, start and end left out, no new processes" "ebprof record" anchor
 check "3 user" "CPU per new process, while sampling" "ebprof record"
 ok "section ebuser: with and without new processes"
+
+# Section idle (not in "all" either: 3.5 minutes at 5 rounds): idle processes' cost.
+python3 "$ROOT/tests/bench/bench.py" --smoke --sections idle >"$T/idle" 2>&1 ||
+	{ tail -20 "$T/idle" >&2; fail "bench.py --smoke --sections idle exited $?"; }
+check "3 user" "CPU a second with idle processes sampled once" "ebprof record" anchor
+ok "section idle: the profiler's CPU beside idle processes, against perf"
