@@ -2,8 +2,8 @@
  * idlers N [BURN_MS]: N processes that each run BURN_MS of CPU (default
  * 5) and then sleep until killed, as the daemons of a host that a
  * profiler sampled once and that have been idle since. The parent prints
- * "ready" once every child has burned, and waits; a SIGTERM to it ends
- * them all (they share its process group).
+ * "ready" once every child has burned, and waits. The children share its
+ * process group, and die with it (PR_SET_PDEATHSIG).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -57,7 +57,6 @@ int main(int argc, char **argv)
 			return 1;
 	printf("ready\n");
 	fflush(stdout);
-	signal(SIGTERM, SIG_DFL);
 	for (;;)
 		pause();
 }
