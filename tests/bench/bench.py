@@ -2000,7 +2000,7 @@ def main():
                          "offcpu,python "
                          "(default all)")
     ap.add_argument("--ebprof", default="",
-                    help="sections ebuser and offcpu: the ebprof binary measured "
+                    help="sections ebuser, idle and offcpu: the ebprof binary measured "
                     "(default build/ebprof)")
     ap.add_argument("--ebprof-base", default="",
                     help="sections ebuser, idle and startup: another ebprof binary (the build before a change) "
