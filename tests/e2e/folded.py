@@ -27,6 +27,9 @@ Usage: folded.py FILE COMMAND [ARGS...]
                             LEAF, the percent whose user frames from main on
                             match regex CHAIN (frames joined by ';');
                             "pct hits total"
+  exiting PROC              percent of PROC's samples taken in do_exit once
+                            the process's memory was let go: its one user
+                            frame is _exit (the stack below it is gone)
 """
 import re
 import sys
@@ -87,6 +90,11 @@ def main():
     elif cmd == "count":
         rx = re.compile(args[1])
         print(sum(c for s, c in of(stacks, args[0]) if any(rx.fullmatch(f) for f in s)))
+    elif cmd == "exiting":
+        sel = of(stacks, args[0])
+        tot = sum(c for _, c in sel)
+        hit = sum(c for s, c in sel if user(s) == ["_exit"] and "do_exit_[k]" in s)
+        print(f"{100.0 * hit / tot if tot else 0:.2f}")
     elif cmd == "has":
         sel = of(stacks, args[0])
         rx = re.compile(args[1])
