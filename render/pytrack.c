@@ -11,13 +11,11 @@
  * sampler's map, the lists, the counters, the warned ring) inside one.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "bpf/grow.h"
 #include "bpf/sampler.h"

@@ -63,7 +63,7 @@ struct proctab {
 	uint64_t perfmaps_opened;
 	uint64_t perfmap_lines_too_long;
 	uint64_t perfmaps_truncated;
-	uint64_t stat_reads, end_checks; /* at the ends of drains */
+	uint64_t end_checks, end_stat_reads; /* at the ends of drains (proctab_stats) */
 	uint64_t ns_per_tick; /* /proc/PID/stat's clock tick; 0: start times in ns unusable */
 	int64_t boottime_offset; /* ns our time namespace adds to boot times in /proc */
 };
@@ -669,7 +669,7 @@ static uint64_t end_start_time(struct proctab *t, const struct proc *proc)
 	t->end_checks++;
 	if (t->pids_ours && proc->start_time && (t->drain + proc->tgid) % PROC_VERIFY_DRAINS)
 		return procpid_exists(t->proc_root, true, proc->tgid) ? proc->start_time : 0;
-	t->stat_reads++;
+	t->end_stat_reads++;
 	return read_start_time(t, proc->tgid);
 }
 
@@ -731,6 +731,6 @@ void proctab_stats(const struct proctab *t, struct proctab_stats *stats)
 		.perfmap_lines_too_long = t->perfmap_lines_too_long,
 		.perfmaps_truncated = t->perfmaps_truncated,
 		.end_checks = t->end_checks,
-		.end_stat_reads = t->stat_reads,
+		.end_stat_reads = t->end_stat_reads,
 	};
 }
