@@ -665,11 +665,12 @@ static __always_inline __u32 count_sample(const struct ebprof_key *key, struct e
  * The 8 bytes of user memory at addr into *dst; 0, or 1 on a fault. The
  * walk's reads go up the stack a frame at a time (a return address, the
  * saved rbp below it, then the next frame's above), so each read that
- * misses the window reads the next EBPROF_WIN_BYTES from 16 bytes below
+ * misses the window reads the next s->win_cap bytes from 16 bytes below
  * it at once, never past the end of its page (whose mapping decides the
  * read alone), and the frames above are read from there: one
  * bpf_probe_read_user() for several frames where each frame made one or
- * two. s is the walk's scratch space (the unwinder's env), passed rather
+ * two. The first read of a walk is the smaller (see EBPROF_WIN_FIRST):
+ * a copy costs by its bytes, a read by its call. s is the walk's scratch space (the unwinder's env), passed rather
  * than looked up per read; NULL reads directly. A global function: the
  * verifier checks it once, on its own.
  */
@@ -687,8 +688,8 @@ __noinline int unw_read_user(struct ebprof_scratch *s, __u64 *dst, __u64 addr)
 		if ((start ^ addr) >> 12)
 			start = addr & ~4095ULL; /* the window stays in addr's page */
 		len = 4096 - (start & 4095);
-		if (len > EBPROF_WIN_BYTES)
-			len = EBPROF_WIN_BYTES;
+		if (len > s->win_cap)
+			len = s->win_cap;
 		s->win_len = 0;
 		if (len < addr - start + 8) /* it straddles two pages: on its own */
 			return bpf_probe_read_user(dst, 8, (const void *)addr) ? 1 : 0;
@@ -699,6 +700,7 @@ __noinline int unw_read_user(struct ebprof_scratch *s, __u64 *dst, __u64 addr)
 			return 1; /* addr's page is not there: nor is addr */
 		s->win_start = start;
 		s->win_len = (__u32)len;
+		s->win_cap = EBPROF_WIN_BYTES;
 		off = addr - start;
 	}
 	__builtin_memcpy(dst, &s->win[off & (EBPROF_WIN_BYTES - 1)], 8);
@@ -1078,6 +1080,7 @@ static __always_inline int walk_user(struct bpf_perf_event_data *ctx, struct ebp
 		.h = { 0x9e3779b97f4a7c15ULL, 0x6a09e667f3bcc909ULL } };
 	s->ustack.nr = 0;
 	s->win_len = 0; /* the window is of the last walk's stack */
+	s->win_cap = EBPROF_WIN_FIRST;
 	*id = 0;
 	w.cache = bpf_map_lookup_elem(&rule_cache, &zero);
 	if (!w.cache)

@@ -327,8 +327,14 @@ struct ebprof_cpu {
 /* Bytes of a frame and of a code object the walk reads (from code_window). */
 #define EBPROF_PY_FRAME_BYTES 80
 #define EBPROF_PY_CODE_BYTES 128
-/* The table walk's window of the user stack (a power of two, at most a page). */
-#define EBPROF_WIN_BYTES 512
+/*
+ * The table walk's window of the user stack: a walk's first read takes
+ * EBPROF_WIN_FIRST bytes (most stacks end within them), and each read
+ * after it the rest of its page, up to EBPROF_WIN_BYTES (a power of two,
+ * at most a page): a stack that went past the first window is a deep one.
+ */
+#define EBPROF_WIN_BYTES 4096
+#define EBPROF_WIN_FIRST 1024
 
 struct ebprof_py_proc {
 	__u64 start_time;	      /* the process this is of (struct ebprof_key's) */
@@ -436,7 +442,7 @@ struct ebprof_scratch {
 	 */
 	__u64 win_start;
 	__u32 win_len;
-	__u32 win_pad;
+	__u32 win_cap; /* the most the next read takes: EBPROF_WIN_FIRST, then _BYTES */
 	__u8 win[EBPROF_WIN_BYTES + 8];
 };
 
