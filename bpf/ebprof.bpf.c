@@ -669,10 +669,11 @@ static __always_inline __u32 count_sample(const struct ebprof_key *key, struct e
  * it at once, never past the end of its page (whose mapping decides the
  * read alone), and the frames above are read from there: one
  * bpf_probe_read_user() for several frames where each frame made one or
- * two. The first read of a walk is the smaller (see EBPROF_WIN_FIRST):
- * a copy costs by its bytes, a read by its call. s is the walk's scratch space (the unwinder's env), passed rather
- * than looked up per read; NULL reads directly. A global function: the
- * verifier checks it once, on its own.
+ * two. A walk's first read is the smaller one (EBPROF_WIN_FIRST): most
+ * stacks end within it, and a read costs more by its call than by its
+ * bytes. s is the walk's scratch space (the unwinder's env), passed
+ * rather than looked up per read; NULL reads directly. A global function:
+ * the verifier checks it once, on its own.
  */
 __noinline int unw_read_user(struct ebprof_scratch *s, __u64 *dst, __u64 addr)
 {
