@@ -21,22 +21,8 @@ cat "$T/summary"
 
 total=$($FOLDED_PY "$T/short.folded" total shortlived)
 at_least "$total" 200 || fail "only $total samples of the children (want ~600: 6 s of CPU at 99 Hz)"
-# Named: in the child's burn_NNN, or, before main, in the dynamic loader's
-# start-up (_dl_start down to init_cpu_features: its CPUID probing is slow
-# under virtualization, 2-6% of a 30 ms child here, and those frames are
-# named too; only burn_NNN cannot be on such a stack yet).
-named=$($FOLDED_PY "$T/short.folded" has shortlived '^(burn_[0-9]{3}|_dl_start)$')
-loader=$($FOLDED_PY "$T/short.folded" has shortlived '^_dl_start$')
-# And at the end, in do_exit once the process's memory is let go
-# (exit_mm): no profiler can read its user stack past the pc there, which
-# is named (_exit). Its interrupts-off stretches collect the ticks of a
-# loaded VM: 0-2% of the samples, 6.9% in one CI run (the collectd test).
-exiting=$($FOLDED_PY "$T/short.folded" exiting shortlived)
-pct=$(python3 -c "print('%.2f' % ($named + $exiting))")
-at_least "$pct" 95 || {
-	grep '^shortlived;' "$T/short.folded" | grep -v 'burn_[0-9]\|;_dl_start;\|^shortlived;_exit;.*;do_exit_\[k\]' | sort -t' ' -k2 -n -r | head
-	fail "named in only $pct% of the children's $total samples (burn_NNN, or the loader's start-up: $loader%, or the exit once the memory is gone: $exiting%; want >= 95%)"
-}
+# Named, >= 95%: in burn_NNN, the loader's start-up or the exit (lib.bash).
+shortlived_named "$T/short.folded" "$total"
 # Each child has its own function: nearly all 200 names appear.
 names=$(grep -o ';burn_[0-9]\{3\}' "$T/short.folded" | sort -u | wc -l)
 at_least "$names" 150 || fail "only $names distinct burn_NNN names among the children"
@@ -46,4 +32,4 @@ at_least "$whole" 95 || {
 		sort -t' ' -k2 -n -r | head
 	fail "of $named samples in burn_NNN, only $whole% are whole down from _start (want >= 95%)"
 }
-ok "short-lived processes: named in $pct% of $total samples (the loader's start-up $loader%, the exit once the memory is gone $exiting%), $names distinct names; whole from _start in $whole%"
+ok "short-lived processes: named in $NAMED% of $total samples ($NAMED_PARTS), $names distinct names; whole from _start in $whole%"
