@@ -45,19 +45,34 @@ struct kmodule {
 };
 
 /*
+ * A run of symbols that share the top 32 bits of their addresses and their
+ * module: kernel text lies within a few GiB, and a module's symbols come
+ * together, so a table has a few hundred runs for 100,000 symbols.
+ */
+struct krun {
+	uint32_t first; /* index of its first symbol; it ends where the next run starts */
+	uint32_t high;	/* its addresses' top 32 bits */
+	uint16_t module; /* 0: vmlinux; else 1 + an index in module_names */
+};
+
+/*
  * The table, as compact as a lookup allows: it lives as long as the
  * profiler, and a distribution kernel has over 100,000 text symbols. An
- * array per field (18 bytes a symbol, not 32 for a struct of pointers and
+ * array per field (13 bytes a symbol, not 32 for a struct of pointers and
  * an array of ends), and a pool of the kept names only, each module's
- * name once, sized to fit.
+ * name once, sized to fit. Since Linux 6.2 nearly every function follows
+ * its padding's symbol ("__pfx_" and its name, 16 bytes below): the
+ * padding is no entry of its own but its length in the function's entry,
+ * and the pool holds its name, of which the function's is the end.
  */
 struct ksyms {
-	uint64_t *addrs;       /* text symbols' addresses, sorted, one symbol per address */
+	uint32_t *lows;	       /* text symbols' addresses' low 32 bits, sorted, one symbol per address */
 	uint32_t *lens;	       /* bytes from each to its end: the first address past it */
 	uint32_t *names;       /* each one's name, an offset in pool */
-	uint16_t *modules;     /* 0: vmlinux; else 1 + an index in module_names */
+	uint8_t *pads;	       /* bytes of its padding's symbol just below it; 0: none */
+	struct krun *runs;     /* sorted by address */
 	uint32_t *module_names; /* offsets in pool */
-	size_t nr, nr_modules;
+	size_t nr, nr_runs, nr_modules, nr_pads;
 	bool hidden;
 	char *pool;
 	size_t pool_len;
@@ -261,13 +276,11 @@ static int kept_add(struct ksyms *ks, size_t *cap, size_t *len, const char *s, s
 }
 
 /*
- * Keeps the next symbol's name. Since Linux 6.2 most functions follow
- * their padding's symbol, "__pfx_" and the function's name, at the address
- * below, so a name often ends the one kept just before it (57,359 of
- * 121,133 on a 6.18 kernel). Such a name is those last bytes of the pool,
- * not a copy: the pool is 41% smaller.
+ * Keeps a name, at *off. A name often ends the one kept just before it
+ * (an unfolded padding's and its function's, or two aliases): it is then
+ * those last bytes of the pool, not a copy.
  */
-static int name_add(struct ksyms *ks, size_t *cap, size_t *len, const char *name)
+static int name_add(struct ksyms *ks, size_t *cap, size_t *len, const char *name, uint32_t *off)
 {
 	size_t n = strlen(name);
 
@@ -276,11 +289,11 @@ static int name_add(struct ksyms *ks, size_t *cap, size_t *len, const char *name
 		size_t prev_len = strlen(ks->pool + prev);
 
 		if (prev_len >= n && !memcmp(ks->pool + prev + prev_len - n, name, n)) {
-			ks->names[ks->nr] = prev + (uint32_t)(prev_len - n);
+			*off = prev + (uint32_t)(prev_len - n);
 			return 0;
 		}
 	}
-	return kept_add(ks, cap, len, name, n, &ks->names[ks->nr]);
+	return kept_add(ks, cap, len, name, n, off);
 }
 
 /* The index + 1 of the module named name, added if new; 0 with an error. */
@@ -318,67 +331,151 @@ static void *fit(void *array, size_t bytes)
 	return fitted;
 }
 
+#define PAD_PREFIX "__pfx_"
+#define PAD_PREFIX_LEN (sizeof(PAD_PREFIX) - 1)
+
+/* A text symbol on its way into the table. */
+struct kept {
+	uint64_t addr, end;
+	const char *name;
+	uint16_t module;
+	bool valid;
+};
+
+struct kbuild {
+	size_t pool_cap, pool_len, modules_cap, runs_cap;
+};
+
+/*
+ * Appends a symbol whose name is at name in the pool, with pad bytes of
+ * padding below it, starting a run where its top bits or module change.
+ */
+static int keep(struct ksyms *ks, struct kbuild *b, const struct kept *k, uint32_t name,
+		uint8_t pad)
+{
+	uint32_t high = (uint32_t)(k->addr >> 32);
+	struct krun *last = ks->nr_runs ? &ks->runs[ks->nr_runs - 1] : NULL;
+
+	if (!last || last->high != high || last->module != k->module) {
+		if (GROW_ARRAY(&ks->runs, &b->runs_cap, ks->nr_runs + 1, 64))
+			return -ENOMEM;
+		ks->runs[ks->nr_runs++] =
+		    (struct krun){ .first = (uint32_t)ks->nr, .high = high, .module = k->module };
+	}
+	ks->lows[ks->nr] = (uint32_t)k->addr;
+	/* end > addr: the next address is higher, and a module ends a symbol only
+	 * from inside it. No function is 4 GiB long: past that, nothing resolves. */
+	ks->lens[ks->nr] = k->end - k->addr > UINT32_MAX ? UINT32_MAX : (uint32_t)(k->end - k->addr);
+	ks->names[ks->nr] = name;
+	ks->pads[ks->nr++] = pad;
+	return 0;
+}
+
+static int keep_named(struct ksyms *ks, struct kbuild *b, const struct kept *k)
+{
+	uint32_t name;
+	int err = name_add(ks, &b->pool_cap, &b->pool_len, k->name, &name);
+
+	return err ? err : keep(ks, b, k, name, 0);
+}
+
+/* Whether pad is fn's padding: "__pfx_" and fn's name, in its module, ending where fn starts. */
+static bool pads(const struct kept *pad, const struct kept *fn)
+{
+	return pad->end == fn->addr && fn->addr - pad->addr <= UINT8_MAX &&
+	       pad->module == fn->module && !strcmp(pad->name + PAD_PREFIX_LEN, fn->name);
+}
+
+/*
+ * Keeps the next text symbol k. A padding's symbol waits in *pending for
+ * the next one: if that is its function, both are one entry.
+ */
+static int keep_text(struct ksyms *ks, struct kbuild *b, struct kept *pending,
+		     const struct kept *k)
+{
+	uint32_t name;
+	int err;
+
+	if (pending->valid) {
+		pending->valid = false;
+		if (pads(pending, k)) {
+			err = name_add(ks, &b->pool_cap, &b->pool_len, pending->name, &name);
+			if (err)
+				return err;
+			ks->nr_pads++;
+			return keep(ks, b, k, name + PAD_PREFIX_LEN, (uint8_t)(k->addr - pending->addr));
+		}
+		err = keep_named(ks, b, pending);
+		if (err)
+			return err;
+	}
+	if (!strncmp(k->name, PAD_PREFIX, PAD_PREFIX_LEN) && k->name[PAD_PREFIX_LEN]) {
+		*pending = *k;
+		return 0;
+	}
+	return keep_named(ks, b, k);
+}
+
 /* Builds the final table from sorted entries: one text symbol per address. */
 static int build(struct ksyms *ks, struct kparse *p)
 {
-	size_t i = 0, n = p->nr ? p->nr : 1, pool_cap = 0, pool_len = 0, modules_cap = 0;
+	size_t i = 0, n = p->nr ? p->nr : 1;
+	struct kbuild b = {0};
+	struct kept pending = {0};
 	int err = 0;
 
+	if (p->nr > UINT32_MAX)
+		return -EOVERFLOW; /* not kallsyms as any kernel writes it */
 	/* calloc() checks n * size for overflow, and large blocks come zeroed anyway. */
-	ks->addrs = calloc(n, sizeof(*ks->addrs));
+	ks->lows = calloc(n, sizeof(*ks->lows));
 	ks->lens = calloc(n, sizeof(*ks->lens));
 	ks->names = calloc(n, sizeof(*ks->names));
-	ks->modules = calloc(n, sizeof(*ks->modules));
-	if (!ks->addrs || !ks->lens || !ks->names || !ks->modules)
+	ks->pads = calloc(n, sizeof(*ks->pads));
+	if (!ks->lows || !ks->lens || !ks->names || !ks->pads)
 		return -ENOMEM;
 	while (i < p->nr) {
 		const struct kentry *e = &p->entries[i];
 		size_t next = i + 1;
-		uint64_t end;
 
 		while (next < p->nr && p->entries[next].addr == e->addr)
 			next++;
 		if (e->kind == KENTRY_TEXT) {
-			const char *name = p->pool + e->name_off;
-			uint16_t module = 0;
+			struct kept k = { .addr = e->addr, .name = p->pool + e->name_off, .valid = true };
 
 			if (next < p->nr)
-				end = p->entries[next].addr;
+				k.end = p->entries[next].addr;
 			else if (e->addr > UINT64_MAX - KSYMS_TAIL_GUESS)
-				end = UINT64_MAX;
+				k.end = UINT64_MAX;
 			else
-				end = e->addr + KSYMS_TAIL_GUESS;
+				k.end = e->addr + KSYMS_TAIL_GUESS;
 			if (e->module_off != SIZE_MAX) {
 				uint64_t mod_end = module_end(p, e);
 
-				if (mod_end < end)
-					end = mod_end;
-				module = module_index(ks, &modules_cap, &pool_cap, &pool_len,
-						      p->pool + e->module_off, &err);
+				if (mod_end < k.end)
+					k.end = mod_end;
+				k.module = module_index(ks, &b.modules_cap, &b.pool_cap, &b.pool_len,
+							p->pool + e->module_off, &err);
 				if (err)
 					return err;
 			}
-			err = name_add(ks, &pool_cap, &pool_len, name);
+			err = keep_text(ks, &b, &pending, &k);
 			if (err)
 				return err;
-			ks->addrs[ks->nr] = e->addr;
-			/*
-			 * end > e->addr: the next address is higher, and a
-			 * module ends a symbol only from inside it. No
-			 * function is 4 GiB long: past that, nothing resolves.
-			 */
-			ks->lens[ks->nr] = end - e->addr > UINT32_MAX ? UINT32_MAX
-								  : (uint32_t)(end - e->addr);
-			ks->modules[ks->nr++] = module;
 		}
 		i = next;
 	}
-	ks->addrs = fit(ks->addrs, ks->nr * sizeof(*ks->addrs));
+	if (pending.valid) {
+		err = keep_named(ks, &b, &pending);
+		if (err)
+			return err;
+	}
+	ks->lows = fit(ks->lows, ks->nr * sizeof(*ks->lows));
 	ks->lens = fit(ks->lens, ks->nr * sizeof(*ks->lens));
 	ks->names = fit(ks->names, ks->nr * sizeof(*ks->names));
-	ks->modules = fit(ks->modules, ks->nr * sizeof(*ks->modules));
-	ks->pool = fit(ks->pool, pool_len);
-	ks->pool_len = pool_len;
+	ks->pads = fit(ks->pads, ks->nr * sizeof(*ks->pads));
+	ks->runs = fit(ks->runs, ks->nr_runs * sizeof(*ks->runs));
+	ks->pool = fit(ks->pool, b.pool_len);
+	ks->pool_len = b.pool_len;
 	return 0;
 }
 
@@ -450,10 +547,11 @@ void ksyms_free(struct ksyms *ksyms)
 {
 	if (!ksyms)
 		return;
-	free(ksyms->addrs);
+	free(ksyms->lows);
 	free(ksyms->lens);
 	free(ksyms->names);
-	free(ksyms->modules);
+	free(ksyms->pads);
+	free(ksyms->runs);
 	free(ksyms->module_names);
 	free(ksyms->pool);
 	free(ksyms);
@@ -466,37 +564,98 @@ bool ksyms_hidden(const struct ksyms *ksyms)
 
 size_t ksyms_count(const struct ksyms *ksyms)
 {
-	return ksyms->nr;
+	return ksyms->nr + ksyms->nr_pads;
 }
 
 size_t ksyms_bytes(const struct ksyms *ksyms)
 {
 	return sizeof(*ksyms) + ksyms->pool_len + ksyms->nr_modules * sizeof(*ksyms->module_names) +
-	       ksyms->nr * (sizeof(*ksyms->addrs) + sizeof(*ksyms->lens) + sizeof(*ksyms->names) +
-			    sizeof(*ksyms->modules));
+	       ksyms->nr_runs * sizeof(*ksyms->runs) +
+	       ksyms->nr * (sizeof(*ksyms->lows) + sizeof(*ksyms->lens) + sizeof(*ksyms->names) +
+			    sizeof(*ksyms->pads));
 }
 
-bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, uint64_t *offset)
+static uint64_t addr_of(const struct ksyms *ks, size_t run, size_t i)
 {
-	size_t lo = 0, hi = ksyms->nr;
+	return (uint64_t)ks->runs[run].high << 32 | ks->lows[i];
+}
 
-	/* Find the last symbol at or below addr. */
+/* The index past run r's last symbol. */
+static size_t run_end(const struct ksyms *ks, size_t r)
+{
+	return r + 1 < ks->nr_runs ? ks->runs[r + 1].first : ks->nr;
+}
+
+/*
+ * The last symbol at or below addr: its index and run, or false when
+ * addr is below them all.
+ */
+static bool find_below(const struct ksyms *ks, uint64_t addr, size_t *index, size_t *run)
+{
+	size_t lo = 0, hi = ks->nr_runs, end;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (ksyms->addrs[mid] <= addr)
+		if (addr_of(ks, mid, ks->runs[mid].first) <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || addr - ksyms->addrs[lo - 1] >= ksyms->lens[lo - 1])
+	if (!lo)
 		return false;
-	lo--;
+	*run = --lo;
+	end = run_end(ks, lo);
+	if (ks->runs[lo].high < addr >> 32) {
+		*index = end - 1; /* the whole run lies below addr's 4 GiB */
+		return true;
+	}
+	/* The run's first symbol is at or below addr: the search ends at or past it. */
+	lo = ks->runs[*run].first + 1;
+	hi = end;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->lows[mid] <= (uint32_t)addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*index = lo - 1;
+	return true;
+}
+
+bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, uint64_t *offset)
+{
+	size_t i = 0, run = 0, next = 0, next_run = 0;
+	uint64_t start;
+	const char *name;
+
+	if (find_below(ksyms, addr, &i, &run)) {
+		start = addr_of(ksyms, run, i);
+		if (addr - start < ksyms->lens[i]) {
+			name = ksyms->pool + ksyms->names[i];
+			goto found;
+		}
+		next = i + 1;
+		next_run = next == run_end(ksyms, run) ? run + 1 : run;
+	}
+	/* Past it, or below them all: addr may be in the next one's padding. */
+	if (next >= ksyms->nr || !ksyms->pads[next])
+		return false;
+	start = addr_of(ksyms, next_run, next);
+	if (addr >= start || start - addr > ksyms->pads[next])
+		return false;
+	start -= ksyms->pads[next];
+	run = next_run;
+	name = ksyms->pool + ksyms->names[next] - PAD_PREFIX_LEN;
+found:
 	if (offset)
-		*offset = addr - ksyms->addrs[lo];
-	out->addr = ksyms->addrs[lo];
-	out->name = ksyms->pool + ksyms->names[lo];
-	out->module = ksyms->modules[lo] ? ksyms->pool + ksyms->module_names[ksyms->modules[lo] - 1]
-					 : NULL;
+		*offset = addr - start;
+	out->addr = start;
+	out->name = name;
+	out->module = ksyms->runs[run].module
+			  ? ksyms->pool + ksyms->module_names[ksyms->runs[run].module - 1]
+			  : NULL;
 	return true;
 }

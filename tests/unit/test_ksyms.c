@@ -417,9 +417,127 @@ static void test_padding_names_share_their_bytes(void **state)
 		ksyms_free(ks);
 		dir_remove(&d);
 	}
-	/* What sharing saves: each function's name and its NUL. */
-	assert_int_equal(bytes[1] - bytes[0], sizeof("alpha") + sizeof("beta") + sizeof("gamma") +
-						  sizeof("delta"));
+	/*
+	 * What sharing saves: each function's name and its NUL, and the
+	 * padding's entry (its address's low half, its length and its name's
+	 * offset at least), which is folded into its function's.
+	 */
+	assert_true(bytes[1] - bytes[0] >= sizeof("alpha") + sizeof("beta") + sizeof("gamma") +
+						sizeof("delta") + 4 * 3 * sizeof(uint32_t));
+}
+
+/*
+ * A padding's symbol is folded into the function's entry only when it is
+ * that function's: its name with "__pfx_", in its module, ending where it
+ * starts, and at most 255 bytes long. Otherwise it stays a symbol of its
+ * own. Either way each address resolves to the same name, the count is
+ * of every text symbol, and a padding below the first symbol or last in
+ * the file resolves too.
+ */
+static void test_padding_folds_only_onto_its_function(void **state)
+{
+	static const char text[] = "ffffffff80fffff0 T __pfx_first\n"
+				   "ffffffff81000000 T first\n"
+				   "ffffffff81000040 T __pfx_other\n" /* another function's name */
+				   "ffffffff81000050 T notother\n"
+				   "ffffffff81000080 T __pfx_gap\n"
+				   "ffffffff81000088 d between\n" /* data between: ends the padding */
+				   "ffffffff81000090 T gap\n"
+				   "ffffffff81000100 T __pfx_long\n" /* 256 bytes */
+				   "ffffffff81000200 T long\n"
+				   "ffffffff81000300 T _etext\n"
+				   "ffffffffc0000000 t __pfx_modfn\t[mod_a]\n"
+				   "ffffffffc0000010 t modfn\t[mod_b]\n" /* another module */
+				   "ffffffffc0000100 t __pfx_\t[mod_b]\n"
+				   "ffffffffc0000110 t __pfx_tail\t[mod_b]\n";
+	static const char modules[] = "mod_a 16 0 - Live 0xffffffffc0000000\n"
+				      "mod_b 4096 0 - Live 0xffffffffc0000010\n";
+	static const struct {
+		uint64_t addr;
+		const char *name, *module;
+		uint64_t offset;
+	} want[] = {
+		{ 0xffffffff80fffff0, "__pfx_first", NULL, 0 },
+		{ 0xffffffff80ffffff, "__pfx_first", NULL, 15 },
+		{ 0xffffffff81000000, "first", NULL, 0 },
+		{ 0xffffffff81000048, "__pfx_other", NULL, 8 },
+		{ 0xffffffff81000050, "notother", NULL, 0 },
+		{ 0xffffffff81000084, "__pfx_gap", NULL, 4 },
+		{ 0xffffffff81000094, "gap", NULL, 4 },
+		{ 0xffffffff810001ff, "__pfx_long", NULL, 255 },
+		{ 0xffffffff81000200, "long", NULL, 0 },
+		{ 0xffffffffc0000004, "__pfx_modfn", "mod_a", 4 },
+		{ 0xffffffffc0000010, "modfn", "mod_b", 0 },
+		{ 0xffffffffc0000104, "__pfx_", "mod_b", 4 },
+		{ 0xffffffffc0000112, "__pfx_tail", "mod_b", 2 },
+	};
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d, text, modules);
+	struct ksym k;
+	uint64_t offset;
+
+	(void)state;
+	assert_int_equal(ksyms_count(ks), 12);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_true(ksyms_lookup(ks, want[i].addr, &k, &offset));
+		assert_string_equal(k.name, want[i].name);
+		if (want[i].module)
+			assert_string_equal(k.module, want[i].module);
+		else
+			assert_null(k.module);
+		assert_true(offset == want[i].offset);
+		assert_true(k.addr == want[i].addr - want[i].offset);
+	}
+	assert_null(name_at(ks, 0xffffffff80ffffef)); /* below the first padding */
+	assert_null(name_at(ks, 0xffffffff81000088)); /* the data symbol */
+	assert_null(name_at(ks, 0xffffffff81000300)); /* past _etext */
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+/*
+ * Addresses are kept as their low 32 bits, in runs that share the high
+ * ones: a symbol that crosses a 4 GiB line, a padding just below one and
+ * an address in a 4 GiB with no symbol of its own resolve as if the
+ * addresses were whole.
+ */
+static void test_symbols_across_4gib_lines(void **state)
+{
+	struct fixture_dir d;
+	struct ksyms *ks = load(&d,
+				"0000000100000000 T first_half\n"
+				"00000001fffffff0 T cross\n"
+				"0000000200000010 T after\n"
+				"0000000200000020 D after_data\n"
+				"00000002fffffff8 T __pfx_f2\n"
+				"0000000300000008 T f2\n"
+				"0000000300000100 D f2_data\n"
+				"0000000500000000 T far\n",
+				NULL);
+	struct ksym k;
+	uint64_t offset;
+
+	(void)state;
+	assert_int_equal(ksyms_count(ks), 6);
+	assert_string_equal(name_at(ks, 0x1ffffffefULL), "first_half");
+	assert_true(ksyms_lookup(ks, 0x200000004ULL, &k, &offset));
+	assert_string_equal(k.name, "cross");
+	assert_true(k.addr == 0x1fffffff0ULL && offset == 0x14);
+	assert_string_equal(name_at(ks, 0x200000010ULL), "after");
+	assert_null(name_at(ks, 0x200000020ULL));
+	assert_true(ksyms_lookup(ks, 0x2fffffffcULL, &k, &offset));
+	assert_string_equal(k.name, "__pfx_f2");
+	assert_true(k.addr == 0x2fffffff8ULL && offset == 4);
+	assert_true(ksyms_lookup(ks, 0x300000000ULL, &k, &offset));
+	assert_string_equal(k.name, "__pfx_f2");
+	assert_true(offset == 8);
+	assert_string_equal(name_at(ks, 0x300000008ULL), "f2");
+	assert_null(name_at(ks, 0x400000000ULL)); /* a 4 GiB with no symbol, after data */
+	assert_string_equal(name_at(ks, 0x500000fffULL), "far");
+	assert_null(name_at(ks, 0x500001000ULL));
+	assert_null(name_at(ks, 0xffffffffULL));
+	ksyms_free(ks);
+	dir_remove(&d);
 }
 
 static void test_real_kallsyms_resolves_a_known_function(void **state)
@@ -464,6 +582,8 @@ int main(void)
 	    cmocka_unit_test(test_far_addresses_unresolved),
 	    cmocka_unit_test(test_any_order_resolves_alike),
 	    cmocka_unit_test(test_padding_names_share_their_bytes),
+	    cmocka_unit_test(test_padding_folds_only_onto_its_function),
+	    cmocka_unit_test(test_symbols_across_4gib_lines),
 	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 
