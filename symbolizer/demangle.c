@@ -47,10 +47,16 @@ struct demangle_entry {
 	uint64_t hash;
 };
 
-/* Open addressing at most half full, so probes stay short. */
+/*
+ * Open addressing at most half full, so probes stay short. The slots
+ * grow with the names kept, up to twice max: a host with few mangled
+ * names holds few slots.
+ */
+#define FIRST_SLOTS 64
+
 struct demangle_cache {
 	struct demangle_entry *slots;
-	size_t nr, max, nr_slots;
+	size_t nr, max, nr_slots, max_slots;
 	size_t names_bytes, max_bytes; /* of the strings kept (both forms), and their bound */
 };
 
@@ -71,15 +77,39 @@ struct demangle_cache *demangle_cache_new(size_t max)
 		return NULL;
 	cache->max = max ? max : DEFAULT_CACHE_MAX;
 	cache->max_bytes = DEMANGLE_DEFAULT_MAX_BYTES;
-	cache->nr_slots = 16;
-	while (cache->nr_slots < cache->max * 2)
-		cache->nr_slots *= 2;
+	cache->max_slots = FIRST_SLOTS;
+	while (cache->max_slots < cache->max * 2)
+		cache->max_slots *= 2;
+	cache->nr_slots = FIRST_SLOTS;
 	cache->slots = calloc(cache->nr_slots, sizeof(*cache->slots));
 	if (!cache->slots) {
 		free(cache);
 		return NULL;
 	}
 	return cache;
+}
+
+/* Doubles the slots, keeping every name; false if memory is short. */
+static bool cache_grow(struct demangle_cache *cache)
+{
+	size_t n = cache->nr_slots * 2;
+	struct demangle_entry *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (size_t i = 0; i < cache->nr_slots; i++) {
+		size_t j;
+
+		if (!cache->slots[i].name)
+			continue;
+		for (j = cache->slots[i].hash & (n - 1); slots[j].name; j = (j + 1) & (n - 1))
+			;
+		slots[j] = cache->slots[i];
+	}
+	free(cache->slots);
+	cache->slots = slots;
+	cache->nr_slots = n;
+	return true;
 }
 
 static void cache_clear(struct demangle_cache *cache)
@@ -131,11 +161,24 @@ const char *demangle_cache_get(struct demangle_cache *cache, const char *name)
 	}
 	demangled = demangle_name(name);
 	bytes = strlen(name) + 1 + (demangled ? strlen(demangled) + 1 : 0);
-	if (cache->nr == cache->max || demangle_cache_bytes(cache) + bytes > cache->max_bytes) {
-		/* Full: start over rather than track recency; the hot names come back first. */
-		cache_clear(cache);
-		i = hash & (cache->nr_slots - 1);
+	if ((cache->nr + 1) * 2 > cache->nr_slots) {
+		/* Half full: more slots, unless past a bound or out of memory. */
+		bool grown = cache->nr_slots < cache->max_slots &&
+			     demangle_cache_bytes(cache) + bytes +
+				     cache->nr_slots * sizeof(*cache->slots) <= cache->max_bytes &&
+			     cache_grow(cache);
+
+		if (grown) {
+			for (i = hash & (cache->nr_slots - 1); cache->slots[i].name;
+			     i = (i + 1) & (cache->nr_slots - 1))
+				;
+		} else
+			cache_clear(cache);
 	}
+	if (cache->nr == cache->max || demangle_cache_bytes(cache) + bytes > cache->max_bytes)
+		cache_clear(cache);
+	if (!cache->nr)
+		i = hash & (cache->nr_slots - 1); /* started over */
 	e = &cache->slots[i];
 	e->name = strdup(name);
 	if (!e->name) {
