@@ -34,8 +34,12 @@ struct unwtab_rules {
 	struct ebprof_unw_rule *rules;
 	uint32_t n, max;
 	uint32_t *slots; /* rule index + 1; 0: empty */
-	uint32_t n_slots; /* a power of two, at least twice max */
+	uint32_t n_slots; /* a power of two, at least twice n; grows up to twice max */
+	uint32_t max_slots;
 };
+
+/* Slots at first, for one large library's rules (about 300): they double at half full. */
+#define RULES_FIRST_SLOTS 1024
 
 /* A row while building: a file offset and its rule's index. */
 struct offset_row {
@@ -67,9 +71,10 @@ struct unwtab_rules *unwtab_rules_new(uint32_t max)
 	rules->max = max && max < EBPROF_UNW_MAX_RULES ? max : EBPROF_UNW_MAX_RULES;
 	if (rules->max < 2)
 		rules->max = 2;
-	rules->n_slots = 1;
-	while (rules->n_slots < 2 * rules->max)
-		rules->n_slots *= 2;
+	rules->max_slots = 1;
+	while (rules->max_slots < 2 * rules->max)
+		rules->max_slots *= 2;
+	rules->n_slots = rules->max_slots < RULES_FIRST_SLOTS ? rules->max_slots : RULES_FIRST_SLOTS;
 	rules->rules = calloc(rules->max, sizeof(*rules->rules));
 	rules->slots = calloc(rules->n_slots, sizeof(*rules->slots));
 	if (!rules->rules || !rules->slots) {
@@ -100,6 +105,27 @@ const struct ebprof_unw_rule *unwtab_rules_array(const struct unwtab_rules *rule
 	return rules->rules;
 }
 
+/* Doubles the slots and places every rule again; false if memory is short. */
+static bool rules_grow(struct unwtab_rules *rules)
+{
+	uint32_t n = rules->n_slots * 2, mask = n - 1;
+	uint32_t *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return false;
+	for (uint32_t k = 1; k < rules->n; k++) { /* rule 0 has no slot */
+		uint32_t i = rule_hash(&rules->rules[k]) & mask;
+
+		while (slots[i])
+			i = (i + 1) & mask;
+		slots[i] = k + 1;
+	}
+	free(rules->slots);
+	rules->slots = slots;
+	rules->n_slots = n;
+	return true;
+}
+
 /* The index of rule r, added if new; 0 only for the no-row rule; -1 when full. */
 static int64_t rules_index(struct unwtab_rules *rules, const struct ebprof_unw_rule *r)
 {
@@ -112,6 +138,14 @@ static int64_t rules_index(struct unwtab_rules *rules, const struct ebprof_unw_r
 			return rules->slots[i] - 1;
 	if (rules->n >= rules->max)
 		return -1;
+	/* Half full: more slots (the probe above found r absent, so place it anew). */
+	if ((uint64_t)(rules->n + 1) * 2 > rules->n_slots && rules->n_slots < rules->max_slots) {
+		if (!rules_grow(rules))
+			return -1;
+		mask = rules->n_slots - 1;
+		for (i = rule_hash(r) & mask; rules->slots[i]; i = (i + 1) & mask)
+			;
+	}
 	rules->rules[rules->n] = *r;
 	rules->slots[i] = rules->n + 1;
 	return rules->n++;

@@ -144,6 +144,36 @@ static void test_rules_are_shared(void **state)
 	unwtab_rules_free(rules);
 }
 
+/*
+ * The rule set's slots grow while a table is built (cfix_many alone has
+ * 600 rules, more than they first hold): every rule is still found, so a
+ * second table of the same file adds none.
+ */
+static void test_rules_are_found_after_the_slots_grow(void **state)
+{
+	struct unwtab_rules *rules = unwtab_rules_new(0);
+	char path[4096];
+	struct unwtab *a, *b;
+	struct cfi *cfi;
+	uint32_t before, after;
+
+	(void)state;
+	fixture_path("libcfifix.so", path, sizeof(path));
+	assert_int_equal(cfi_open(path, NULL, &cfi), 0);
+	assert_int_equal(unwtab_build(cfi, rules, &a), 0);
+	unwtab_rules_array(rules, &before);
+	assert_true(before > 600);
+	assert_int_equal(a->rules_full, 0);
+	assert_int_equal(unwtab_build(cfi, rules, &b), 0);
+	unwtab_rules_array(rules, &after);
+	assert_int_equal(before, after);
+	assert_memory_equal(a->words, b->words, unwtab_bytes(a));
+	unwtab_free(a);
+	unwtab_free(b);
+	cfi_free(cfi);
+	unwtab_rules_free(rules);
+}
+
 /* With room for 10 rules, the rest are unsupported (counted), never another rule. */
 static void test_full_rule_array_gives_unsupported_rows(void **state)
 {
@@ -203,6 +233,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_table_matches_cfi_everywhere),
 		cmocka_unit_test(test_libc_table_matches_cfi_and_costs_4_bytes_a_row),
 		cmocka_unit_test(test_rules_are_shared),
+	    cmocka_unit_test(test_rules_are_found_after_the_slots_grow),
 		cmocka_unit_test(test_full_rule_array_gives_unsupported_rows),
 		cmocka_unit_test(test_lookups_outside_find_nothing),
 	};
