@@ -22,7 +22,10 @@
 #  5. off-CPU time loads under 6.1's verifier with its waits timed by the
 #     run queue's clock, read in place through the task's BTF pointers
 #     (forced, so that it is checked whatever clocksource the guest has),
-#     and 50 sleeps of 10 ms show on their stack.
+#     and 50 sleeps of 10 ms show on their stack;
+#  6. where transparent huge pages are "always" (Debian's kernels), the
+#     plugin turns them off for collectd and back on for what it forks,
+#     and none holds collectd's memory after a minute's sampling.
 # Sourced by bash in the guest's root, which is the host's, read-only
 # under a tmpfs overlay: build/ is the host's build.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
@@ -233,4 +236,9 @@ known=$(offcpu_us "$T/off.folded" ';offcpu_sleep_known;.*\[off-cpu: sleep\]$')
 within "$known" "$wall_us" "$((wall_us / 10))" ||
 	fail "5: offcpu_sleep_known's stack shows $known us of sleep, not ~$wall_us us (10%)"
 ok "5: 50 sleeps of 10 ms: $known us on their stack (wall $wall_us us), timed by the run queue's clock"
+
+step "6. collectd without huge pages where Debian has them always: 39_collectd_huge_pages.sh"
+grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled ||
+	fail "6: Debian's 6.1 has transparent huge pages always, the guest: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
+bash "$ROOT/tests/e2e/39_collectd_huge_pages.sh" || fail "39_collectd_huge_pages.sh failed on $release"
 step "done"
