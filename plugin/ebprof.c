@@ -580,12 +580,8 @@ static void ebprof_thp_child(void)
  */
 static void ebprof_no_huge_pages(void)
 {
-	static bool once;
 	char why[128];
 
-	if (once)
-		return;
-	once = true;
 	if (prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0)) {
 		WARNING(PLUGIN_LOG "prctl(PR_SET_THP_DISABLE): %s; huge pages may hold more of "
 				   "collectd's RSS than is in use (MallocTrim false silences this)",

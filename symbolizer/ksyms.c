@@ -334,12 +334,11 @@ static void *fit(void *array, size_t bytes)
 #define PAD_PREFIX "__pfx_"
 #define PAD_PREFIX_LEN (sizeof(PAD_PREFIX) - 1)
 
-/* A text symbol on its way into the table. */
+/* A text symbol on its way into the table; a NULL name: none. */
 struct kept {
 	uint64_t addr, end;
 	const char *name;
 	uint16_t module;
-	bool valid;
 };
 
 struct kbuild {
@@ -396,16 +395,18 @@ static int keep_text(struct ksyms *ks, struct kbuild *b, struct kept *pending,
 	uint32_t name;
 	int err;
 
-	if (pending->valid) {
-		pending->valid = false;
-		if (pads(pending, k)) {
-			err = name_add(ks, &b->pool_cap, &b->pool_len, pending->name, &name);
+	if (pending->name) {
+		const struct kept pad = *pending;
+
+		pending->name = NULL;
+		if (pads(&pad, k)) {
+			err = name_add(ks, &b->pool_cap, &b->pool_len, pad.name, &name);
 			if (err)
 				return err;
 			ks->nr_pads++;
-			return keep(ks, b, k, name + PAD_PREFIX_LEN, (uint8_t)(k->addr - pending->addr));
+			return keep(ks, b, k, name + PAD_PREFIX_LEN, (uint8_t)(k->addr - pad.addr));
 		}
-		err = keep_named(ks, b, pending);
+		err = keep_named(ks, b, &pad);
 		if (err)
 			return err;
 	}
@@ -440,7 +441,7 @@ static int build(struct ksyms *ks, struct kparse *p)
 		while (next < p->nr && p->entries[next].addr == e->addr)
 			next++;
 		if (e->kind == KENTRY_TEXT) {
-			struct kept k = { .addr = e->addr, .name = p->pool + e->name_off, .valid = true };
+			struct kept k = { .addr = e->addr, .name = p->pool + e->name_off };
 
 			if (next < p->nr)
 				k.end = p->entries[next].addr;
@@ -464,7 +465,7 @@ static int build(struct ksyms *ks, struct kparse *p)
 		}
 		i = next;
 	}
-	if (pending.valid) {
+	if (pending.name) {
 		err = keep_named(ks, &b, &pending);
 		if (err)
 			return err;
