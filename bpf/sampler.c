@@ -58,6 +58,7 @@
 #include "bpf/ebprof.skel.h"
 #include "bpf/grow.h"
 #include "bpf/kbtf.h"
+#include "bpf/ringrd.h"
 #include "bpf/stacktab.h"
 #include "bpf/steal.h"
 #include "bpf/taskev.h"
@@ -185,7 +186,7 @@ struct sampler {
 	bool started;		/* the perf events (and the switch program) are attached */
 	bool steal_known;	/* steal_at_start was read */
 	bool targets_iter;	/* the targets iterator is loaded (sampler_targets()) */
-	struct ring_buffer *processes; /* NULL without report_processes */
+	struct ringrd *processes; /* NULL without report_processes */
 	sampler_process_fn process_fn; /* of the poll in progress */
 	void *process_ctx;
 	enum sampler_unwind unwind; /* SAMPLER_UNWIND_FP or _TABLES, as loaded */
@@ -1221,12 +1222,10 @@ static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 {
 	int ret;
 
-	s->processes = ring_buffer__new(bpf_map__fd(s->skel->maps.process_events),
-					sampler_on_process, s, NULL);
-	if (!s->processes) {
+	ret = ringrd_open(bpf_map__fd(s->skel->maps.process_events), &s->processes);
+	if (ret) {
 		char advice[64];
 
-		ret = -errno;
 		snprintf(err, errlen, "reading the process ring buffer: %s%s", strerror(-ret),
 			 sampler_diag_advice(ret, advice, sizeof(advice)));
 		return ret;
@@ -1964,7 +1963,7 @@ int sampler_poll_processes(struct sampler *s, sampler_process_fn fn, void *ctx, 
 		return -EINVAL;
 	s->process_fn = fn;
 	s->process_ctx = ctx;
-	ret = ring_buffer__poll(s->processes, timeout_ms);
+	ret = ringrd_poll(s->processes, timeout_ms, sampler_on_process, s);
 	s->process_fn = NULL;
 	s->process_ctx = NULL;
 	return ret;
@@ -1972,7 +1971,7 @@ int sampler_poll_processes(struct sampler *s, sampler_process_fn fn, void *ctx, 
 
 int sampler_process_fd(const struct sampler *s)
 {
-	return s->processes ? ring_buffer__epoll_fd(s->processes) : -EINVAL;
+	return s->processes ? ringrd_fd(s->processes) : -EINVAL;
 }
 
 struct sampler_watch {
@@ -2137,7 +2136,7 @@ void sampler_free(struct sampler *s)
 		close(s->switch_fd);
 	if (s->wakeup_fd >= 0)
 		close(s->wakeup_fd);
-	ring_buffer__free(s->processes);
+	ringrd_free(s->processes);
 	ebprof_bpf__destroy(s->skel);
 	free(s->keys);
 	free(s->counts);
