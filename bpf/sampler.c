@@ -92,7 +92,8 @@
  * KiB; a few hundred bytes on a main thread's shallow stack), and copies
  * are sent only while the ring is less than half full, so reports always
  * find room: 2 MiB hold 50 to 400 copies between two polls of the watch
- * thread, which reads them within milliseconds.
+ * thread, which reads them within milliseconds. Mapped once (ringrd.h),
+ * it is 2 MiB of the reader's VmRSS on kernels that count it (6.1 does not).
  */
 #define SAMPLER_COPY_RING_BYTES (2u << 20)
 /* The table unwinder's maps (see sampler_config). */

@@ -25,7 +25,9 @@
 #     and 50 sleeps of 10 ms show on their stack;
 #  6. where transparent huge pages are "always" (Debian's kernels), the
 #     plugin turns them off for collectd and back on for what it forks,
-#     and none holds collectd's memory after a minute's sampling.
+#     and none holds collectd's memory after a minute's sampling;
+#  7. the ring buffer reader (bpf/ringrd) on 6.1's ring buffer: records
+#     that wrap, a full ring, a poll's wake, the data mapped once.
 # Sourced by bash in the guest's root, which is the host's, read-only
 # under a tmpfs overlay: build/ is the host's build.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
@@ -241,4 +243,9 @@ step "6. collectd without huge pages where Debian has them always: 39_collectd_h
 grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled ||
 	fail "6: Debian's 6.1 has transparent huge pages always, the guest: $(cat /sys/kernel/mm/transparent_hugepage/enabled)"
 bash "$ROOT/tests/e2e/39_collectd_huge_pages.sh" || fail "39_collectd_huge_pages.sh failed on $release"
+
+step "7. the ring buffer read through one mapping of its data"
+"$ROOT/build/tests/root/test_ringrd_kernel" >"$T/ringrd.log" 2>&1 ||
+	fail "7: test_ringrd_kernel failed on $release: $(cat "$T/ringrd.log")"
+ok "7: $(grep -c '^\[       OK' "$T/ringrd.log") checks of test_ringrd_kernel pass"
 step "done"
