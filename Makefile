@@ -23,7 +23,7 @@ VERSION  := 0.1.0
 WARN     := -Wall -Wextra -Werror -Wno-missing-field-initializers
 BASEFLAGS := -std=c11 -D_GNU_SOURCE -g -fPIC -fvisibility=hidden $(WARN) -I. -I$(B)
 CFLAGS   ?= -O2
-LIBS     := -lbpf -ldw -lelf -lz -llzma -lstdc++ -lpthread
+LIBS     := -lbpf -ldw -lelf -lz -llzma -lpthread
 # The terminal library of `ebprof top`: the CLI links it, the plugin never does.
 CLI_LIBS := -lncursesw
 SANFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all

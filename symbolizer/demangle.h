@@ -21,7 +21,8 @@
 
 /*
  * The demangled form of name, or NULL when name is not a mangled C++ or
- * Rust name, is malformed, or memory ran out. The caller frees the result.
+ * Rust name, is malformed, or memory ran out, or (C++) libstdc++ could
+ * not be opened. The caller frees the result.
  */
 char *demangle_name(const char *name);
 

@@ -98,6 +98,8 @@ printf 'Source: ebprof\n\nPackage: ebprof\nArchitecture: any\n' >"$work/debian/c
 depends=$(cd "$work" && dpkg-shlibdeps -O debian/ebprof/usr/bin/ebprof \
 	debian/ebprof/usr/lib/collectd/ebprof.so | sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || die "dpkg-shlibdeps found no dependencies"
+# Opened at the first C++ name (symbolizer/demangle.c), not linked: shlibdeps cannot see it.
+depends="$depends, libstdc++6"
 size=$(du -k -s --exclude=DEBIAN "$root" | cut -f1)
 sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@DEPENDS@/$depends/" \
 	-e "s/@SIZE@/$size/" "$here/control" >"$root/DEBIAN/control"

@@ -1,6 +1,6 @@
 # The Debian package, installed into this machine for real:
 # - `make deb` builds it; lintian (with --pedantic and experimental tags)
-#   reports nothing;
+#   reports nothing, and it depends on libstdc++6 (opened, not linked);
 # - `dpkg -i` installs it; the files the README promises are where it
 #   says; `make install` then refuses to overwrite the package's plugin;
 # - the installed /usr/bin/ebprof records the 70/30 workload;
@@ -40,6 +40,9 @@ lintian -EvIL +pedantic "$deb" >"$T/lintian" 2>&1 || true
 tags=$(grep -E '^[EWIPXCO]: ' "$T/lintian" || true)
 [ -z "$tags" ] || { cat "$T/lintian" >&2; fail "lintian reports $(wc -l <<<"$tags") tag(s)"; }
 ok "$(basename "$deb"): $(stat -c %s "$deb") bytes, lintian (pedantic, experimental) reports no tag"
+# Opened at the first C++ name rather than linked: dpkg-shlibdeps cannot see it.
+dpkg-deb -f "$deb" Depends | grep -q 'libstdc++6' ||
+	fail "the package does not depend on libstdc++6, which the demangler opens: $(dpkg-deb -f "$deb" Depends)"
 
 # --- a make-installed copy in the way is moved aside ---
 for f in /usr/lib/collectd/ebprof.so /usr/local/bin/ebprof /usr/bin/ebprof; do
