@@ -56,23 +56,49 @@ struct krun {
 };
 
 /*
+ * The longest name a kernel writes in kallsyms (KSYM_NAME_LEN, 512 with
+ * its NUL since 6.1) and a module's (MODULE_NAME_LEN, 56): a longer line
+ * is not kallsyms, and is skipped. Bounded names bound the bytes between
+ * the names of KSYMS_BLOCK symbols in a row (see struct ksyms).
+ */
+#define KSYMS_NAME_MAX 511
+#define KSYMS_MODULE_MAX 255
+
+/* Symbols whose names share one 32-bit offset, each adding 16 bits to it. */
+#define KSYMS_BLOCK 16
+
+/* A length of this or more is in the table's list of long ones. */
+#define KSYMS_LONG UINT16_MAX
+
+/* A symbol 64 KiB long or more (a handful in a kernel), by its index. */
+struct klong {
+	uint32_t index, len;
+};
+
+/*
  * The table, as compact as a lookup allows: it lives as long as the
  * profiler, and a distribution kernel has over 100,000 text symbols. An
- * array per field (13 bytes a symbol, not 32 for a struct of pointers and
- * an array of ends), and a pool of the kept names only, each module's
- * name once, sized to fit. Since Linux 6.2 nearly every function follows
- * its padding's symbol ("__pfx_" and its name, 16 bytes below): the
- * padding is no entry of its own but its length in the function's entry,
- * and the pool holds its name, of which the function's is the end.
+ * array per field (9.25 bytes a symbol, not 32 for a struct of pointers
+ * and an array of ends), and a pool of the kept names only, each module's
+ * name once, sized to fit. Lengths are 16 bits, the few longer ones
+ * listed apart; a name's offset in the pool is its block's (one per
+ * KSYMS_BLOCK symbols) plus 16 bits of its own: the pool grows in the
+ * symbols' order, and 16 names of bounded length and their modules' fit
+ * in 64 KiB. Since Linux 6.2 nearly every function follows its padding's
+ * symbol ("__pfx_" and its name, 16 bytes below): the padding is no entry
+ * of its own but its length in the function's entry, and the pool holds
+ * its name, of which the function's is the end.
  */
 struct ksyms {
 	uint32_t *lows;	       /* text symbols' addresses' low 32 bits, sorted, one symbol per address */
-	uint32_t *lens;	       /* bytes from each to its end: the first address past it */
-	uint32_t *names;       /* each one's name, an offset in pool */
+	uint16_t *lens;	       /* bytes from each to its end (the first address past it); KSYMS_LONG: in longs */
+	struct klong *longs;   /* by index */
+	uint32_t *name_blocks; /* the name's offset in pool: its block's here, */
+	uint16_t *name_offs;   /* plus its own here */
 	uint8_t *pads;	       /* bytes of its padding's symbol just below it; 0: none */
 	struct krun *runs;     /* sorted by address */
 	uint32_t *module_names; /* offsets in pool */
-	size_t nr, nr_runs, nr_modules, nr_pads;
+	size_t nr, nr_runs, nr_modules, nr_pads, nr_longs;
 	bool hidden;
 	char *pool;
 	size_t pool_len;
@@ -140,12 +166,14 @@ static int parse_line(struct kparse *p, char *line, unsigned int lineno)
 		if (*module == '[') {
 			size_t len = strcspn(module + 1, "]");
 
+			if (len > KSYMS_MODULE_MAX)
+				return 0;
 			err = pool_add(p, module + 1, len, &e.module_off);
 			if (err)
 				return err;
 		}
 	}
-	if (!*name || type == 'a' || type == 'A')
+	if (!*name || type == 'a' || type == 'A' || strlen(name) > KSYMS_NAME_MAX)
 		return 0;
 	if (e.addr)
 		p->any_nonzero = true;
@@ -261,6 +289,30 @@ static uint64_t module_end(const struct kparse *p, const struct kentry *e)
 	return UINT64_MAX;
 }
 
+/* Symbol i's name, as an offset in the pool. */
+static uint32_t name_of(const struct ksyms *ks, size_t i)
+{
+	return ks->name_blocks[i / KSYMS_BLOCK] + ks->name_offs[i];
+}
+
+/* Symbol i's length, from its address to the first address past it. */
+static uint32_t len_of(const struct ksyms *ks, size_t i)
+{
+	size_t lo = 0, hi = ks->nr_longs;
+
+	if (ks->lens[i] < KSYMS_LONG)
+		return ks->lens[i];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ks->longs[mid].index < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ks->nr_longs && ks->longs[lo].index == i ? ks->longs[lo].len : KSYMS_LONG;
+}
+
 /* The table's pool: appends the n bytes at s and a NUL, and gives their offset. */
 static int kept_add(struct ksyms *ks, size_t *cap, size_t *len, const char *s, size_t n,
 		    uint32_t *off)
@@ -285,7 +337,7 @@ static int name_add(struct ksyms *ks, size_t *cap, size_t *len, const char *name
 	size_t n = strlen(name);
 
 	if (ks->nr) {
-		uint32_t prev = ks->names[ks->nr - 1];
+		uint32_t prev = name_of(ks, ks->nr - 1);
 		size_t prev_len = strlen(ks->pool + prev);
 
 		if (prev_len >= n && !memcmp(ks->pool + prev + prev_len - n, name, n)) {
@@ -321,6 +373,12 @@ static uint16_t module_index(struct ksyms *ks, size_t *cap, size_t *pool_cap, si
 	return (uint16_t)ks->nr_modules;
 }
 
+/* Blocks of names for n symbols. */
+static size_t blocks(size_t n)
+{
+	return (n + KSYMS_BLOCK - 1) / KSYMS_BLOCK;
+}
+
 /* Gives back what an array allocated past its last element; keeps it if that fails. */
 static void *fit(void *array, size_t bytes)
 {
@@ -342,7 +400,7 @@ struct kept {
 };
 
 struct kbuild {
-	size_t pool_cap, pool_len, modules_cap, runs_cap;
+	size_t pool_cap, pool_len, modules_cap, runs_cap, longs_cap;
 };
 
 /*
@@ -352,7 +410,7 @@ struct kbuild {
 static int keep(struct ksyms *ks, struct kbuild *b, const struct kept *k, uint32_t name,
 		uint8_t pad)
 {
-	uint32_t high = (uint32_t)(k->addr >> 32);
+	uint32_t high = (uint32_t)(k->addr >> 32), len;
 	struct krun *last = ks->nr_runs ? &ks->runs[ks->nr_runs - 1] : NULL;
 
 	if (!last || last->high != high || last->module != k->module) {
@@ -364,8 +422,20 @@ static int keep(struct ksyms *ks, struct kbuild *b, const struct kept *k, uint32
 	ks->lows[ks->nr] = (uint32_t)k->addr;
 	/* end > addr: the next address is higher, and a module ends a symbol only
 	 * from inside it. No function is 4 GiB long: past that, nothing resolves. */
-	ks->lens[ks->nr] = k->end - k->addr > UINT32_MAX ? UINT32_MAX : (uint32_t)(k->end - k->addr);
-	ks->names[ks->nr] = name;
+	len = k->end - k->addr > UINT32_MAX ? UINT32_MAX : (uint32_t)(k->end - k->addr);
+	if (len >= KSYMS_LONG) {
+		if (GROW_ARRAY(&ks->longs, &b->longs_cap, ks->nr_longs + 1, 16))
+			return -ENOMEM;
+		ks->longs[ks->nr_longs++] = (struct klong){ .index = (uint32_t)ks->nr, .len = len };
+		len = KSYMS_LONG;
+	}
+	ks->lens[ks->nr] = (uint16_t)len;
+	/* The pool only grows, in the symbols' order: name is at or past its block's first. */
+	if (ks->nr % KSYMS_BLOCK == 0)
+		ks->name_blocks[ks->nr / KSYMS_BLOCK] = name;
+	if (name - ks->name_blocks[ks->nr / KSYMS_BLOCK] > UINT16_MAX)
+		return -EOVERFLOW; /* cannot happen with names of bounded length */
+	ks->name_offs[ks->nr] = (uint16_t)(name - ks->name_blocks[ks->nr / KSYMS_BLOCK]);
 	ks->pads[ks->nr++] = pad;
 	return 0;
 }
@@ -430,9 +500,10 @@ static int build(struct ksyms *ks, struct kparse *p)
 	/* calloc() checks n * size for overflow, and large blocks come zeroed anyway. */
 	ks->lows = calloc(n, sizeof(*ks->lows));
 	ks->lens = calloc(n, sizeof(*ks->lens));
-	ks->names = calloc(n, sizeof(*ks->names));
+	ks->name_blocks = calloc(n / KSYMS_BLOCK + 1, sizeof(*ks->name_blocks));
+	ks->name_offs = calloc(n, sizeof(*ks->name_offs));
 	ks->pads = calloc(n, sizeof(*ks->pads));
-	if (!ks->lows || !ks->lens || !ks->names || !ks->pads)
+	if (!ks->lows || !ks->lens || !ks->name_blocks || !ks->name_offs || !ks->pads)
 		return -ENOMEM;
 	while (i < p->nr) {
 		const struct kentry *e = &p->entries[i];
@@ -472,7 +543,9 @@ static int build(struct ksyms *ks, struct kparse *p)
 	}
 	ks->lows = fit(ks->lows, ks->nr * sizeof(*ks->lows));
 	ks->lens = fit(ks->lens, ks->nr * sizeof(*ks->lens));
-	ks->names = fit(ks->names, ks->nr * sizeof(*ks->names));
+	ks->name_blocks = fit(ks->name_blocks, blocks(ks->nr) * sizeof(*ks->name_blocks));
+	ks->name_offs = fit(ks->name_offs, ks->nr * sizeof(*ks->name_offs));
+	ks->longs = fit(ks->longs, ks->nr_longs * sizeof(*ks->longs));
 	ks->pads = fit(ks->pads, ks->nr * sizeof(*ks->pads));
 	ks->runs = fit(ks->runs, ks->nr_runs * sizeof(*ks->runs));
 	ks->pool = fit(ks->pool, b.pool_len);
@@ -550,7 +623,9 @@ void ksyms_free(struct ksyms *ksyms)
 		return;
 	free(ksyms->lows);
 	free(ksyms->lens);
-	free(ksyms->names);
+	free(ksyms->name_blocks);
+	free(ksyms->name_offs);
+	free(ksyms->longs);
 	free(ksyms->pads);
 	free(ksyms->runs);
 	free(ksyms->module_names);
@@ -571,8 +646,9 @@ size_t ksyms_count(const struct ksyms *ksyms)
 size_t ksyms_bytes(const struct ksyms *ksyms)
 {
 	return sizeof(*ksyms) + ksyms->pool_len + ksyms->nr_modules * sizeof(*ksyms->module_names) +
-	       ksyms->nr_runs * sizeof(*ksyms->runs) +
-	       ksyms->nr * (sizeof(*ksyms->lows) + sizeof(*ksyms->lens) + sizeof(*ksyms->names) +
+	       ksyms->nr_runs * sizeof(*ksyms->runs) + ksyms->nr_longs * sizeof(*ksyms->longs) +
+	       blocks(ksyms->nr) * sizeof(*ksyms->name_blocks) +
+	       ksyms->nr * (sizeof(*ksyms->lows) + sizeof(*ksyms->lens) + sizeof(*ksyms->name_offs) +
 			    sizeof(*ksyms->pads));
 }
 
@@ -634,8 +710,8 @@ bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, ui
 
 	if (find_below(ksyms, addr, &i, &run)) {
 		start = addr_of(ksyms, run, i);
-		if (addr - start < ksyms->lens[i]) {
-			name = ksyms->pool + ksyms->names[i];
+		if (addr - start < len_of(ksyms, i)) {
+			name = ksyms->pool + name_of(ksyms, i);
 			goto found;
 		}
 		next = i + 1;
@@ -649,7 +725,7 @@ bool ksyms_lookup(const struct ksyms *ksyms, uint64_t addr, struct ksym *out, ui
 		return false;
 	start -= ksyms->pads[next];
 	run = next_run;
-	name = ksyms->pool + ksyms->names[next] - PAD_PREFIX_LEN;
+	name = ksyms->pool + name_of(ksyms, next) - PAD_PREFIX_LEN;
 found:
 	if (offset)
 		*offset = addr - start;

@@ -419,11 +419,83 @@ static void test_padding_names_share_their_bytes(void **state)
 	}
 	/*
 	 * What sharing saves: each function's name and its NUL, and the
-	 * padding's entry (its address's low half, its length and its name's
-	 * offset at least), which is folded into its function's.
+	 * padding's entry (its address's low half, and 16 bits each of its
+	 * length and its name's offset, at least), which is folded into its
+	 * function's.
 	 */
 	assert_true(bytes[1] - bytes[0] >= sizeof("alpha") + sizeof("beta") + sizeof("gamma") +
-						sizeof("delta") + 4 * 3 * sizeof(uint32_t));
+						sizeof("delta") +
+						4 * (sizeof(uint32_t) + 2 * sizeof(uint16_t)));
+}
+
+/*
+ * Lengths are kept in 16 bits, the few of 64 KiB or more in a list of
+ * their own: each side of the line, and several long ones in a row.
+ */
+static void test_long_symbols_keep_their_length(void **state)
+{
+	static const char text[] = "ffffffff81000000 T short_a\n"
+				   "ffffffff81000010 T long_b\n"	 /* 0x20000 */
+				   "ffffffff81020010 T exact_c\n" /* 0xffff: the list's first */
+				   "ffffffff8103000f T just_d\n"	 /* 0xfffe: not in it */
+				   "ffffffff8104000d T long_e\n"	 /* 0x100000 */
+				   "ffffffff8114000d T _etext\n";
+	struct fixture_dir d;
+	struct ksyms *ks;
+	uint64_t off = 0;
+	struct ksym k;
+
+	(void)state;
+	ks = load(&d, text, NULL);
+	assert_string_equal(name_at(ks, 0xffffffff8100000f), "short_a");
+	assert_string_equal(name_at(ks, 0xffffffff8102000f), "long_b");
+	assert_true(ksyms_lookup(ks, 0xffffffff8102000f, &k, &off));
+	assert_int_equal(off, 0x1ffff);
+	assert_string_equal(name_at(ks, 0xffffffff81020010), "exact_c");
+	assert_string_equal(name_at(ks, 0xffffffff8103000e), "exact_c");
+	assert_string_equal(name_at(ks, 0xffffffff8103000f), "just_d");
+	assert_string_equal(name_at(ks, 0xffffffff8104000c), "just_d");
+	assert_string_equal(name_at(ks, 0xffffffff8114000c), "long_e");
+	assert_null(name_at(ks, 0xffffffff8114000d)); /* _etext ends it */
+	ksyms_free(ks);
+	dir_remove(&d);
+}
+
+/*
+ * A name longer than any kernel writes (511 bytes, 55 for a module) is
+ * not kallsyms: its line is skipped, and the others stand.
+ */
+static void test_names_longer_than_the_kernels_are_skipped(void **state)
+{
+	static char text[4096], name511[512], name512[513], module[300];
+	struct fixture_dir d;
+	struct ksyms *ks;
+	struct ksym k;
+
+	(void)state;
+	memset(name511, 'a', sizeof(name511) - 1);
+	memset(name512, 'b', sizeof(name512) - 1);
+	memset(module, 'm', sizeof(module) - 1);
+	snprintf(text, sizeof(text),
+		 "ffffffff81000000 T %s\n"
+		 "ffffffff81000100 T %s\n"
+		 "ffffffff81000200 T after\n"
+		 "ffffffff81000300 T _etext\n"
+		 "ffffffffc0000000 t in_mod\t[%s]\n"
+		 "ffffffffc0000100 t in_mod_b\t[mod_b]\n",
+		 name511, name512, module);
+	ks = load(&d, text, "mod_b 4096 0 - Live 0xffffffffc0000100\n");
+	assert_string_equal(name_at(ks, 0xffffffff81000000), name511);
+	/* The skipped one's bytes belong to the name below it. */
+	assert_string_equal(name_at(ks, 0xffffffff81000180), name511);
+	assert_string_equal(name_at(ks, 0xffffffff81000200), "after");
+	assert_null(name_at(ks, 0xffffffffc0000010));
+	assert_true(ksyms_lookup(ks, 0xffffffffc0000110, &k, NULL));
+	assert_string_equal(k.name, "in_mod_b");
+	assert_string_equal(k.module, "mod_b");
+	assert_int_equal(ksyms_count(ks), 3);
+	ksyms_free(ks);
+	dir_remove(&d);
 }
 
 /*
@@ -584,6 +656,8 @@ int main(void)
 	    cmocka_unit_test(test_padding_names_share_their_bytes),
 	    cmocka_unit_test(test_padding_folds_only_onto_its_function),
 	    cmocka_unit_test(test_symbols_across_4gib_lines),
+	    cmocka_unit_test(test_long_symbols_keep_their_length),
+	    cmocka_unit_test(test_names_longer_than_the_kernels_are_skipped),
 	    cmocka_unit_test(test_real_kallsyms_resolves_a_known_function),
 	};
 
