@@ -9,28 +9,7 @@ command -v g++ >/dev/null || fail "g++ is not installed (make deps installs it)"
 readelf -d "$PLUGIN_SO" | grep -q 'NEEDED.*libstdc++' &&
 	fail "$PLUGIN_SO names libstdc++ as NEEDED: the dynamic loader maps it with the plugin"
 
-cat >"$T/tmpl.cpp" <<'CPP'
-#include <ctime>
-#include <cstdlib>
-template <typename T> __attribute__((noinline)) T burn_template(T n)
-{
-	T x = 1;
-	for (T i = 0; i < n; i++) {
-		x = x * 31 + i;
-		__asm__ volatile("" : "+r"(x));
-	}
-	return x;
-}
-int main(int argc, char **argv)
-{
-	time_t end = time(nullptr) + atoi(argv[1]);
-	unsigned long sink = 0;
-	while (time(nullptr) < end)
-		sink += burn_template<unsigned long>(1000000UL);
-	return (int)(sink & 1);
-}
-CPP
-g++ -O2 -fno-omit-frame-pointer -o "$T/tmpl" "$T/tmpl.cpp" || fail "g++ failed"
+g++ -O2 -fno-omit-frame-pointer -o "$T/tmpl" "$(dirname "$0")/tmpl.cpp" || fail "g++ failed"
 want=$(c++filt "$(nm "$T/tmpl" | awk '$3 ~ /burn_template/ { print $3 }')")
 [ -n "$want" ] || fail "no burn_template symbol in the fixture"
 

@@ -4,33 +4,7 @@
 source "$(dirname "$0")/lib.bash"
 command -v g++ >/dev/null || fail "g++ is not installed (make deps installs it)"
 
-cat >"$T/tmpl.cpp" <<'CPP'
-#include <cstdio>
-#include <cstdlib>
-#include <ctime>
-
-template <typename T> __attribute__((noinline)) T burn_template(T n)
-{
-	T x = 1;
-	for (T i = 0; i < n; i++) {
-		x = x * 31 + i;
-		__asm__ volatile("" : "+r"(x));
-	}
-	return x;
-}
-
-int main(int argc, char **argv)
-{
-	time_t end = time(nullptr) + (argc > 1 ? atoi(argv[1]) : 5);
-	unsigned long sink = 0;
-
-	while (time(nullptr) < end)
-		sink += burn_template<unsigned long>(1000000UL);
-	printf("%lu\n", sink & 1);
-	return 0;
-}
-CPP
-g++ -O2 -g -fno-omit-frame-pointer -o "$T/tmpl" "$T/tmpl.cpp" || fail "g++ failed"
+g++ -O2 -g -fno-omit-frame-pointer -o "$T/tmpl" "$(dirname "$0")/tmpl.cpp" || fail "g++ failed"
 mangled=$(nm "$T/tmpl" | awk '$3 ~ /burn_template/ { print $3 }')
 [ -n "$mangled" ] || fail "no burn_template symbol in the fixture"
 want=$(c++filt -i "$mangled")
