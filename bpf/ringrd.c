@@ -149,8 +149,11 @@ int ringrd_consume(struct ringrd *r, ringrd_fn fn, void *ctx)
 
 			if (word & BPF_RINGBUF_BUSY_BIT)
 				return n; /* still being written */
-			if (len > r->size - BPF_RINGBUF_HDR_SZ)
+			if (len > r->size - BPF_RINGBUF_HDR_SZ) {
+				/* No kernel writes it: the rest cannot be told apart, drop it. */
+				__atomic_store_n(r->consumer, prod, __ATOMIC_RELEASE);
 				return -EBADMSG;
+			}
 			if (!(word & BPF_RINGBUF_DISCARD_BIT)) {
 				void *data = ringrd_record(r, cons + BPF_RINGBUF_HDR_SZ, len);
 

@@ -44,7 +44,8 @@ int ringrd_over(void *consumer, void *producer_page, size_t page_size, size_t si
  * written (its commit wakes a poll of the fd). Returns the records handed
  * over, or fn's negative return (that record is consumed), or -ENOMEM
  * when a record that wraps could not be copied (it stays, for the next
- * call), or -EBADMSG for a header longer than the ring.
+ * call), or -EBADMSG for a header longer than the ring (what the ring
+ * held is dropped: its records cannot be told apart any more).
  */
 int ringrd_consume(struct ringrd *r, ringrd_fn fn, void *ctx);
 
