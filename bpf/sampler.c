@@ -2012,8 +2012,10 @@ static void *sampler_watch_run(void *arg)
 		}
 		if (fds[1].revents)
 			break;
-		if (fds[0].revents)
-			sampler_poll_processes(w->sampler, w->fn, w->ctx, 0);
+		/* A record left for want of memory would wake the poll at once: wait a little. */
+		if (fds[0].revents &&
+		    sampler_poll_processes(w->sampler, w->fn, w->ctx, 0) == -ENOMEM)
+			usleep(10000);
 		timeout_ms = w->idle ? w->idle(w->ctx) : -1;
 	}
 	return NULL;
