@@ -91,11 +91,17 @@
  * With copies: a copy is ~2.3 KiB plus the stack it carries (up to 16
  * KiB; a few hundred bytes on a main thread's shallow stack), and copies
  * are sent only while the ring is less than half full, so reports always
- * find room: 2 MiB hold 50 to 400 copies between two polls of the watch
- * thread, which reads them within milliseconds. Mapped once (ringrd.h),
- * it is 2 MiB of the reader's VmRSS on kernels that count it (6.1 does not).
+ * find room. The ring is sized by the samples a second the host can take
+ * (sampler_copy_ring_bytes()): 1 KiB for each, from 256 KiB to 2 MiB. At
+ * 999 Hz on 2 CPUs, 2 MiB hold 50 to 400 copies between two polls of the
+ * watch thread, which reads them within milliseconds; at 99 Hz, 256 KiB
+ * hold more seconds of copies than that. Mapped once (ringrd.h), the ring
+ * is all of the reader's VmRSS it takes on kernels that count it (6.1
+ * does not).
  */
-#define SAMPLER_COPY_RING_BYTES (2u << 20)
+#define SAMPLER_COPY_RING_PER_SAMPLE 1024u
+#define SAMPLER_COPY_RING_MIN (256u << 10)
+#define SAMPLER_COPY_RING_MAX (2u << 20)
 /* The table unwinder's maps (see sampler_config). */
 #define SAMPLER_DEFAULT_MAPPINGS 32768
 #define SAMPLER_DEFAULT_TABLES 8192
@@ -184,6 +190,7 @@ struct sampler {
 	uint64_t steal_at_start; /* ns: /proc/stat's steal when the events were attached */
 	int n_online; /* CPUs online at the start */
 	unsigned int frequency; /* Hz, for sampler_start() */
+	uint32_t ring_bytes;	/* the process_events ring's size */
 	bool started;		/* the perf events (and the switch program) are attached */
 	bool steal_known;	/* steal_at_start was read */
 	bool targets_iter;	/* the targets iterator is loaded (sampler_targets()) */
@@ -329,6 +336,20 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
  * Not preallocating has one catch at start-up: see sampler_prime_stacks().
  */
 /* Defaults a zero in the config stands for. */
+uint32_t sampler_copy_ring_bytes(unsigned int frequency, int cpus, enum sampler_mode mode)
+{
+	uint64_t want = (uint64_t)frequency * (uint64_t)(cpus > 0 ? cpus : 1);
+	uint32_t bytes = SAMPLER_COPY_RING_MIN;
+
+	/* Off-CPU walks send copies too, at up to their cap a second per CPU. */
+	if (mode != SAMPLER_MODE_CPU)
+		return SAMPLER_COPY_RING_MAX;
+	want *= SAMPLER_COPY_RING_PER_SAMPLE;
+	while (bytes < want && bytes < SAMPLER_COPY_RING_MAX)
+		bytes *= 2;
+	return bytes;
+}
+
 static uint32_t or_default(uint32_t value, uint32_t fallback)
 {
 	return value ? value : fallback;
@@ -346,7 +367,7 @@ static void sampler_load_unwinder(struct sampler *s, struct ebprof_bpf *skel,
 	skel->rodata->unwind_mode = tables ? EBPROF_UNWIND_TABLES : EBPROF_UNWIND_FP;
 	skel->rodata->max_frames = or_default(config->max_frames, EBPROF_DEFAULT_FRAMES);
 	skel->rodata->copy_samples = tables && config->report_processes;
-	skel->rodata->copy_ring_limit = SAMPLER_COPY_RING_BYTES / 2;
+	skel->rodata->copy_ring_limit = s->ring_bytes / 2;
 	skel->rodata->oracle_every = tables && config->report_processes ? config->oracle_every : 0;
 	bpf_map__set_max_entries(skel->maps.unw_procs, tables ? SAMPLER_UNWIND_PROCS : 1);
 	bpf_map__set_max_entries(skel->maps.unw_mappings,
@@ -671,10 +692,12 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	/* Without reports, the smallest maps the kernel accepts. */
 	bpf_map__set_max_entries(skel->maps.reported,
 				 config->report_processes ? SAMPLER_REPORTED_ENTRIES : 1);
-	bpf_map__set_max_entries(skel->maps.process_events,
-				 !config->report_processes ? (uint32_t)sysconf(_SC_PAGESIZE)
-				 : s->unwind == SAMPLER_UNWIND_TABLES ? SAMPLER_COPY_RING_BYTES
-								      : SAMPLER_PROCESS_RING_BYTES);
+	s->ring_bytes = !config->report_processes ? (uint32_t)sysconf(_SC_PAGESIZE)
+			: s->unwind == SAMPLER_UNWIND_TABLES
+			? sampler_copy_ring_bytes(s->frequency, (int)sysconf(_SC_NPROCESSORS_ONLN),
+						  s->mode)
+			: SAMPLER_PROCESS_RING_BYTES;
+	bpf_map__set_max_entries(skel->maps.process_events, s->ring_bytes);
 	bpf_map__set_max_entries(skel->maps.scratch, (uint32_t)s->n_possible_cpus);
 	sampler_load_unwinder(s, skel, config);
 
@@ -2086,6 +2109,11 @@ int sampler_steal_ns(const struct sampler *s, uint64_t *ns)
 		return ret;
 	*ns = now > s->steal_at_start ? now - s->steal_at_start : 0;
 	return 0;
+}
+
+size_t sampler_ring_bytes(const struct sampler *s)
+{
+	return s->ring_bytes;
 }
 
 uint64_t sampler_offcpu_period_ns(const struct sampler *s)

@@ -452,6 +452,21 @@ void sampler_python_forget(struct sampler *s, uint32_t tgid);
  */
 int sampler_steal_ns(const struct sampler *s, uint64_t *ns);
 
+/*
+ * The size of the ring that carries process reports and, with unwind
+ * tables, copies of samples: sampler_copy_ring_bytes() of the sampler's
+ * frequency and online CPUs, 64 KiB with frame pointers, a page without
+ * reports.
+ */
+size_t sampler_ring_bytes(const struct sampler *s);
+
+/*
+ * The copy ring's size for frequency Hz on cpus CPUs: 1 KiB for each
+ * sample a second, a power of two from 256 KiB to 2 MiB; 2 MiB when
+ * off-CPU walks send copies too (mode offcpu or wall).
+ */
+uint32_t sampler_copy_ring_bytes(unsigned int frequency, int cpus, enum sampler_mode mode);
+
 /* The off-CPU time one off-CPU sample stands for, in ns (as configured). */
 uint64_t sampler_offcpu_period_ns(const struct sampler *s);
 
