@@ -218,7 +218,8 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		"left, %llu kept now with no user, %llu evicted at the bound, %llu expired\n"
 		"ebprof: unwind table builds: %llu stalled and given up (those files walked by "
 		"frame pointer); %llu copied samples waited for their tables, %llu unwound "
-		"without one (%llu still being built at the wait's limit, %llu stalled)\n",
+		"without one (%llu still being built at the wait's limit, %llu stalled); %llu "
+		"copied samples of processes that exited before their maps were read\n",
 		(unsigned long long)u->tables, (unsigned long long)u->rows,
 		u->table_bytes / 1048576.0, u->rows ? (double)u->table_bytes / u->rows : 0.0,
 		u->table_kernel_bytes / 1048576.0, u->max_bytes / 1048576.0,
@@ -230,7 +231,8 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		(unsigned long long)u->evicted, (unsigned long long)u->expired,
 		(unsigned long long)u->build_stalled, (unsigned long long)u->copy_waits,
 		(unsigned long long)u->wait_timeout + u->wait_stalled,
-		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled);
+		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled,
+		(unsigned long long)u->copy_gone);
 	if (sampler_python(s))
 		fprintf(stderr,
 			"ebprof: python: %llu processes walked, %llu profiled natively (warned), "

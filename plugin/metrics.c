@@ -421,6 +421,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "unwind-build_stalled", h->unwind_build_stalled },
 		{ "unwind-wait_timeout", h->unwind_wait_timeout },
 		{ "unwind-wait_stalled", h->unwind_wait_stalled },
+		{ "unwind-copy_gone", h->unwind_copy_gone },
 	};
 	value_list_t *vl;
 	int err = 0;

@@ -38,7 +38,8 @@
  * table cache: builds, reuses, drops at the bound, kept ones freed),
  * derive-unwind-build_stalled, derive-unwind-wait_timeout,
  * derive-unwind-wait_stalled (builds given up on a stalled read, copies
- * unwound without the table they waited for),
+ * unwound without the table they waited for), derive-unwind-copy_gone
+ * (copies of processes that exited before their maps were read),
  * percent-unresolved,
  * duration-drain and ps_cputime (the plugin's own CPU time in
  * microseconds); and what profiled processes' files cost us:
@@ -132,6 +133,8 @@ struct metrics_health {
 	uint64_t unwind_built, unwind_reused, unwind_evicted, unwind_expired;
 	/* Since start: builds whose builder stalled; copies unwound without a table, by why. */
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
+	/* Since start: copies of processes that exited before their maps were read. */
+	uint64_t unwind_copy_gone;
 	uint64_t unwind_user_bytes;  /* and our heap memory for them now */
 	/* Since start: samples in a walked Python's interpreter without Python frames. */
 	uint64_t python_native_only;

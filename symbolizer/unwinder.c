@@ -1158,6 +1158,8 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		pthread_mutex_lock(&u->lock);
 	}
 	p = copy_wait(u, copy->tgid, copy->start_time);
+	if (!p || p->start_time != copy->start_time)
+		u->totals.copy_gone++;
 	while (ret == UNW_NEXT) {
 		if (n >= cap) {
 			ret = UNW_DEPTH_CAP;

@@ -207,6 +207,11 @@ struct unwinder_stats {
 	/* Copies unwound by frame pointer through a file whose table they waited for: */
 	uint64_t wait_timeout;	     /* still being built at wait_ms */
 	uint64_t wait_stalled;	     /* its build stalled */
+	/*
+	 * Copies of a process whose mappings could not be read, ever: it had
+	 * exited before its report was handled. Walked by frame pointer.
+	 */
+	uint64_t copy_gone;
 };
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats);

@@ -243,9 +243,11 @@ static void test_copy_unwinds_through_our_own_calls(void **state)
 	struct maps *s = *state;
 	struct captured *c = calloc(1, sizeof(*c));
 	uint64_t start = now_ns(), ips[64];
+	struct unwinder_stats st;
 	struct sampler_copy copy;
 	struct unwinder *u;
 	bool stale = false;
+	pid_t child;
 	uint32_t n;
 	int stop;
 
@@ -279,6 +281,20 @@ static void test_copy_unwinds_through_our_own_calls(void **state)
 	n = unwinder_unwind_copy(&copy, ips, 2, &stop, &stale, u);
 	assert_int_equal(n, 2);
 	assert_int_equal(stop, UNW_DEPTH_CAP);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_gone, 0);
+	/* A copy of a process gone before its maps were read: its pc, counted. */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	copy.tgid = (uint32_t)child;
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(n >= 1);
+	assert_int_equal(ips[0], c->regs.r[UNW_RIP]);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_gone, 1);
 	unwinder_free(u);
 	free(c);
 }
