@@ -77,6 +77,12 @@ const volatile __u32 off_rq_clock = 0;	/* rq.clock */
  * not known or the waits are not timed by that clock (offcpu_unseen()).
  */
 const volatile __u32 off_last_arrival = 0;
+/*
+ * task_struct.se.sum_exec_runtime: the task's time on a CPU, in ns, up to
+ * date at each switch. What it grew by since the task left tells when a
+ * switch-in the program missed was, where the stamp above is not there.
+ */
+const volatile __u32 off_sum_exec = 0;
 
 /* The kernel's task states (include/linux/sched.h), stable since 2.6. */
 #define OFFCPU_TASK_UNINTERRUPTIBLE 0x0002
@@ -117,6 +123,7 @@ struct offcpu_task {
 	__u64 gen;
 	__u64 mm;      /* its mm_struct when described: another one after its exec */
 	__u64 t_out;   /* offcpu_now() when it left the CPU */
+	__u64 rt_out;  /* its sum_exec_runtime then (off_sum_exec) */
 	__u64 to_next; /* off-CPU ns before its next sample; 0: not drawn yet */
 	__u8 described, user, wanted, reported;
 	__u8 cur;      /* the wait's user stack: stacks[cur], unless copy_id */
@@ -492,14 +499,22 @@ static __always_inline void offcpu_enter(struct ebprof_cpu *c, struct task_struc
  * the kernel counted in the thread's own context switches), and the wait
  * would be lost whole. The scheduler stamped the switch-in itself, in the
  * run queue's clock: the wait is timed by that stamp, with the user stack
- * it left with and no kernel stack (the task has run since). Without the
- * stamp the wait is counted untimed.
+ * it left with and no kernel stack (the task has run since). Where that
+ * stamp is not read (waits timed by bpf_ktime_get_ns()), the task's run
+ * time since it left says how long ago it came back, as perf's mend of
+ * its own missing switch events does. With neither, the wait is counted
+ * untimed.
  */
 static __always_inline void offcpu_unseen(struct ebprof_cpu *c, struct task_struct *prev,
 					  struct offcpu_task *t, __u64 now)
 {
 	__u64 back = off_last_arrival ? task_word((__u64)prev, off_last_arrival) : 0;
 
+	if (!back && off_sum_exec) {
+		__u64 ran = task_word((__u64)prev, off_sum_exec) - t->rt_out;
+
+		back = ran && ran < now - t->t_out ? now - ran : 0;
+	}
 	if (!back || back <= t->t_out || back > now) {
 		stat_add(c, EBPROF_STAT_OFFCPU_UNTIMED); /* the caller drops the stamp */
 		return;
@@ -561,6 +576,7 @@ static __always_inline void offcpu_leave(void *ctx, struct ebprof_cpu *c, bool p
 		t->reported = report_process(c, &t->key, (__u64)prev);
 	t->key.state = state;
 	t->t_out = now;
+	t->rt_out = off_sum_exec ? task_word((__u64)prev, off_sum_exec) : 0;
 	/* Last: it may end in a tail call. */
 	offcpu_user_stack(ctx, c, prev, t);
 }
@@ -679,5 +695,6 @@ int BPF_PROG(ebprof_wakeup_new, struct task_struct *p)
 	}
 	t->key.state = EBPROF_OFFCPU_RUNNABLE;
 	t->t_out = now;
+	t->rt_out = off_sum_exec ? task_word(task, off_sum_exec) : 0;
 	return 0;
 }

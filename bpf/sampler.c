@@ -183,6 +183,7 @@ struct sampler {
 	bool rq_clock;	/* off-CPU waits timed by the run queue's clock: sampler_rq_clock() */
 	/* task_struct.se.cfs_rq, cfs_rq.rq, rq.clock; task_struct.sched_info.last_arrival or 0 */
 	uint32_t rq_clock_offsets[4];
+	uint32_t off_sum_exec; /* task_struct.se.sum_exec_runtime, off-CPU; 0: not found */
 	enum sampler_mode mode;
 	uint64_t offcpu_period_ns;
 	double load_seconds;	 /* every load tried, fallbacks included */
@@ -542,6 +543,7 @@ static void sampler_load_offcpu(struct sampler *s, struct ebprof_bpf *skel,
 	skel->rodata->off_cfs_rq_rq = s->rq_clock_offsets[1];
 	skel->rodata->off_rq_clock = s->rq_clock_offsets[2];
 	skel->rodata->off_last_arrival = s->rq_clock_offsets[3];
+	skel->rodata->off_sum_exec = s->off_sum_exec;
 	skel->rodata->offcpu_period_ns = s->offcpu_period_ns;
 	skel->rodata->offcpu_min_ns = config->offcpu_min_ns;
 	skel->rodata->offcpu_max_rate =
@@ -1241,6 +1243,24 @@ static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[4])
 	return true;
 }
 
+/*
+ * task_struct.se.sum_exec_runtime, for the off-CPU modes: a wait whose
+ * switch-in the program missed is timed by it (offcpu_unseen()). 0 when
+ * the BTF lacks it (such waits are then untimed, as counted).
+ */
+static uint32_t sampler_sum_exec_offset(enum sampler_mode mode)
+{
+	static const char *const task_se[] = { "se" }, *const se_sum[] = { "sum_exec_runtime" };
+	uint32_t se = 0, sum = 0;
+	char err[128];
+
+	if (mode == SAMPLER_MODE_CPU ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_se, &se, 1, err, sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, "sched_entity", se_sum, &sum, 1, err, sizeof(err)))
+		return 0;
+	return se + sum;
+}
+
 /* The ring buffer's reader, for report_processes. */
 static int sampler_open_reports(struct sampler *s, char *err, size_t errlen)
 {
@@ -1387,6 +1407,7 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	s->offcpu_period_ns = config->offcpu_period_ns ? config->offcpu_period_ns
 						       : SAMPLER_DEFAULT_OFFCPU_PERIOD_NS;
 	s->rq_clock = sampler_rq_clock(config->mode, s->rq_clock_offsets);
+	s->off_sum_exec = sampler_sum_exec_offset(config->mode);
 	if (!config->features) {
 		kfeat_probe(&features);
 		config_features = &features;

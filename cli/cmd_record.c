@@ -357,7 +357,8 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 			"(%.3f s), %llu recorded, %llu throttled (--offcpu-max-rate); %llu waits "
 			"under --offcpu-min-us, %llu untimed (no task storage or clock); %llu user "
 			"stacks walked at a new place; %llu waits whose switch-in the program "
-			"missed, timed by the scheduler's stamp of it; timed by %s\n",
+			"missed, timed by the scheduler's stamp of it or the task's run time "
+			"since; timed by %s\n",
 			(unsigned long long)t.offcpu_switches, (unsigned long long)t.offcpu_samples,
 			sampler_offcpu_period_ns(s) / 1e6,
 			t.offcpu_samples * (double)sampler_offcpu_period_ns(s) / 1e9,

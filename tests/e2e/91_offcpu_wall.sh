@@ -51,8 +51,14 @@ for t in a b c; do
 done
 unseen=$(sed -n 's/.* \([0-9]*\) waits whose switch-in the program missed.*/\1/p' "$T/w.err")
 untimed=$(grep -o '[0-9]* untimed' "$T/w.err" | tr -dc 0-9)
-echo "every round's sleep there; $unseen waits timed after a switch-in the program missed, $untimed untimed"
-[ "$untimed" = 0 ] || fail "$untimed waits untimed"
+switches=$(sed -n 's/^ebprof: off-CPU: \([0-9]*\) context switches.*/\1/p' "$T/w.err")
+echo "every round's sleep there; $unseen waits timed after a switch-in the program missed," \
+	"$untimed untimed, of $switches context switches"
+# A missed switch-in is timed by the scheduler's stamp of it, or else by
+# the task's run time since it left: on 6.18.44 (a Firecracker guest on
+# kvm-clock, whose waits are timed by bpf_ktime_get_ns(), so the stamp is
+# not read) 4 to 9 waits a run were untimed before the run time was kept.
+[ "$untimed" = 0 ] || fail "$untimed waits untimed of $switches context switches"
 
 # The short threads: their lives from creation, summed.
 life_us=$(( $(offcpu_value "$T/w.out" lifetime_d_ns) / 1000 ))
