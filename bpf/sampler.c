@@ -95,9 +95,9 @@
  * (sampler_copy_ring_bytes()): 1 KiB for each, from 256 KiB to 2 MiB. At
  * 999 Hz on 2 CPUs, 2 MiB hold 50 to 400 copies between two polls of the
  * watch thread, which reads them within milliseconds; at 99 Hz, 256 KiB
- * hold more seconds of copies than that. Mapped once (ringrd.h), the ring
- * is all of the reader's VmRSS it takes on kernels that count it (6.1
- * does not).
+ * hold more seconds of copies than that. Mapped once (ringrd.h), the
+ * whole ring counts in the reader's VmRSS on kernels that count BPF maps
+ * there (6.1 does not).
  */
 #define SAMPLER_COPY_RING_PER_SAMPLE 1024u
 #define SAMPLER_COPY_RING_MIN (256u << 10)
@@ -327,16 +327,6 @@ static uint32_t max_u32(uint32_t a, uint32_t b)
 	return a > b ? a : b;
 }
 
-/*
- * Opens and loads the skeleton, or returns NULL and sets *err. Sets
- * everything fixed at load: the .rodata switches and the map sizes and
- * flags. Without BPF_F_NO_PREALLOC the two
- * stacks maps would pin max_stacks KiB each from the start; kernels before
- * 6.1 refuse non-preallocated maps in perf_event programs (KFEAT_NOPREALLOC),
- * so the caller asks for prealloc there.
- * Not preallocating has one catch at start-up: see sampler_prime_stacks().
- */
-/* Defaults a zero in the config stands for. */
 uint32_t sampler_copy_ring_bytes(unsigned int frequency, int cpus, enum sampler_mode mode)
 {
 	uint64_t want = (uint64_t)frequency * (uint64_t)(cpus > 0 ? cpus : 1);
@@ -351,6 +341,16 @@ uint32_t sampler_copy_ring_bytes(unsigned int frequency, int cpus, enum sampler_
 	return bytes;
 }
 
+/*
+ * Opens and loads the skeleton, or returns NULL and sets *err. Sets
+ * everything fixed at load: the .rodata switches and the map sizes and
+ * flags. Without BPF_F_NO_PREALLOC the two
+ * stacks maps would pin max_stacks KiB each from the start; kernels before
+ * 6.1 refuse non-preallocated maps in perf_event programs (KFEAT_NOPREALLOC),
+ * so the caller asks for prealloc there.
+ * Not preallocating has one catch at start-up: see sampler_prime_stacks().
+ */
+/* Defaults a zero in the config stands for. */
 static uint32_t or_default(uint32_t value, uint32_t fallback)
 {
 	return value ? value : fallback;

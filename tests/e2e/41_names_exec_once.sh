@@ -8,9 +8,9 @@
 # summary counts those reports as put off; if the program's test of the
 # bit read the wrong byte (or none), the count would be 0.
 #
-# Only the children's last moments before the exec are profiled: each
-# takes the name exec-victim just before its execv, and record takes only
-# that name (-c). Where a page fault costs more (a PVM guest: 5 Dec 2026),
+# The children are profiled only from just before their exec: each takes
+# the name exec-victim right before its execv, and record takes only that
+# name (-c). Where a page fault costs more (a PVM guest: 5 Dec 2026),
 # a child's first sample came mostly from its copy-on-write faults right
 # after the fork, and it was reported then, before its exec: 0 to 3 put
 # off in 150 to 800 execs.
