@@ -2174,6 +2174,25 @@ size_t sampler_task_events(const struct sampler *s, const char **why)
 	return s->n_task_events;
 }
 
+void sampler_stop(struct sampler *s)
+{
+	/*
+	 * Closing a CPU-clock event takes it off its CPU, which cancels its
+	 * timer and waits for a tick in progress there: no sample is left
+	 * half counted when the caller drains.
+	 */
+	for (int i = 0; i < s->n_links; i++) {
+		bpf_link__destroy(s->links[i]);
+		s->links[i] = NULL;
+	}
+	if (s->switch_fd >= 0)
+		close(s->switch_fd);
+	if (s->wakeup_fd >= 0)
+		close(s->wakeup_fd);
+	s->switch_fd = -1;
+	s->wakeup_fd = -1;
+}
+
 void sampler_free(struct sampler *s)
 {
 	if (!s)

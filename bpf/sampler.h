@@ -492,6 +492,14 @@ int sampler_cpu_count(const struct sampler *s);
  */
 size_t sampler_task_events(const struct sampler *s, const char **why);
 
+/*
+ * Stops sampling for good: the sampling events and the off-CPU programs
+ * are detached, so that a drain after it finds every sample whole (its
+ * stats all counted: samples = recorded + filtered + idle + losses,
+ * exactly). The counts of CPUs and threads stay as they were.
+ */
+void sampler_stop(struct sampler *s);
+
 /* Detaches and frees; NULL is fine. */
 void sampler_free(struct sampler *s);
 

@@ -1156,6 +1156,8 @@ int capture_finish(struct capture *cap, struct profile *into, struct sampler_sta
 int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,
 			 struct sampler_stats *delta)
 {
+	if (cap->sampler)
+		sampler_stop(cap->sampler);
 	sampler_watch_stop(cap->watch);
 	cap->watch = NULL;
 	if (cap->sampler)

@@ -155,9 +155,10 @@ int capture_drain_split(struct capture *cap, struct profile *into, struct profil
 			struct sampler_stats *delta);
 
 /*
- * The last drain: stops the watch thread, reads what it had not read yet
- * (new processes, samples copied before their tables), then drains as
- * capture_drain(), so that no copied sample is left behind.
+ * The last drain: stops sampling (sampler_stop()) and the watch thread,
+ * reads what it had not read yet (new processes, samples copied before
+ * their tables), then drains as capture_drain(), so that no copied sample
+ * is left behind and every sample's end is counted.
  */
 int capture_finish(struct capture *cap, struct profile *into, struct sampler_stats *delta);
 int capture_finish_split(struct capture *cap, struct profile *into, struct profile *offcpu_into,

@@ -1405,6 +1405,44 @@ static void test_reports_need_report_processes(void **state)
 }
 
 /*
+ * After sampler_stop(), a drain finds every sample ended: the accounting
+ * holds with no slack for samples in flight, and a later drain finds
+ * nothing new. The CPUs sampled are still reported.
+ */
+static void test_stop_leaves_no_sample_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { .name = "ebprof-stop" };
+	struct sampler_config config;
+	struct sampler_stats total, after;
+	struct tally t = { 0 };
+	struct sampler *s;
+	int cpus;
+
+	workload_start(f, &w);
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.include_idle = true;
+	s = open_or_fail(f, &config);
+	cpus = sampler_cpu_count(s);
+	sleep_ms(500);
+	sampler_stop(s);
+	drain_or_fail(s, &t, NULL);
+	sampler_totals(s, &total);
+	print_stats("stopped", &total);
+	assert_true(total.samples > 300);
+	assert_int_equal(total.samples, total.recorded + total.filtered + total.idle +
+						total.kstack_errors + total.ustack_errors +
+						total.stack_collisions + total.stacks_full +
+						total.counts_full);
+	sleep_ms(200);
+	drain_or_fail(s, &t, NULL);
+	sampler_totals(s, &after);
+	assert_int_equal(after.samples, total.samples);
+	assert_int_equal(sampler_cpu_count(s), cpus);
+}
+
+/*
  * The copy ring follows the samples a second: 1 KiB each, a power of two
  * from 256 KiB to 2 MiB, and 2 MiB whenever off-CPU walks may copy too.
  */
@@ -1483,6 +1521,7 @@ int main(void)
 		TEST(test_reports_again_after_exec),
 		TEST(test_watch_reports_short_lived_processes_while_alive),
 		TEST(test_reports_need_report_processes),
+		TEST(test_stop_leaves_no_sample_in_flight),
 		cmocka_unit_test(test_copy_ring_follows_the_sample_rate),
 		TEST(test_copy_ring_made_at_its_size),
 	};
