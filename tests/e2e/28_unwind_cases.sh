@@ -81,7 +81,16 @@ read -r vpct _ _ < <($FOLDED_PY "$F" has case-vdso '^clock_gettime$|__vdso|\[vds
 check "clock_gettime (vDSO) loop" "$pct" "$tot" 500
 at_least "$vpct" 20 || fail "only $vpct% of samples in the vDSO: not a vDSO test"
 
-read -r pct _ tot < <($FOLDED_PY "$F" under case-plt '_init|\[unwcases-nofp\+0x[0-9a-f]+\]' 'main;plt_loop;[^;]+')
+plt_under() { $FOLDED_PY "$1" under case-plt '_init|\[unwcases-nofp\+0x[0-9a-f]+\]' 'main;plt_loop;[^;]+'; }
+read -r pct _ tot < <(plt_under "$F")
+# The stub draws few samples, and on some hosts none in 8 s (the 6.18.44
+# PVM guest, 1 run in 3 on 5 Dec 2026): then 16 s more of the loop alone,
+# and the two profiles are judged together.
+if [ "$tot" -lt 3 ]; then
+	record plt 16 "$P_plt"
+	grep -h '^case-plt;' "$F" "$T/plt.folded" >"$T/plt-all.folded"
+	read -r pct _ tot < <(plt_under "$T/plt-all.folded")
+fi
 check "samples in the PLT stub of strlen" "$pct" "$tot" 3
 
 # Frameless leaves in a frame-pointer build: the caller by tables, not by fp.
