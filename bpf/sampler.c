@@ -1204,6 +1204,24 @@ static bool sampler_sched_clock_stable(void)
 }
 
 /*
+ * The offset of outer.member.inner_member in the kernel's BTF, where
+ * member is a struct inner (task_struct.se.sum_exec_runtime). Returns 0
+ * or -1 (either is missing).
+ */
+static int sampler_nested_offset(const char *outer, const char *member, const char *inner,
+				 const char *inner_member, uint32_t *offset)
+{
+	uint32_t a = 0, b = 0;
+	char err[128];
+
+	if (kbtf_member_offsets(KBTF_VMLINUX, outer, &member, &a, 1, err, sizeof(err)) ||
+	    kbtf_member_offsets(KBTF_VMLINUX, inner, &inner_member, &b, 1, err, sizeof(err)))
+		return -1;
+	*offset = a + b;
+	return 0;
+}
+
+/*
  * Whether off-CPU waits are timed by the run queue's clock, read in place
  * at the switch (offcpu_now() in offcpu.bpf.h), and its offsets: only with
  * a stable scheduler clock and the group scheduler's pointers in the BTF
@@ -1214,32 +1232,26 @@ static bool sampler_sched_clock_stable(void)
  */
 static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[4])
 {
-	static const char *const task_se[] = { "se" }, *const se_cfs_rq[] = { "cfs_rq" },
-				 *const cfs_rq_rq[] = { "rq" }, *const rq_clock[] = { "clock" },
-				 *const task_si[] = { "sched_info" },
-				 *const si_arrival[] = { "last_arrival" };
+	static const char *const cfs_rq_rq[] = { "rq" }, *const rq_clock[] = { "clock" };
 	const char *force = getenv("EBPROF_OFFCPU_CLOCK");
 	bool stable = force && !strcmp(force, "rq");
-	uint32_t se = 0, cfs_rq = 0, si = 0, arrival = 0;
 	char err[128];
 
 	offsets[0] = offsets[1] = offsets[2] = offsets[3] = 0;
 	if (mode == SAMPLER_MODE_CPU || (force && !strcmp(force, "ktime")) ||
 	    !(stable || sampler_sched_clock_stable()))
 		return false;
-	if (kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_se, &se, 1, err, sizeof(err)) ||
-	    kbtf_member_offsets(KBTF_VMLINUX, "sched_entity", se_cfs_rq, &cfs_rq, 1, err,
-				sizeof(err)) ||
+	if (sampler_nested_offset("task_struct", "se", "sched_entity", "cfs_rq", &offsets[0]) ||
 	    kbtf_member_offsets(KBTF_VMLINUX, "cfs_rq", cfs_rq_rq, &offsets[1], 1, err,
 				sizeof(err)) ||
-	    kbtf_member_offsets(KBTF_VMLINUX, "rq", rq_clock, &offsets[2], 1, err, sizeof(err)))
+	    kbtf_member_offsets(KBTF_VMLINUX, "rq", rq_clock, &offsets[2], 1, err, sizeof(err))) {
+		offsets[0] = offsets[1] = offsets[2] = 0;
 		return false;
-	offsets[0] = se + cfs_rq;
+	}
 	/* The scheduler's own stamp of a task's last switch-in, on that clock (CONFIG_SCHED_INFO). */
-	if (!kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_si, &si, 1, err, sizeof(err)) &&
-	    !kbtf_member_offsets(KBTF_VMLINUX, "sched_info", si_arrival, &arrival, 1, err,
-				 sizeof(err)))
-		offsets[3] = si + arrival;
+	if (sampler_nested_offset("task_struct", "sched_info", "sched_info", "last_arrival",
+				  &offsets[3]))
+		offsets[3] = 0;
 	return true;
 }
 
@@ -1250,15 +1262,12 @@ static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[4])
  */
 static uint32_t sampler_sum_exec_offset(enum sampler_mode mode)
 {
-	static const char *const task_se[] = { "se" }, *const se_sum[] = { "sum_exec_runtime" };
-	uint32_t se = 0, sum = 0;
-	char err[128];
+	uint32_t offset = 0;
 
 	if (mode == SAMPLER_MODE_CPU ||
-	    kbtf_member_offsets(KBTF_VMLINUX, "task_struct", task_se, &se, 1, err, sizeof(err)) ||
-	    kbtf_member_offsets(KBTF_VMLINUX, "sched_entity", se_sum, &sum, 1, err, sizeof(err)))
+	    sampler_nested_offset("task_struct", "se", "sched_entity", "sum_exec_runtime", &offset))
 		return 0;
-	return se + sum;
+	return offset;
 }
 
 /* The ring buffer's reader, for report_processes. */
