@@ -1031,6 +1031,7 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 		return false;
 	e->type = type;
 	e->id = id;
+	e->sampled_at = bpf_ktime_get_boot_ns();
 	e->n_uips = 0;
 	if (type == EBPROF_EVENT_ORACLE) {
 		e->n_uips = s->ustack.nr > EBPROF_MAX_DEPTH + 1 ? EBPROF_MAX_DEPTH + 1

@@ -163,6 +163,7 @@ struct ebprof_copy_event {
 	__u32 tgid;
 	__u64 start_time;
 	__u64 id; /* 0: a sample of its own; else an off-CPU stack's, EBPROF_COPY_ID set */
+	__u64 sampled_at; /* when its stack was taken, ns after boot */
 	char comm[EBPROF_COMM_LEN];
 	struct ebprof_regs regs;
 	__u32 n_kips;

@@ -364,6 +364,7 @@ struct sampler_copy {
 	uint32_t tgid;
 	uint64_t start_time;
 	const char *comm; /* NUL-terminated */
+	uint64_t sampled_at; /* its stack's time, ns after boot (CLOCK_BOOTTIME); 0: not known */
 	const struct ebprof_regs *regs;
 	const uint8_t *stack;
 	uint32_t stack_len;
@@ -378,7 +379,8 @@ struct sampler_copy {
  * report: at its first sample the dynamic loader may not have mapped libc
  * yet) may set *stale and stop: the sampler then reports the process again
  * to the poll's callback, so that the caller reads its mappings anew, and
- * calls the handler once more with *stale already true.
+ * calls the handler once more with *stale already true. (The unwinder
+ * does so only when sampled_at is after its last read of the maps.)
  */
 typedef uint32_t (*sampler_copy_fn)(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
 				    int *stop, bool *stale, void *ctx);

@@ -219,7 +219,9 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		"ebprof: unwind table builds: %llu stalled and given up (those files walked by "
 		"frame pointer); %llu copied samples waited for their tables, %llu unwound "
 		"without one (%llu still being built at the wait's limit, %llu stalled); %llu "
-		"copied samples of processes that exited before their maps were read\n",
+		"copied samples of processes that exited before their maps were read; of the "
+		"copies with a pc their process's maps lacked, %llu had the maps read again and "
+		"%llu were not (their code was gone by the read)\n",
 		(unsigned long long)u->tables, (unsigned long long)u->rows,
 		u->table_bytes / 1048576.0, u->rows ? (double)u->table_bytes / u->rows : 0.0,
 		u->table_kernel_bytes / 1048576.0, u->max_bytes / 1048576.0,
@@ -232,7 +234,8 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 		(unsigned long long)u->build_stalled, (unsigned long long)u->copy_waits,
 		(unsigned long long)u->wait_timeout + u->wait_stalled,
 		(unsigned long long)u->wait_timeout, (unsigned long long)u->wait_stalled,
-		(unsigned long long)u->copy_gone);
+		(unsigned long long)u->copy_gone, (unsigned long long)u->copy_rereads,
+		(unsigned long long)u->copy_unmapped);
 	if (sampler_python(s))
 		fprintf(stderr,
 			"ebprof: python: %llu processes walked, %llu profiled natively (warned), "

@@ -309,6 +309,8 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 		health.unwind_wait_timeout = cs.unwind.wait_timeout;
 		health.unwind_wait_stalled = cs.unwind.wait_stalled;
 		health.unwind_copy_gone = cs.unwind.copy_gone;
+		health.unwind_copy_rereads = cs.unwind.copy_rereads;
+		health.unwind_copy_unmapped = cs.unwind.copy_unmapped;
 		health.unwind_user_bytes =
 			cs.unwind.table_bytes + cs.unwind.rules_bytes + cs.unwind.mappings_bytes;
 	}

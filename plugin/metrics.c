@@ -422,6 +422,8 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "unwind-wait_timeout", h->unwind_wait_timeout },
 		{ "unwind-wait_stalled", h->unwind_wait_stalled },
 		{ "unwind-copy_gone", h->unwind_copy_gone },
+		{ "unwind-copy_rereads", h->unwind_copy_rereads },
+		{ "unwind-copy_unmapped", h->unwind_copy_unmapped },
 	};
 	value_list_t *vl;
 	int err = 0;

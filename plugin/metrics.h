@@ -40,6 +40,9 @@
  * derive-unwind-wait_stalled (builds given up on a stalled read, copies
  * unwound without the table they waited for), derive-unwind-copy_gone
  * (copies of processes that exited before their maps were read),
+ * derive-unwind-copy_rereads and derive-unwind-copy_unmapped (copies
+ * with a pc their process's maps lacked: the maps read again, or not,
+ * the code gone by the read),
  * percent-unresolved,
  * duration-drain and ps_cputime (the plugin's own CPU time in
  * microseconds); and what profiled processes' files cost us:
@@ -135,6 +138,8 @@ struct metrics_health {
 	uint64_t unwind_build_stalled, unwind_wait_timeout, unwind_wait_stalled;
 	/* Since start: copies of processes that exited before their maps were read. */
 	uint64_t unwind_copy_gone;
+	/* Since start: copies with a pc the maps lacked, the maps read again, or not. */
+	uint64_t unwind_copy_rereads, unwind_copy_unmapped;
 	uint64_t unwind_user_bytes;  /* and our heap memory for them now */
 	/* Since start: samples in a walked Python's interpreter without Python frames. */
 	uint64_t python_native_only;

@@ -102,6 +102,8 @@ struct uproc {
 	struct utable **tables; /* per mapping; NULL: none */
 	uint32_t n;
 	uint32_t waiting; /* of its tables, not built yet: its samples are copied meanwhile */
+	uint64_t read_at;    /* when the read of its maps began, ns after boot */
+	uint64_t reread_vain; /* read_at of a read a copy asked for that missed its pc too */
 	struct uproc *next;
 };
 
@@ -148,6 +150,15 @@ static uint64_t monotonic_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The sampler's clock (bpf_ktime_get_boot_ns()), for struct sampler_copy's sampled_at. */
+static uint64_t boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
 }
 
 int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
@@ -908,7 +919,7 @@ static bool jobs_queued(const struct unwinder *u)
 }
 
 static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time,
-			const struct procmaps *pm)
+			const struct procmaps *pm, uint64_t read_at)
 {
 	struct uproc **slot = proc_slot(u, tgid), *p = *slot;
 	int err;
@@ -922,6 +933,7 @@ static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 		*slot = p;
 	}
 	p->start_time = start_time;
+	p->read_at = read_at;
 	err = proc_read(u, p, pm);
 	if (err) {
 		proc_forget(u, p);
@@ -941,9 +953,12 @@ static void wake_builder(struct unwinder *u, bool queued)
 		u->wake(u->wake_ctx);
 }
 
-/* unwinder_track() of maps read (NULL: unreadable, so the process is forgotten). */
+/*
+ * unwinder_track() of maps read from read_at on (NULL: unreadable, so the
+ * process is forgotten).
+ */
 static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
-		      const struct procmaps *maps)
+		      const struct procmaps *maps, uint64_t read_at)
 {
 	struct uproc *gone;
 	bool queued;
@@ -958,7 +973,7 @@ static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 		pthread_mutex_unlock(&u->lock);
 		return -ESRCH;
 	}
-	err = track_locked(u, tgid, start_time, maps);
+	err = track_locked(u, tgid, start_time, maps, read_at);
 	queued = jobs_queued(u);
 	pthread_mutex_unlock(&u->lock);
 	wake_builder(u, queued);
@@ -970,6 +985,7 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 {
 	struct procmaps *pm;
 	char path[4096];
+	uint64_t read_at = boottime_ns();
 	int err;
 
 	if (maps)
@@ -978,10 +994,10 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
 	err = procmaps_load_opt(path, true, &pm);
 	if (err) {
-		track_maps(u, tgid, start_time, NULL);
+		track_maps(u, tgid, start_time, NULL, read_at);
 		return err == -ENOMEM ? err : -ESRCH;
 	}
-	err = track_maps(u, tgid, start_time, pm);
+	err = track_maps(u, tgid, start_time, pm, read_at);
 	if (maps)
 		*maps = pm;
 	else
@@ -1073,6 +1089,26 @@ static const struct ebprof_unw_mapping *find_mapping(const struct uproc *p, uint
 
 /* What copy_step says of a pc in none of the process's known mappings. */
 #define COPY_STALE (-1)
+/* After a read a copy asked for that missed its pc as well, how long no copy asks again. */
+#define COPY_REREAD_HOLD_NS 1000000000ull
+
+/*
+ * Whether reading p's maps again may find a copy's pc that they lack:
+ * only when the copy was taken after the read began. Taken before it, its
+ * code was unmapped since, or the process exec'd (a shell's child, sampled
+ * in the shell's code, read as the program it became): a read finds the
+ * process as it is now, never the code that is gone. A pc no read finds
+ * (a walk gone astray through a bad return address) asks at most once
+ * every COPY_REREAD_HOLD_NS.
+ */
+static bool copy_may_reread(const struct uproc *p, const struct sampler_copy *copy)
+{
+	if (!copy->sampled_at || p->start_time != copy->start_time)
+		return true; /* not known: as asked */
+	if (copy->sampled_at < p->read_at)
+		return false;
+	return p->reread_vain != p->read_at || copy->sampled_at >= p->read_at + COPY_REREAD_HOLD_NS;
+}
 
 /* One frame of a copy, as walk_step in ebprof.bpf.c. */
 static int copy_step(struct copy_env *env, struct uproc *p, struct ebprof_regs *regs)
@@ -1147,6 +1183,7 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 	struct uproc *p;
 	uint32_t n = 0;
 	int ret = UNW_NEXT;
+	bool unmapped = false;
 
 	if (cap > u->max_frames)
 		cap = u->max_frames;
@@ -1167,11 +1204,18 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		}
 		ips[n++] = regs.r[UNW_RIP];
 		ret = copy_step(&env, p, &regs);
-		if (ret == COPY_STALE && !*stale) {
+		if (ret == COPY_STALE && !*stale && copy_may_reread(p, copy)) {
 			/* Mapped since we read its maps: the sampler has it tracked again. */
 			*stale = true;
+			u->totals.copy_rereads++;
 			ret = UNW_NO_TABLE;
 			break;
+		}
+		if (ret == COPY_STALE && !unmapped) {
+			unmapped = true;
+			u->totals.copy_unmapped++;
+			if (*stale) /* read again for this copy, and still not there */
+				p->reread_vain = p->read_at;
 		}
 		if (ret == COPY_STALE || ret == UNW_NO_TABLE) {
 			/* As the program does when it cannot copy: the frame pointer. */

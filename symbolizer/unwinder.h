@@ -212,6 +212,14 @@ struct unwinder_stats {
 	 * exited before its report was handled. Walked by frame pointer.
 	 */
 	uint64_t copy_gone;
+	/* Copies with a pc in none of the process's mappings as last read, ever: */
+	uint64_t copy_rereads;	/* taken after that read: its maps read again */
+	/*
+	 * not read again, walked by frame pointer from there: taken before
+	 * that read (the code was unmapped since, or the process exec'd), or
+	 * a pc the read a copy asked for in the last second missed as well
+	 */
+	uint64_t copy_unmapped;
 };
 
 void unwinder_stats(struct unwinder *u, struct unwinder_stats *stats);

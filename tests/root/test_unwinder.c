@@ -299,11 +299,16 @@ static void test_copy_unwinds_through_our_own_calls(void **state)
 	free(c);
 }
 
-/* A pc in memory mapped after the process was tracked: stale, then by frame pointer. */
+/*
+ * A pc in memory mapped after the process was tracked: stale when the
+ * copy was taken after the read (a read finds it), not when taken before
+ * (what a read finds then is what replaced it), then by frame pointer.
+ */
 static void test_pc_in_a_new_mapping_is_stale(void **state)
 {
 	struct maps *s = *state;
 	struct captured *c = calloc(1, sizeof(*c));
+	struct unwinder_stats st;
 	struct sampler_copy copy;
 	struct unwinder *u;
 	uint64_t ips[64], start = now_ns();
@@ -320,18 +325,51 @@ static void test_pc_in_a_new_mapping_is_stale(void **state)
 	t_outer(c);
 	c->regs.r[UNW_RIP] = (uint64_t)code + 16;
 	copy = (struct sampler_copy){ .tgid = (uint32_t)getpid(), .start_time = start,
-				      .comm = "test_unwinder", .regs = &c->regs,
-				      .stack = c->stack, .stack_len = c->len };
+				      .sampled_at = start, .comm = "test_unwinder",
+				      .regs = &c->regs, .stack = c->stack, .stack_len = c->len };
+	/* Taken before the read: not read again, walked on by frame pointer. */
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_false(stale);
+	assert_true(n >= 2);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_unmapped, 1);
+	assert_int_equal(st.copy_rereads, 0);
+	/* Taken after it: stale. */
+	copy.sampled_at = now_ns();
 	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
 	assert_true(stale);
 	assert_int_equal(n, 1);
 	assert_int_equal(stop, UNW_NO_TABLE);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_rereads, 1);
 	/* Tracked again, the new mapping is known (anonymous: by frame pointer). */
 	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
 	stale = false;
 	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
 	assert_false(stale);
 	assert_true(n >= 2);
+
+	/* A pc no read finds: after a vain read, no copy asks again for a second. */
+	c->regs.r[UNW_RIP] = 0x1000;
+	copy.sampled_at = now_ns();
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(stale);
+	assert_int_equal(unwinder_track(u, (uint32_t)getpid(), start), 0);
+	n = unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u); /* as the sampler retries */
+	assert_true(n >= 2);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_rereads, 2);
+	assert_int_equal(st.copy_unmapped, 2);
+	stale = false;
+	copy.sampled_at = now_ns();
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_false(stale);
+	copy.sampled_at = now_ns() + 1500000000ull;
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	assert_true(stale);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_rereads, 3);
+	assert_int_equal(st.copy_unmapped, 3);
 	munmap(code, 4096);
 	unwinder_free(u);
 	free(c);

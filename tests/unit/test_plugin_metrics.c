@@ -430,7 +430,8 @@ static void test_refusals_bounds_and_stalls(void **state)
 				    .unwind_evicted = 14, .unwind_expired = 15,
 				    .unwind_build_stalled = 16, .unwind_wait_timeout = 17,
 				    .unwind_wait_stalled = 18, .python_native_only = 19,
-				    .unwind_copy_gone = 20 };
+				    .unwind_copy_gone = 20, .unwind_copy_rereads = 21,
+				    .unwind_copy_unmapped = 22 };
 	const struct {
 		const char *name;
 		int64_t value;
@@ -447,7 +448,8 @@ static void test_refusals_bounds_and_stalls(void **state)
 		{ "unwind-evicted", 14 },     { "unwind-expired", 15 },
 		{ "unwind-build_stalled", 16 }, { "unwind-wait_timeout", 17 },
 		{ "unwind-wait_stalled", 18 }, { "python-native_only", 19 },
-		{ "unwind-copy_gone", 20 },
+		{ "unwind-copy_gone", 20 },   { "unwind-copy_rereads", 21 },
+		{ "unwind-copy_unmapped", 22 },
 	};
 	struct metrics_batch b;
 
