@@ -341,15 +341,6 @@ uint32_t sampler_copy_ring_bytes(unsigned int frequency, int cpus, enum sampler_
 	return bytes;
 }
 
-/*
- * Opens and loads the skeleton, or returns NULL and sets *err. Sets
- * everything fixed at load: the .rodata switches and the map sizes and
- * flags. Without BPF_F_NO_PREALLOC the two
- * stacks maps would pin max_stacks KiB each from the start; kernels before
- * 6.1 refuse non-preallocated maps in perf_event programs (KFEAT_NOPREALLOC),
- * so the caller asks for prealloc there.
- * Not preallocating has one catch at start-up: see sampler_prime_stacks().
- */
 /* Defaults a zero in the config stands for. */
 static uint32_t or_default(uint32_t value, uint32_t fallback)
 {
@@ -654,6 +645,15 @@ static int sampler_task_offsets(uint32_t *task_offsets, char *err, size_t errlen
 	return ret;
 }
 
+/*
+ * Opens and loads the skeleton, or returns NULL and sets *err. Sets
+ * everything fixed at load: the .rodata switches and the map sizes and
+ * flags. Without BPF_F_NO_PREALLOC the two
+ * stacks maps would pin max_stacks KiB each from the start; kernels before
+ * 6.1 refuse non-preallocated maps in perf_event programs (KFEAT_NOPREALLOC),
+ * so the caller asks for prealloc there.
+ * Not preallocating has one catch at start-up: see sampler_prime_stacks().
+ */
 static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_config *config,
 				       const uint32_t *task_offsets, bool prealloc, int *err)
 {
@@ -1249,10 +1249,12 @@ static bool sampler_rq_clock(enum sampler_mode mode, uint32_t offsets[4])
 		offsets[0] = offsets[1] = offsets[2] = 0;
 		return false;
 	}
-	/* The scheduler's own stamp of a task's last switch-in, on that clock (CONFIG_SCHED_INFO). */
-	if (sampler_nested_offset("task_struct", "sched_info", "sched_info", "last_arrival",
-				  &offsets[3]))
-		offsets[3] = 0;
+	/*
+	 * The scheduler's own stamp of a task's last switch-in, on that clock
+	 * (CONFIG_SCHED_INFO); offsets[3] stays 0 without it.
+	 */
+	sampler_nested_offset("task_struct", "sched_info", "sched_info", "last_arrival",
+			      &offsets[3]);
 	return true;
 }
 
