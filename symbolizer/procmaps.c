@@ -129,42 +129,93 @@ static int mapping_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* A list being loaded: room for mappings, and where each path sits in the pool. */
+/*
+ * A list being loaded: room for mappings, and where each path sits in the
+ * pool. Its arrays are scratch, freed once the list is packed (pack()).
+ */
 struct builder {
-	struct procmaps *maps;
-	size_t cap;
+	struct procmaps_mapping *mappings;
+	size_t nr, cap;
 	size_t *path_offs;
+	char *pool;
 	size_t pool_len, pool_cap;
+	size_t malformed;
+	bool anon;
 };
 
 /* Keeps mapping m if it is executable; its path goes into the pool. */
 static int keep(struct builder *b, const struct procmaps_mapping *m)
 {
-	struct procmaps *maps = b->maps;
 	size_t cap = b->cap;
 
 	if (!m->exec)
 		return 0;
 	/* Two arrays of one capacity: b->cap moves only once both hold it. */
-	if (GROW_ARRAY(&maps->mappings, &cap, maps->nr + 1, 32) ||
-	    GROW_ARRAY(&b->path_offs, &b->cap, maps->nr + 1, 32) ||
-	    GROW_ARRAY(&maps->pool, &b->pool_cap, b->pool_len + m->path_len + 1, 4096))
+	if (GROW_ARRAY(&b->mappings, &cap, b->nr + 1, 32) ||
+	    GROW_ARRAY(&b->path_offs, &b->cap, b->nr + 1, 32) ||
+	    GROW_ARRAY(&b->pool, &b->pool_cap, b->pool_len + m->path_len + 1, 4096))
 		return -ENOMEM;
-	memcpy(maps->pool + b->pool_len, m->path, m->path_len);
-	maps->pool[b->pool_len + m->path_len] = '\0';
-	b->path_offs[maps->nr] = b->pool_len;
+	memcpy(b->pool + b->pool_len, m->path, m->path_len);
+	b->pool[b->pool_len + m->path_len] = '\0';
+	b->path_offs[b->nr] = b->pool_len;
 	b->pool_len += m->path_len + 1;
-	maps->mappings[maps->nr] = *m;
+	b->mappings[b->nr] = *m;
 	if (procmaps_is_anon(m))
-		maps->anon = true;
-	maps->nr++;
+		b->anon = true;
+	b->nr++;
 	return 0;
 }
 
+/* Empties b for a second attempt, keeping its arrays. */
+static void builder_reset(struct builder *b)
+{
+	b->nr = 0;
+	b->pool_len = 0;
+	b->malformed = 0;
+	b->anon = false;
+}
+
+static void builder_free(struct builder *b)
+{
+	free(b->mappings);
+	free(b->path_offs);
+	free(b->pool);
+}
+
 /*
- * struct procmap_query and PROCMAP_QUERY of <linux/fs.h> (Linux 6.11),
- * newer than the headers we build with.
+ * The loaded list in one block of its exact size: the header, the
+ * mappings sorted by start, then their paths. A list is kept for as long
+ * as its process lives, hundreds at once on a busy host: the builder's
+ * capacities (6 KiB for a handful of mappings) would sit idle in each, and
+ * every new process would take fresh pages, whose faults cost more than
+ * the copy.
  */
+static struct procmaps *pack(const struct builder *b)
+{
+	size_t head = sizeof(struct procmaps), list = b->nr * sizeof(*b->mappings);
+	struct procmaps *maps = malloc(head + list + b->pool_len);
+
+	if (!maps)
+		return NULL;
+	*maps = (struct procmaps){
+	    .mappings = (struct procmaps_mapping *)(maps + 1),
+	    .nr = b->nr,
+	    .malformed = b->malformed,
+	    .anon = b->anon,
+	    .pool = (char *)(maps + 1) + list,
+	    .bytes = head + list + b->pool_len,
+	};
+	if (b->pool_len)
+		memcpy(maps->pool, b->pool, b->pool_len);
+	for (size_t i = 0; i < b->nr; i++) {
+		maps->mappings[i] = b->mappings[i];
+		maps->mappings[i].path = maps->pool + b->path_offs[i];
+	}
+	if (maps->nr)
+		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
+	return maps;
+}
+
 struct maps_query {
 	uint64_t size;
 	uint64_t query_flags;
@@ -308,7 +359,7 @@ static int load_text(int fd, struct builder *b)
 			if (skipping) {
 				skipping = false;
 			} else if (procmaps_parse_line(line, &m)) {
-				b->maps->malformed++;
+				b->malformed++;
 			} else {
 				err = keep(b, &m);
 				if (err)
@@ -321,7 +372,7 @@ static int load_text(int fd, struct builder *b)
 		if (!eof && len == READ_SIZE - 1) {
 			/* A line longer than any the kernel writes: not maps. Skip to its end. */
 			if (!skipping)
-				b->maps->malformed++;
+				b->malformed++;
 			skipping = true;
 			len = 0;
 		}
@@ -340,41 +391,24 @@ int procmaps_load(const char *path, struct procmaps **out)
 static int load_fd(int fd, bool query, struct procmaps **out)
 {
 	struct builder b = {0};
-	struct procmaps *maps;
 	struct statfs fs;
 	int err;
 
 	*out = NULL;
-	maps = calloc(1, sizeof(*maps));
-	if (!maps)
-		return -ENOMEM;
-	b.maps = maps;
 	/* Only /proc answers the ioctl: a test's copy of maps is never asked. */
 	err = -ENOTTY;
 	if (query && !fstatfs(fd, &fs) && fs.f_type == PROC_SUPER_MAGIC)
 		err = load_queried(fd, &b);
 	if (err && err != -ENOMEM) {
 		/* No ioctl (or it failed part way): start again from the text. */
-		maps->nr = 0;
-		maps->anon = false;
-		b.pool_len = 0;
+		builder_reset(&b);
 		err = load_text(fd, &b);
 	}
-	if (err)
-		goto err_free;
-	/* Paths point into the pool only now that it has stopped moving. */
-	for (size_t i = 0; i < maps->nr; i++)
-		maps->mappings[i].path = maps->pool + b.path_offs[i];
-	if (maps->nr)
-		qsort(maps->mappings, maps->nr, sizeof(*maps->mappings), mapping_cmp);
-	free(b.path_offs);
-	maps->bytes = sizeof(*maps) + b.cap * sizeof(*maps->mappings) + b.pool_cap;
-	*out = maps;
-	return 0;
-
-err_free:
-	free(b.path_offs);
-	procmaps_free(maps);
+	if (!err) {
+		*out = pack(&b);
+		err = *out ? 0 : -ENOMEM;
+	}
+	builder_free(&b);
 	return err;
 }
 
@@ -393,10 +427,6 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 
 void procmaps_free(struct procmaps *maps)
 {
-	if (!maps)
-		return;
-	free(maps->mappings);
-	free(maps->pool);
 	free(maps);
 }
 

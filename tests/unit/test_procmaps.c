@@ -160,6 +160,12 @@ static void test_load_keeps_exec_sorted_and_counts_malformed(void **state)
 	assert_null(procmaps_find(maps, 0x01000010, NULL));
 	assert_null(procmaps_find(maps, 0x7f0000002000, NULL));
 	assert_null(procmaps_find(maps, 0x10, NULL));
+	/*
+	 * A list is kept for its process's life: it holds its mappings and
+	 * their paths (13 + 9 + 7 + 1 bytes), not the room it was built in.
+	 */
+	assert_true(procmaps_bytes(maps) >= 4 * sizeof(*m) + 30);
+	assert_true(procmaps_bytes(maps) <= 4 * sizeof(*m) + 30 + 128);
 	procmaps_free(maps);
 }
 
