@@ -271,7 +271,7 @@ soak: all
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/work \
 	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong \
-	$(B)/bench/ticks $(B)/bench/idlers
+	$(B)/bench/ticks $(B)/bench/idlers $(B)/bench/hostcost
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
@@ -283,7 +283,7 @@ $(B)/bench/floor: tests/bench/floor.c
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
 
 $(B)/bench/work $(B)/bench/manystacks $(B)/bench/pingpong $(B)/bench/ticks \
-$(B)/bench/idlers: $(B)/bench/%: tests/bench/%.c
+$(B)/bench/idlers $(B)/bench/hostcost: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) -O2 -fno-omit-frame-pointer -o $@ $< -lpthread
 

@@ -4,6 +4,10 @@
 `make bench` runs this script; `make bench-smoke` runs it with --smoke (every
 row for a second or two, to prove the rows still work). It measures:
 
+  0 host      what this host charges for a system call, an open and a
+              query of /proc/PID/maps, and a page fault (hostcost.c): the
+              kernel work a new process costs us, which differs between
+              hosts more than between builds
   1 kernel    BPF run time per sample (kernel.bpf_stats_enabled), ebprof's
               program against bpftrace's `@[kstack, ustack] = count()`, on
               shallow and deep (over 60 frames) stacks
@@ -1935,13 +1939,30 @@ class Bench:
                      median(per_k["native"]) * 1e3, median(user_ratios), len(user_ratios),
                      "the same processes; py-spy is not packaged in Debian 12 (no PyPI here)")
 
+    def section_host(self):
+        """What this host charges for the kernel work a new process costs us.
+
+        Figures from different hosts differ by these more than by builds:
+        a guest whose page tables the hypervisor shadows pays 15 us a page
+        fault where nested paging pays well under 1.
+        """
+        log("0 host: a system call, an open of maps, a maps query, a page fault")
+        self.bg.stop()
+        out = subprocess.run([os.path.join(TOOLS, "hostcost"), str(max(self.reps, 3))],
+                             check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            name, value = line.split()[:2]
+            if value != "-":
+                self.res.add("0 host", name, "this host", float(value), "us",
+                         runs=max(self.reps, 3))
+
     def section_offcpu(self):
         log("9 off-CPU cost per context switch")
         offcpu_bench.section_offcpu(self, self.args.ebprof or EBPROF, TOOLS, median)
 
     def run(self):
         sections = self.args.sections.split(",")
-        steps = [("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
+        steps = [("host", self.section_host), ("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
                  ("ticks", self.section_ticks), ("filtered", self.section_filtered),
                  ("user", self.section_user), ("ebuser", self.section_ebuser),
                  ("idle", self.section_idle),

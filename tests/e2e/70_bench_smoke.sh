@@ -42,6 +42,7 @@ check() { # SECTION ROW VARIANT [anchor]: value (and anchor value) are numbers
 	ok "$1 / $2 / $3: $value ${anchor:+(anchor $anchor)}"
 }
 
+for r in syscall maps_open page_fault; do check "0 host" "$r" "this host"; done
 check "1 kernel" "ns/sample shallow" ebprof anchor
 check "1 kernel" "ns/sample deep" ebprof anchor
 check "2 slowdown" "slowdown" floor anchor

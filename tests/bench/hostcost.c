@@ -1,0 +1,148 @@
+/*
+ * hostcost [ROUNDS]: what this host charges for the kernel work a
+ * profiler's user space does per new process, so that figures from
+ * different hosts can be read side by side. Prints the median of ROUNDS
+ * (default 5) of each, in microseconds:
+ *   syscall       a system call that does nothing (getppid)
+ *   maps_open     open and close of /proc/self/maps
+ *   maps_query    one PROCMAP_QUERY ioctl on it (Linux 6.11 and later; else -)
+ *   page_fault    the first write to a page of fresh anonymous memory
+ * A guest whose page tables the hypervisor shadows pays far more for a
+ * fault than one with nested paging; that moves every figure that
+ * allocates.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 101
+#define PAGES 4096
+
+struct query {
+	uint64_t size, flags, addr, start, end, vma_flags, page_size, offset, inode;
+	uint32_t dev_major, dev_minor, name_size, build_id_size;
+	uint64_t name_addr, build_id_addr;
+};
+
+#define QUERY _IOWR(0x66, 17, struct query)
+#define QUERY_COVERING_OR_NEXT 0x10
+
+static double now_us(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
+}
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp);
+	return v[n / 2];
+}
+
+static double syscall_us(void)
+{
+	double t = now_us();
+
+	for (int i = 0; i < 100000; i++)
+		syscall(SYS_getppid);
+	return (now_us() - t) / 100000;
+}
+
+static double maps_open_us(void)
+{
+	double t = now_us();
+
+	for (int i = 0; i < 10000; i++) {
+		int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+		if (fd < 0)
+			return -1;
+		close(fd);
+	}
+	return (now_us() - t) / 10000;
+}
+
+static double maps_query_us(void)
+{
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	double t;
+
+	if (fd < 0)
+		return -1;
+	t = now_us();
+	for (int i = 0; i < 10000; i++) {
+		struct query q = { .size = sizeof(q), .flags = QUERY_COVERING_OR_NEXT };
+
+		if (ioctl(fd, QUERY, &q)) {
+			close(fd);
+			return -1;
+		}
+	}
+	t = (now_us() - t) / 10000;
+	close(fd);
+	return t;
+}
+
+static double page_fault_us(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	volatile char *p = mmap(NULL, PAGES * page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	double t;
+
+	if (p == MAP_FAILED)
+		return -1;
+	/* Huge pages would fault once for 512 pages. */
+	madvise((void *)p, PAGES * page, MADV_NOHUGEPAGE);
+	t = now_us();
+	for (size_t i = 0; i < PAGES; i++)
+		p[i * page] = 1;
+	t = (now_us() - t) / PAGES;
+	munmap((void *)p, PAGES * page);
+	return t;
+}
+
+int main(int argc, char **argv)
+{
+	static double (*const probe[])(void) = { syscall_us, maps_open_us, maps_query_us,
+						 page_fault_us };
+	static const char *const name[] = { "syscall", "maps_open", "maps_query", "page_fault" };
+	int rounds = argc > 1 ? atoi(argv[1]) : 5;
+	double v[MAX_ROUNDS];
+
+	if (rounds < 1 || rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: hostcost [ROUNDS, 1..%d]\n", MAX_ROUNDS);
+		return 2;
+	}
+	for (size_t k = 0; k < sizeof(probe) / sizeof(probe[0]); k++) {
+		int n = 0;
+
+		for (int r = 0; r < rounds; r++) {
+			double x = probe[k]();
+
+			if (x < 0)
+				break;
+			v[n++] = x;
+		}
+		if (n == rounds)
+			printf("%-11s %.2f us\n", name[k], median(v, n));
+		else
+			printf("%-11s -\n", name[k]);
+	}
+	return 0;
+}
