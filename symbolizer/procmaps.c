@@ -216,6 +216,10 @@ static struct procmaps *pack(const struct builder *b)
 	return maps;
 }
 
+/*
+ * struct procmap_query and PROCMAP_QUERY of <linux/fs.h> (Linux 6.11),
+ * newer than the headers we build with.
+ */
 struct maps_query {
 	uint64_t size;
 	uint64_t query_flags;
