@@ -1954,7 +1954,7 @@ class Bench:
             name, value = line.split()[:2]
             if value != "-":
                 self.res.add("0 host", name, "this host", float(value), "us",
-                         runs=max(self.reps, 3))
+                             runs=max(self.reps, 3))
 
     def section_offcpu(self):
         log("9 off-CPU cost per context switch")
@@ -1962,10 +1962,10 @@ class Bench:
 
     def run(self):
         sections = self.args.sections.split(",")
-        steps = [("host", self.section_host), ("kernel", self.section_kernel), ("slowdown", self.section_slowdown),
-                 ("ticks", self.section_ticks), ("filtered", self.section_filtered),
-                 ("user", self.section_user), ("ebuser", self.section_ebuser),
-                 ("idle", self.section_idle),
+        steps = [("host", self.section_host), ("kernel", self.section_kernel),
+                 ("slowdown", self.section_slowdown), ("ticks", self.section_ticks),
+                 ("filtered", self.section_filtered), ("user", self.section_user),
+                 ("ebuser", self.section_ebuser), ("idle", self.section_idle),
                  ("startup", self.section_startup),
                  ("collectd", self.section_collectd),
                  ("symbols", self.section_symbols), ("symbolize", self.section_symbolize),
@@ -2013,7 +2013,7 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
     ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
     ap.add_argument("--sections", default="all",
-                    help="comma list of kernel,slowdown,ticks,filtered,user,ebuser,idle,startup,collectd,"
+                    help="comma list of host,kernel,slowdown,ticks,filtered,user,ebuser,idle,startup,collectd,"
                          "symbols,"
                          "symbolize,"
                          "render,top,"
