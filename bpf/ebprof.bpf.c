@@ -116,6 +116,14 @@ const volatile __u32 fixed_tgids[EBPROF_FAST_TGIDS] = { 0 };
 __u64 cache_gen = 0;
 
 /*
+ * The pair of counts and stacks maps that samples go to: the slot of both
+ * outer maps below, 0 or 1. User space flips it at every drain, then waits
+ * once for the programs still running (see sampler_swap()). A program
+ * reads it once, so that its count and its stacks go to the same pair.
+ */
+__u32 active_pair = 0;
+
+/*
  * The PID filter as an array, for the check every sample makes first
  * (tgid_rejected()). Written by user space before load and when the filter
  * changes; a section of its own, so that cache_gen's writes (on every exec
@@ -235,9 +243,11 @@ struct {
 
 /*
  * The inner maps: two of each, A and B, so that user space always has an
- * empty pair to swap in. User space sets their sizes and flags before load;
- * the template in each outer map below must match them in type, key and
- * value size and flags (the kernel's bpf_map_meta_equal()), not in size.
+ * empty pair to swap in: slot 0 of each outer map below holds A, slot 1
+ * B, for the whole run, and active_pair says which pair samples go to.
+ * User space sets their sizes and flags before load; A must match B in
+ * type, key and value size and flags (the kernel's bpf_map_meta_equal()),
+ * not in size.
  */
 struct counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -263,20 +273,20 @@ struct stacks_map stacks_b SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__array(values, struct counts_map);
 } counts SEC(".maps") = {
-	.values = { &counts_a },
+	.values = { &counts_a, &counts_b },
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);
 	__type(key, __u32);
 	__array(values, struct stacks_map);
 } stacks SEC(".maps") = {
-	.values = { &stacks_a },
+	.values = { &stacks_a, &stacks_b },
 };
 
 /* Per-CPU, and perf_event programs do not nest on one CPU: no atomic. */
@@ -632,22 +642,20 @@ static __always_inline __u32 count_insert(void *map, const struct ebprof_key *ke
  * Counts n samples of key, storing its stacks (kips and uips of the
  * CPU's scratch) with a new key. Returns 0, or the stats index of a loss.
  * A key already counted in this counts map had its stacks stored in the
- * stacks map of the same drain: the slots are swapped stacks first, each
- * swap waiting for running programs, so a program that sees the new
- * counts map also sees the new stacks map.
+ * stacks map of the same pair: both come from one read of active_pair.
  */
 static __always_inline __u32 count_sample(const struct ebprof_key *key, struct ebprof_scratch *sc,
 					  __u64 n)
 {
+	__u32 pair = *(volatile __u32 *)&active_pair & 1, loss;
 	void *stack_map, *count_map;
-	__u32 zero = 0, loss;
 
-	count_map = bpf_map_lookup_elem(&counts, &zero);
+	count_map = bpf_map_lookup_elem(&counts, &pair);
 	if (!count_map)
-		return EBPROF_STAT_COUNTS_FULL; /* cannot happen: the slot always holds a map */
+		return EBPROF_STAT_COUNTS_FULL; /* cannot happen: both slots always hold a map */
 	if (!count_add(count_map, key, n))
 		return 0;
-	stack_map = bpf_map_lookup_elem(&stacks, &zero);
+	stack_map = bpf_map_lookup_elem(&stacks, &pair);
 	if (!stack_map)
 		return EBPROF_STAT_STACKS_FULL; /* cannot happen */
 	loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr, key->kstack);

@@ -1735,67 +1735,42 @@ static int sampler_take_stacks(struct sampler *s, int fd)
 	return err;
 }
 
-/* Reads a whole stack of the active map, chunk by chunk, into *copy; false if incomplete. */
-static bool sampler_read_stack(int fd, uint64_t id, struct sampler_stack *copy)
-{
-	struct ebprof_chunk_key key = { .id = id };
-	struct sampler_chunk chunk;
-	uint32_t nr = 0;
-
-	do {
-		if (bpf_map_lookup_elem(fd, &key, &chunk))
-			return false;
-		if (key.index == 0)
-			nr = chunk.nr > EBPROF_MAX_FRAMES ? EBPROF_MAX_FRAMES : chunk.nr;
-		memcpy(&copy->ips[key.index * EBPROF_CHUNK_FRAMES], chunk.ips,
-		       (nr - key.index * EBPROF_CHUNK_FRAMES < EBPROF_CHUNK_FRAMES
-				? nr - key.index * EBPROF_CHUNK_FRAMES
-				: EBPROF_CHUNK_FRAMES) *
-			       sizeof(uint64_t));
-		key.index++;
-	} while (key.index * EBPROF_CHUNK_FRAMES < nr);
-	copy->nr = nr;
-	return true;
-}
-
 /*
- * Finds the stack stored under id: in the drained stacks or, for samples
- * taken between the two slot updates, in the active map (copied into
- * *copy). Sets *ips and *nr. Returns false if it is in neither.
+ * Finds the stack stored under id among the drained stacks: a program
+ * stores a key's stacks in the pair it counts the key in (count_sample()).
+ * Sets *ips and *nr (none for id 0, *ips then copy's). Returns false if it
+ * is not there.
  */
-static bool sampler_find_stack(struct sampler *s, int active_fd, uint64_t id,
-			       struct sampler_stack *copy, const uint64_t **ips, uint32_t *nr)
+static bool sampler_find_stack(struct sampler *s, uint64_t id, struct sampler_stack *copy,
+			       const uint64_t **ips, uint32_t *nr)
 {
 	*ips = copy->ips;
 	*nr = 0;
-	if (id == 0)
-		return true;
-	if (stacktab_find(&s->table, id, ips, nr))
-		return true;
-	if (!sampler_read_stack(active_fd, id, copy))
-		return false;
-	*ips = copy->ips;
-	*nr = (uint32_t)copy->nr;
-	return true;
+	return id == 0 || stacktab_find(&s->table, id, ips, nr);
 }
 
-/* Points the program at the spare pair; the old pair is frozen on return. */
+/*
+ * Points the programs at the spare pair (active_pair in ebprof.bpf.c), and
+ * waits for those still running on the old one: the pair is frozen on
+ * return. The wait is the kernel's, which makes every update of a map of
+ * maps wait for running programs (maybe_wait_bpf_programs()): the old
+ * pair's counts map is put back in its own slot, which changes nothing
+ * else. One wait a drain; slots updated in turn waited twice.
+ */
 static int sampler_swap(struct sampler *s)
 {
-	int spare = !s->active, fd;
-	uint32_t zero = 0;
+	int spare = !s->active, old = s->active, fd;
+	uint32_t slot = (uint32_t)old;
 
-	fd = bpf_map__fd(s->stacks_maps[spare]);
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.stacks), &zero, &fd, BPF_ANY))
+	__atomic_store_n(&s->skel->bss->active_pair, (uint32_t)spare, __ATOMIC_SEQ_CST);
+	fd = bpf_map__fd(s->counts_maps[old]);
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &slot, &fd, BPF_ANY)) {
+		/*
+		 * No wait: programs may still be counting in the old pair.
+		 * Samples keep going to the spare pair, and the old one is left
+		 * to be drained at the next swap, so nothing is lost.
+		 */
 		return -errno;
-	fd = bpf_map__fd(s->counts_maps[spare]);
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &zero, &fd, BPF_ANY)) {
-		/* The counts slot still points at the old pair: keep stacks with it. */
-		int err = -errno;
-
-		fd = bpf_map__fd(s->stacks_maps[s->active]);
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.stacks), &zero, &fd, BPF_ANY);
-		return err;
 	}
 	s->active = spare;
 	return 0;
@@ -1805,8 +1780,8 @@ static int sampler_swap(struct sampler *s)
  * Hands entry i of the current chunk to fn with its stacks. Returns fn's
  * return value, or 0 if the entry was dropped because a stack was missing.
  */
-static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sampler_sample_fn fn,
-			    void *ctx, struct sampler_stats *d)
+static int sampler_hand_out(struct sampler *s, uint32_t i, sampler_sample_fn fn, void *ctx,
+			    struct sampler_stats *d)
 {
 	const struct ebprof_key *key = &s->keys[i];
 	struct sampler_sample sample = {
@@ -1824,10 +1799,9 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, int active_stacks, sa
 		sample.uips = s->ustack.ips;
 		sample.n_uips = (uint32_t)s->ustack.nr;
 	}
-	if (!sampler_find_stack(s, active_stacks, key->kstack, &s->kstack, &sample.kips,
-				&sample.n_kips) ||
-	    (!copied && !sampler_find_stack(s, active_stacks, key->ustack, &s->ustack, &sample.uips,
-					    &sample.n_uips))) {
+	if (!sampler_find_stack(s, key->kstack, &s->kstack, &sample.kips, &sample.n_kips) ||
+	    (!copied &&
+	     !sampler_find_stack(s, key->ustack, &s->ustack, &sample.uips, &sample.n_uips))) {
 		d->missing_stacks += s->counts[i];
 		return 0;
 	}
@@ -1946,16 +1920,16 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 {
 	struct sampler_stats d = { .drains = 1 };
 	uint32_t position, *batch = NULL;
-	int old, active_stacks, n, ret = 0, err;
+	int old, n, ret = 0, err;
+	size_t retiring = s->unwmaps ? unwmaps_retiring(s->unwmaps) : 0;
 
 	err = sampler_swap(s);
 	if (err)
 		return err;
-	/* The swap waited for running programs: no sample still reads freed mappings. */
+	/* The swap waited for running programs: none still reads the mappings freed before it. */
 	if (s->unwmaps)
-		unwmaps_retire(s->unwmaps);
+		unwmaps_retire(s->unwmaps, retiring);
 	old = !s->active;
-	active_stacks = bpf_map__fd(s->stacks_maps[s->active]);
 
 	/* After the swap, so that every increment in the old counts is in these stats. */
 	err = sampler_read_stats(s, &d);
@@ -1967,7 +1941,7 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 	while ((n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]), &batch,
 					&position)) > 0) {
 		for (uint32_t i = 0; i < (uint32_t)n && !ret; i++)
-			ret = sampler_hand_out(s, i, active_stacks, fn, ctx, &d);
+			ret = sampler_hand_out(s, i, fn, ctx, &d);
 	}
 	if (n < 0 && !err)
 		err = n;

@@ -427,12 +427,29 @@ void unwmaps_process_drop(struct unwmaps *m, uint32_t tgid)
 	pthread_mutex_unlock(&m->lock);
 }
 
-void unwmaps_retire(struct unwmaps *m)
+size_t unwmaps_retiring(struct unwmaps *m)
+{
+	size_t n;
+
+	pthread_mutex_lock(&m->lock);
+	n = m->retiring.n;
+	pthread_mutex_unlock(&m->lock);
+	return n;
+}
+
+void unwmaps_retire(struct unwmaps *m, size_t counted)
 {
 	pthread_mutex_lock(&m->lock);
-	for (size_t i = 0; i < m->retiring.n; i++)
+	/* Ranges are only appended, so the first `counted` are those counted. */
+	if (counted > m->retiring.n)
+		counted = m->retiring.n;
+	for (size_t i = 0; i < counted; i++)
 		free_extent(&m->free, m->retiring.v[i]);
-	m->retiring.n = 0;
+	if (counted) {
+		memmove(m->retiring.v, m->retiring.v + counted,
+			(m->retiring.n - counted) * sizeof(*m->retiring.v));
+		m->retiring.n -= counted;
+	}
 	pthread_mutex_unlock(&m->lock);
 }
 

@@ -91,10 +91,14 @@ int unwmaps_process_set(struct unwmaps *m, uint32_t tgid, uint64_t start_time,
 void unwmaps_process_drop(struct unwmaps *m, uint32_t tgid);
 
 /*
- * Lets ranges freed before the last wait for running BPF programs be
- * reused. The sampler calls it after each drain's map swap.
+ * The sampler's two calls around each drain's wait for running BPF
+ * programs: unwmaps_retiring() before it counts the ranges freed so far,
+ * and unwmaps_retire() after it lets the first `counted` of them be
+ * reused. A range freed during the wait waits for the next one: a sample
+ * that began before its process's entry changed may still walk it.
  */
-void unwmaps_retire(struct unwmaps *m);
+size_t unwmaps_retiring(struct unwmaps *m);
+void unwmaps_retire(struct unwmaps *m, size_t counted);
 
 struct unwmaps_stats {
 	uint64_t tables;      /* loaded now */

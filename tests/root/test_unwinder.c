@@ -682,29 +682,37 @@ static void test_cache_stays_within_the_bound(void **state)
 	unwinder_free(u);
 }
 
-/* A range a process gave up is reused only after a retire. */
+/*
+ * A range a process gave up is reused only after a wait for running
+ * programs that began after it was given up.
+ */
 static void test_mapping_ranges_wait_for_a_retire(void **state)
 {
 	struct maps *s = *state;
 	struct ebprof_unw_mapping m[40] = { { 0 } };
 	struct ebprof_unw_proc proc;
 	uint32_t a = 1000001, b = 1000002;
+	size_t counted;
 
 	for (int i = 0; i < 40; i++)
 		m[i] = (struct ebprof_unw_mapping){ .start = (uint64_t)i << 12,
 						    .end = (uint64_t)(i + 1) << 12 };
 	assert_int_equal(unwmaps_process_set(s->unwmaps, a, 1, m, 40), 0);
+	/* A drain counts before its wait; a is dropped during the wait. */
+	counted = unwmaps_retiring(s->unwmaps);
 	unwmaps_process_drop(s->unwmaps, a);
-	/* 64 slots, 40 waiting to retire: 40 more do not fit yet. */
+	unwmaps_retire(s->unwmaps, counted);
+	/* 64 slots, 40 waiting for the next wait: 40 more do not fit yet. */
 	assert_int_equal(unwmaps_process_set(s->unwmaps, b, 2, m, 40), -ENOSPC);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &b, &proc), 0);
 	assert_int_equal(proc.n, 0); /* known, with no mappings: walked by copy or fp */
-	unwmaps_retire(s->unwmaps);
+	/* The next drain's wait began after the drop. */
+	unwmaps_retire(s->unwmaps, unwmaps_retiring(s->unwmaps));
 	assert_int_equal(unwmaps_process_set(s->unwmaps, b, 2, m, 40), 0);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &b, &proc), 0);
 	assert_int_equal(proc.n, 40);
 	unwmaps_process_drop(s->unwmaps, b);
-	unwmaps_retire(s->unwmaps);
+	unwmaps_retire(s->unwmaps, unwmaps_retiring(s->unwmaps));
 }
 
 int main(void)
