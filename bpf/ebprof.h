@@ -303,6 +303,18 @@ struct ebprof_cpu {
 	__u8 reported; /* its report is in the ring buffer, or none is due */
 	__u8 pad[5];
 	__u64 copy_ids; /* off-CPU copies sent from this CPU: the next one's id */
+	/*
+	 * The process this CPU walked last, as unw_procs and py_procs gave it
+	 * when unw_gen was walk_gen - 1 (0: none): those two hash lookups,
+	 * made once per process and change rather than at every sample.
+	 */
+	__u64 walk_gen;
+	__u64 walk_start; /* its start time */
+	__u32 walk_tgid;
+	__u32 walk_first, walk_n; /* its mappings in unw_mappings, when walk_have_proc */
+	__u8 walk_have_proc;
+	__u8 walk_py; /* the scratch space's py holds its Python layout */
+	__u8 walk_pad[2];
 	__u64 stats[EBPROF_STAT_NR];
 };
 

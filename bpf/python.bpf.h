@@ -170,25 +170,31 @@ static __always_inline bool py_frame_begin(struct walk *w, const struct ebprof_r
 	return true;
 }
 
-/* At the start of a walk: whether the process runs a known Python (its layout into s->py). */
-static __always_inline void py_walk_init(struct walk *w, const struct ebprof_key *key)
+/* Whether the process runs a known Python, its layout then copied into s->py. */
+static __always_inline bool py_lookup(struct ebprof_scratch *s, const struct ebprof_key *key)
 {
-	struct ebprof_scratch *s = w->s;
 	const struct ebprof_py_proc *py;
 
-	s->py_on = false;
+	if (!python_frames)
+		return false;
+	py = bpf_map_lookup_elem(&py_procs, &key->tgid);
+	if (!py || py->start_time != key->start_time)
+		return false;
+	s->py = *py;
+	return true;
+}
+
+/* At the start of a walk; on: s->py holds the process's layout (py_lookup()). */
+static __always_inline void py_walk_init(struct walk *w, bool on)
+{
+	struct ebprof_scratch *s = w->s;
+
+	s->py_on = on;
 	s->py_off = false;
 	s->py_started = false;
 	s->py_emitting = false;
 	s->py_next = 0;
 	s->py_done_sp = 0;
-	if (!python_frames)
-		return;
-	py = bpf_map_lookup_elem(&py_procs, &key->tgid);
-	if (!py || py->start_time != key->start_time)
-		return;
-	s->py = *py;
-	s->py_on = true;
 }
 
 #endif

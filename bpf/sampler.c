@@ -1356,6 +1356,7 @@ static int sampler_open_unwmaps(struct sampler *s)
 		.max_mappings = bpf_map__max_entries(skel->maps.unw_mappings),
 		.max_rules = bpf_map__max_entries(skel->maps.unw_rules),
 		.max_tables = bpf_map__max_entries(skel->maps.unw_tables),
+		.gen = &skel->bss->unw_gen,
 	};
 
 	if (s->unwind != SAMPLER_UNWIND_TABLES)
@@ -1907,13 +1908,15 @@ int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_
 		return -EOPNOTSUPP;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid, py, BPF_ANY))
 		return -errno;
+	/* No CPU keeps the layout it looked up before (unw_gen in ebprof.bpf.c). */
+	__atomic_add_fetch(&s->skel->bss->unw_gen, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
 void sampler_python_forget(struct sampler *s, uint32_t tgid)
 {
-	if (s->python)
-		bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid);
+	if (s->python && !bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid))
+		__atomic_add_fetch(&s->skel->bss->unw_gen, 1, __ATOMIC_RELEASE);
 }
 
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)

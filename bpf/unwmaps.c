@@ -336,6 +336,13 @@ static size_t proc_search(const struct unwmaps *m, uint32_t tgid, bool *found)
 	return lo;
 }
 
+/* After a change to the procs map: see struct unwmaps_maps. */
+static void bump_gen(struct unwmaps *m)
+{
+	if (m->maps.gen)
+		__atomic_add_fetch(m->maps.gen, 1, __ATOMIC_RELEASE);
+}
+
 static void retire_range(struct unwmaps *m, struct extent range)
 {
 	if (!range.n)
@@ -407,6 +414,7 @@ int unwmaps_process_set(struct unwmaps *m, uint32_t tgid, uint64_t start_time,
 	m->procs[at] = (struct unw_process){ tgid, range };
 	retire_range(m, old);
 unlock:
+	bump_gen(m);
 	pthread_mutex_unlock(&m->lock);
 	return err;
 }
@@ -420,6 +428,7 @@ void unwmaps_process_drop(struct unwmaps *m, uint32_t tgid)
 	at = proc_search(m, tgid, &found);
 	if (found) {
 		bpf_map_delete_elem(m->maps.procs, &tgid);
+		bump_gen(m);
 		retire_range(m, m->procs[at].range);
 		memmove(&m->procs[at], &m->procs[at + 1], (m->n_procs - at - 1) * sizeof(*m->procs));
 		m->n_procs--;

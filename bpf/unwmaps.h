@@ -31,10 +31,15 @@
 
 struct unwmaps;
 
-/* The maps, by file descriptor (the sampler's), and their sizes. */
+/*
+ * The maps, by file descriptor (the sampler's), and their sizes. gen, if
+ * not NULL, is the program's unw_gen: bumped after every change to procs,
+ * so that no CPU keeps walking by an entry it looked up before.
+ */
 struct unwmaps_maps {
 	int procs, mappings, rules, tables;
 	uint32_t max_procs, max_mappings, max_rules, max_tables;
+	__u64 *gen;
 };
 
 /* Returns 0 and sets *out (free it with unwmaps_free()), or -ENOMEM. */

@@ -37,6 +37,7 @@ struct maps {
 	struct unwmaps_maps m;
 	struct unwmaps *unwmaps;
 	int inner;
+	__u64 gen; /* the program's unw_gen */
 };
 
 /* The maps as the program declares them; mappings_flags 0: a mapping array written by syscall. */
@@ -52,6 +53,7 @@ static int maps_setup_flags(void **state, uint32_t mappings_flags)
 	s->m.max_mappings = 64;
 	s->m.max_rules = 16384;
 	s->m.max_tables = 64;
+	s->m.gen = &s->gen;
 	s->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_procs", 4, sizeof(struct ebprof_unw_proc),
 				    s->m.max_procs, &hash);
 	s->m.mappings = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_mappings", 4,
@@ -684,7 +686,9 @@ static void test_cache_stays_within_the_bound(void **state)
 
 /*
  * A range a process gave up is reused only after a wait for running
- * programs that began after it was given up.
+ * programs that began after it was given up; every change to a process's
+ * entry bumps the program's generation, so that no CPU walks by an entry
+ * it looked up before.
  */
 static void test_mapping_ranges_wait_for_a_retire(void **state)
 {
@@ -692,18 +696,24 @@ static void test_mapping_ranges_wait_for_a_retire(void **state)
 	struct ebprof_unw_mapping m[40] = { { 0 } };
 	struct ebprof_unw_proc proc;
 	uint32_t a = 1000001, b = 1000002;
+	uint64_t gen;
 	size_t counted;
 
 	for (int i = 0; i < 40; i++)
 		m[i] = (struct ebprof_unw_mapping){ .start = (uint64_t)i << 12,
 						    .end = (uint64_t)(i + 1) << 12 };
 	assert_int_equal(unwmaps_process_set(s->unwmaps, a, 1, m, 40), 0);
+	assert_true(s->gen > 0);
 	/* A drain counts before its wait; a is dropped during the wait. */
 	counted = unwmaps_retiring(s->unwmaps);
+	gen = s->gen;
 	unwmaps_process_drop(s->unwmaps, a);
+	assert_true(s->gen > gen);
 	unwmaps_retire(s->unwmaps, counted);
 	/* 64 slots, 40 waiting for the next wait: 40 more do not fit yet. */
+	gen = s->gen;
 	assert_int_equal(unwmaps_process_set(s->unwmaps, b, 2, m, 40), -ENOSPC);
+	assert_true(s->gen > gen);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &b, &proc), 0);
 	assert_int_equal(proc.n, 0); /* known, with no mappings: walked by copy or fp */
 	/* The next drain's wait began after the drop. */
