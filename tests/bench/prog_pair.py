@@ -21,6 +21,8 @@ if len(sys.argv) != 7:
     sys.exit(__doc__)
 HZ, SECS, ROUNDS, DEPTH = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 BINS = sys.argv[5:7]
+# More options for both builds' `ebprof record`, as in PROG_PAIR_ARGS="--no-user".
+EXTRA = os.environ.get("PROG_PAIR_ARGS", "").split()
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TICKS = os.path.join(ROOT, "build", "bench", "ticks")
 
@@ -40,7 +42,7 @@ def one_round(tmp):
             with open(errs[-1], "w") as err:
                 procs.append(subprocess.Popen(
                     [b, "record", "-F", HZ, "-d", "1000", "--format", "folded",
-                     "-o", os.path.join(tmp, "out%d.folded" % i)], stderr=err))
+                     "-o", os.path.join(tmp, "out%d.folded" % i)] + EXTRA, stderr=err))
         for p, e in zip(procs, errs):
             for _ in range(600):
                 if "ebprof: sampling" in open(e).read():
