@@ -9,12 +9,13 @@
  * a hash map keyed by that 64-bit hash. A hash map only refuses a stack when
  * it is full, and that is counted.
  *
- * Both maps sit behind one-slot map-in-map arrays. To drain, user space
- * puts a fresh pair of inner maps in the slots. The kernel waits for every
- * running BPF program to finish before that update returns
- * (synchronize_rcu() in maybe_wait_bpf_programs(), kernel/bpf/syscall.c),
- * so after it no program can write the old pair, and user space reads and
- * clears it without racing any increment.
+ * Two pairs of these maps sit in two-slot map-in-map arrays, and an index
+ * in .bss (active_pair) says which pair samples go to. To drain, user
+ * space flips the index, then updates a slot of a map-in-map array: the
+ * kernel waits for every running BPF program to finish before that update
+ * returns (synchronize_rcu() in maybe_wait_bpf_programs(),
+ * kernel/bpf/syscall.c), so after it no program can write the old pair,
+ * and user space reads and clears it without racing any increment.
  *
  * New processes are also reported as they are first sampled, through a
  * ring buffer of struct ebprof_process_event, so that user space can read

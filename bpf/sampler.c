@@ -5,16 +5,15 @@
  * into (process, thread, kernel stack, user stack, count) records of raw
  * addresses, which the symbolizer names and the profile folds.
  *
- * The program writes into one pair of maps (counts and stacks) reached
- * through two one-slot map-in-map arrays; a second pair waits empty. A
- * drain points the slots at the empty pair, stacks first and counts second.
- * Each update returns only after every program that might still hold the
- * old map has finished (synchronize_rcu() in the kernel's
- * maybe_wait_bpf_programs()), so the old pair is then frozen: reading and
- * clearing it cannot lose a racing increment. A sample that ran between
- * the two updates counted into the old counts map but stored its stack in
- * the new stacks map, so a stack missing from the old map is looked up in
- * the new one. The drained pair becomes the empty spare.
+ * The program writes into one of two pairs of maps (counts and stacks),
+ * both reached through two-slot map-in-map arrays; the index active_pair
+ * in its .bss says which, and the other pair waits empty. A drain flips
+ * the index, then updates a slot of the counts array, which returns only
+ * after every program that might still use the old pair has finished
+ * (synchronize_rcu() in the kernel's maybe_wait_bpf_programs()), so the
+ * old pair is then frozen: reading and clearing it cannot lose a racing
+ * increment. A program reads the index once, so a key's stacks are in the
+ * pair its count is in. The drained pair becomes the empty spare.
  *
  * Stats are per-CPU counters that only grow; each drain reports the
  * difference from the last one.

@@ -268,8 +268,9 @@ int sampler_start(struct sampler *s, char *err, size_t errlen);
  * be NULL: discard) and clears them. No increment that races the drain is
  * lost. Fills *delta (may be NULL) with this window's counters. Returns 0,
  * a negative errno, or fn's non-zero return; when fn stops the drain, the
- * rest of the window is dropped. Waits for two kernel RCU grace periods
- * (15-100 ms measured); call it from one thread at a time.
+ * rest of the window is dropped. Waits for one kernel RCU grace period
+ * (an expedited one on 6.18, 40-270 us measured; 6.1's are longer); call
+ * it from one thread at a time.
  */
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx,
 		  struct sampler_stats *delta);
