@@ -124,7 +124,7 @@ struct sampler_chunk {
 _Static_assert(sizeof(struct sampler_chunk) == sizeof(struct ebprof_chunk),
 	       "struct sampler_chunk must mirror struct ebprof_chunk");
 
-/* A stack put back together from the active map's chunks. */
+/* The frames of an off-CPU copy, as a drain hands them out. */
 struct sampler_stack {
 	uint64_t nr;
 	uint64_t ips[EBPROF_MAX_FRAMES];
@@ -227,7 +227,6 @@ struct sampler {
 	struct sampler_chunk *chunk_buf;
 	struct stacktab table;		 /* the drained stacks, by id */
 	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
-	struct sampler_stack kstack;
 	struct sampler_stack ustack;
 	uint64_t kernel_totals[EBPROF_STAT_NR];
 	struct sampler_stats totals;
@@ -1738,13 +1737,14 @@ static int sampler_take_stacks(struct sampler *s, int fd)
 /*
  * Finds the stack stored under id among the drained stacks: a program
  * stores a key's stacks in the pair it counts the key in (count_sample()).
- * Sets *ips and *nr (none for id 0, *ips then copy's). Returns false if it
- * is not there.
+ * Sets *ips and *nr (no frames for id 0). Returns false if it is not there.
  */
-static bool sampler_find_stack(struct sampler *s, uint64_t id, struct sampler_stack *copy,
-			       const uint64_t **ips, uint32_t *nr)
+static bool sampler_find_stack(struct sampler *s, uint64_t id, const uint64_t **ips,
+			       uint32_t *nr)
 {
-	*ips = copy->ips;
+	static const uint64_t none[1];
+
+	*ips = none;
 	*nr = 0;
 	return id == 0 || stacktab_find(&s->table, id, ips, nr);
 }
@@ -1799,9 +1799,8 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, sampler_sample_fn fn,
 		sample.uips = s->ustack.ips;
 		sample.n_uips = (uint32_t)s->ustack.nr;
 	}
-	if (!sampler_find_stack(s, key->kstack, &s->kstack, &sample.kips, &sample.n_kips) ||
-	    (!copied &&
-	     !sampler_find_stack(s, key->ustack, &s->ustack, &sample.uips, &sample.n_uips))) {
+	if (!sampler_find_stack(s, key->kstack, &sample.kips, &sample.n_kips) ||
+	    (!copied && !sampler_find_stack(s, key->ustack, &sample.uips, &sample.n_uips))) {
 		d->missing_stacks += s->counts[i];
 		return 0;
 	}
@@ -1901,21 +1900,26 @@ bool sampler_python(const struct sampler *s)
 	return s->python;
 }
 
+/* After a change to py_procs: no CPU keeps the layout it looked up before (unw_gen). */
+static void sampler_python_changed(struct sampler *s)
+{
+	__atomic_add_fetch(&s->skel->bss->unw_gen, 1, __ATOMIC_RELEASE);
+}
+
 int sampler_python_set(struct sampler *s, uint32_t tgid, const struct ebprof_py_proc *py)
 {
 	if (!s->python)
 		return -EOPNOTSUPP;
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid, py, BPF_ANY))
 		return -errno;
-	/* No CPU keeps the layout it looked up before (unw_gen in ebprof.bpf.c). */
-	__atomic_add_fetch(&s->skel->bss->unw_gen, 1, __ATOMIC_RELEASE);
+	sampler_python_changed(s);
 	return 0;
 }
 
 void sampler_python_forget(struct sampler *s, uint32_t tgid)
 {
 	if (s->python && !bpf_map_delete_elem(bpf_map__fd(s->skel->maps.py_procs), &tgid))
-		__atomic_add_fetch(&s->skel->bss->unw_gen, 1, __ATOMIC_RELEASE);
+		sampler_python_changed(s);
 }
 
 int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sampler_stats *delta)
