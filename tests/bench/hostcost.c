@@ -21,17 +21,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolizer/procmaps_query.h"
+
 #define MAX_ROUNDS 101
 #define PAGES 4096
-
-struct query {
-	uint64_t size, flags, addr, start, end, vma_flags, page_size, offset, inode;
-	uint32_t dev_major, dev_minor, name_size, build_id_size;
-	uint64_t name_addr, build_id_addr;
-};
-
-#define QUERY _IOWR(0x66, 17, struct query)
-#define QUERY_COVERING_OR_NEXT 0x10
 
 static double now_us(void)
 {
@@ -86,9 +79,9 @@ static double maps_query_us(void)
 		return -1;
 	t = now_us();
 	for (int i = 0; i < 10000; i++) {
-		struct query q = { .size = sizeof(q), .flags = QUERY_COVERING_OR_NEXT };
+		struct maps_query q = { .size = sizeof(q), .query_flags = MAPS_QUERY_COVERING_OR_NEXT };
 
-		if (ioctl(fd, QUERY, &q)) {
+		if (ioctl(fd, MAPS_QUERY, &q)) {
 			close(fd);
 			return -1;
 		}
