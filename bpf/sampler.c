@@ -249,6 +249,11 @@ uint64_t sampler_stats_lost(const struct sampler_stats *stats)
 	       stats->offcpu_throttled;
 }
 
+uint64_t sampler_stats_recorded(const struct sampler_stats *stats)
+{
+	return stats->recorded + stats->copies_recorded;
+}
+
 uint64_t sampler_stats_truncated(const struct sampler_stats *stats)
 {
 	return stats->unw_no_table + stats->unw_no_row + stats->unw_unsupported +

@@ -237,6 +237,13 @@ struct sampler_stats {
 /* Every early stop of the table unwinder (a truncated stack), summed. */
 uint64_t sampler_stats_truncated(const struct sampler_stats *stats);
 
+/*
+ * Samples in the profile: those the program counted and the copies user
+ * space unwound since. With the sampler stopped and drained, samples =
+ * this + filtered + idle + sampler_stats_lost(), exactly.
+ */
+uint64_t sampler_stats_recorded(const struct sampler_stats *stats);
+
 /* Sum of every counter that is a lost sample (process_events_lost, copied and unw_* are not). */
 uint64_t sampler_stats_lost(const struct sampler_stats *stats);
 

@@ -295,7 +295,8 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		"ebprof: %.1f s at %u Hz on %d CPUs: %llu samples, %llu recorded, "
 		"%llu stacks in the profile\n",
 		secs, o->sampling.sampler.frequency, sampler_cpu_count(s), (unsigned long long)t.samples,
-		(unsigned long long)t.recorded, (unsigned long long)profile_stack_count(p));
+		(unsigned long long)sampler_stats_recorded(&t),
+		(unsigned long long)profile_stack_count(p));
 	fprintf(stderr, "ebprof: lost %llu samples (%.3f%%): %s\n", (unsigned long long)lost,
 		t.samples ? 100.0 * lost / t.samples : 0.0, losses);
 	print_steal(s);
@@ -438,12 +439,12 @@ static void progress_update(struct record_progress *pr, const struct record_opts
 	if (lost)
 		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
 			 "process%s, lost %llu (%s); Ctrl-C to stop early",
-			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
+			 elapsed, o->duration_s, (unsigned long long)sampler_stats_recorded(&t), procs,
 			 procs == 1 ? "" : "es", (unsigned long long)lost, losses);
 	else
 		snprintf(line, sizeof(line), "ebprof: %.0f s of %lu s, %llu samples, %zu "
 			 "process%s; Ctrl-C to stop early",
-			 elapsed, o->duration_s, (unsigned long long)t.recorded, procs,
+			 elapsed, o->duration_s, (unsigned long long)sampler_stats_recorded(&t), procs,
 			 procs == 1 ? "" : "es");
 	progress_show(pr, line);
 }

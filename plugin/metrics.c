@@ -431,7 +431,7 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 	if (!(h->seconds > 0))
 		return -EINVAL;
 	err |= metrics_gauge(b, "health", "frequency", "samples",
-			     (double)(h->window.recorded + h->window.copies_recorded) / h->seconds);
+			     (double)sampler_stats_recorded(&h->window) / h->seconds);
 	err |= metrics_gauge(b, "health", "frequency", "events",
 			     (double)h->window.samples / h->seconds);
 	for (size_t i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)

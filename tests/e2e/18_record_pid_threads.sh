@@ -10,18 +10,14 @@
 #   - the child's ticks reach the program through inherited events and
 #     are filtered, and no other task's tick does (filtered ≈ the child's
 #     CPU time; per CPU: thousands more);
-#   - samples = recorded + filtered + idle + losses, exactly;
+#   - samples = recorded (copies unwound in user space among them) +
+#     filtered + idle + losses, exactly;
 #   - with too few file descriptors for an event per thread (ulimit -n 64
 #     and 40 threads), per-CPU events, a line saying why, the same profile.
 source "$(dirname "$0")/lib.bash"
 
 HZ=999
 bg "$EX/split7030" 300
-
-# field FILE WORDS: the number before WORDS in the summary FILE.
-field() {
-	sed -n "s/.* \([0-9][0-9]*\) $2.*/\1/p" "$1" | head -1
-}
 
 # record_case NAME [IDLE_THREADS]: runs latethreads under record -p; env as given.
 record_case() {
@@ -41,7 +37,7 @@ record_case() {
 
 # check_case NAME: the profile and the accounting; prints the filtered count.
 check_case() {
-	local name=$1 late child n_late want samples recorded filtered idle lost
+	local name=$1 late child n_late want
 	read -r _ late _ child <"$T/$name.out"
 	n_late=$($FOLDED_PY "$T/$name.folded" count latethreads late_spin)
 	want=$(awk -v ns="$late" -v hz="$HZ" 'BEGIN { printf "%d", ns * hz / 1e9 }')
@@ -49,16 +45,9 @@ check_case() {
 		fail "$name: $n_late samples in late_spin for ${late} ns of CPU (want $want ±10%)"
 	[ "$($FOLDED_PY "$T/$name.folded" count latethreads child_spin)" -eq 0 ] ||
 		fail "$name: the child (another process) is in the -p profile"
-	samples=$(field "$T/$name.err" samples)
-	recorded=$(field "$T/$name.err" recorded)
-	filtered=$(field "$T/$name.err" "filtered out")
-	idle=$(field "$T/$name.err" idle)
-	lost=$(sed -n 's/^ebprof: lost \([0-9]*\) samples.*/\1/p' "$T/$name.err")
-	[ "$samples" -eq $((recorded + filtered + idle + lost)) ] ||
-		fail "$name: $samples samples != $recorded + $filtered + $idle + $lost"
-	ok "$name: late_spin $n_late samples for $want expected; $samples = $recorded recorded" \
-		"+ $filtered filtered + $idle idle + $lost lost" >&2
-	echo "$filtered $idle $child"
+	summary_accounts "$T/$name.err" "$name"
+	ok "$name: late_spin $n_late samples for $want expected; $ACCOUNTS (${COPIED:-0} copied)" >&2
+	echo "$(summary_field "$T/$name.err" "filtered out") $(summary_field "$T/$name.err" idle) $child"
 }
 
 record_case task

@@ -8,7 +8,9 @@
 # a loaded machine the loop runs longer and nothing else changes.
 # The stacks must also be whole, from _start down, though a child's first
 # samples come before its unwind tables are loaded: the sampler copies
-# those and user space unwinds them once the tables are there.
+# those and user space unwinds them once the tables are there, and the
+# summary counts them recorded: samples = recorded + filtered + idle +
+# lost, exactly.
 source "$(dirname "$0")/lib.bash"
 
 "$EBPROF" record -F 99 -d 600 --format folded -o "$T/short.folded" 2>"$T/summary" &
@@ -18,6 +20,10 @@ sleep 1 # the program is loaded and attached
 kill -INT "$REC"
 wait "$REC" || fail "ebprof record exited $?: $(cat "$T/summary")"
 cat "$T/summary"
+# Those copies are in the summary's accounting as they are in the profile.
+summary_accounts "$T/summary" "short-lived"
+at_least "${COPIED:-0}" 1 || fail "no sample was copied before its tables: $(grep copied "$T/summary")"
+ok "accounting: $ACCOUNTS; $COPIED of them copied before their tables"
 
 total=$($FOLDED_PY "$T/short.folded" total shortlived)
 at_least "$total" 200 || fail "only $total samples of the children (want ~600: 6 s of CPU at 99 Hz)"

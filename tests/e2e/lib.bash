@@ -48,6 +48,31 @@ at_least() {
 	awk -v v="$1" -v m="$2" 'BEGIN { exit !(v >= m) }'
 }
 
+# summary_field FILE WORDS: the number before WORDS in record's summary FILE.
+summary_field() {
+	sed -n "s/.* \([0-9][0-9]*\) $2.*/\1/p" "$1" | head -1
+}
+
+# summary_accounts FILE NAME: every sample in record's summary FILE ends
+# one way: samples = recorded (copies unwound in user space included) +
+# filtered + idle + lost, exactly; fails naming NAME if not. Sets
+# ACCOUNTS to the sum written out, and COPIED to the samples copied.
+summary_accounts() {
+	local f=$1 name=$2 samples recorded filtered idle lost
+	samples=$(summary_field "$f" samples)
+	recorded=$(summary_field "$f" recorded)
+	filtered=$(summary_field "$f" "filtered out")
+	idle=$(summary_field "$f" idle)
+	lost=$(sed -n 's/^ebprof: lost \([0-9]*\) samples.*/\1/p' "$f")
+	COPIED=$(summary_field "$f" "samples copied before their tables")
+	ACCOUNTS="$samples = $recorded recorded + $filtered filtered + $idle idle + $lost lost"
+	[ -n "$samples" ] && [ -n "$recorded" ] && [ -n "$lost" ] ||
+		fail "$name: no sample accounting in the summary: $(cat "$f")"
+	[ "$samples" -eq $((recorded + filtered + idle + lost)) ] ||
+		fail "$name: $samples samples != $recorded recorded + $filtered filtered +" \
+			"$idle idle + $lost lost (${COPIED:-0} copied): $(grep -E 'samples|copied' "$f")"
+}
+
 # shortlived_named FOLDED TOTAL [WHERE]: the percent of examples/shortlived's
 # children's TOTAL samples in FOLDED that are named, in NAMED, and what it
 # is made of, in NAMED_PARTS; below 95% shows the unnamed stacks and fails
