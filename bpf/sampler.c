@@ -61,6 +61,7 @@
 #include "bpf/stacktab.h"
 #include "bpf/steal.h"
 #include "bpf/taskev.h"
+#include "bpf/tickgrid.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
 #include "bpf/unwind.h"
@@ -229,6 +230,8 @@ struct sampler {
 	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
 	struct sampler_stack ustack;
 	uint64_t kernel_totals[EBPROF_STAT_NR];
+	struct tickgrid grid;	     /* the per-CPU events' ticks, for ticks_missed */
+	uint64_t grid_missed;	     /* tickgrid_missed() at the last stats read */
 	struct sampler_stats totals;
 };
 
@@ -892,7 +895,7 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 
 	online = calloc((size_t)s->n_possible_cpus, sizeof(*online));
 	s->links = calloc((size_t)s->n_possible_cpus, sizeof(*s->links));
-	if (!online || !s->links) {
+	if (!online || !s->links || tickgrid_init(&s->grid, s->n_possible_cpus, frequency)) {
 		ret = -ENOMEM;
 		goto free_online;
 	}
@@ -916,6 +919,8 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 		fd = taskev_clock_open(-1, cpu, frequency);
 		if (fd == -ENODEV)
 			continue;
+		if (fd >= 0)
+			tickgrid_start(&s->grid, cpu, tickgrid_now_ns());
 		if (fd < 0) {
 			ret = fd;
 			sampler_diag_perf_event(fd, cpu, frequency, err, errlen);
@@ -1579,11 +1584,17 @@ destroy_link:
 static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 {
 	int fd = bpf_map__fd(s->skel->maps.cpus);
-	uint64_t d[EBPROF_STAT_NR];
+	uint64_t d[EBPROF_STAT_NR], now = tickgrid_now_ns(), missed;
 	uint32_t zero = 0;
 
+	/* now before the read: every tick due by then ran, or is in flight. */
 	if (bpf_map_lookup_elem(fd, &zero, s->percpu))
 		return -errno;
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+		tickgrid_update(&s->grid, cpu, now, s->percpu[cpu].stats[EBPROF_STAT_SAMPLES]);
+	missed = tickgrid_missed(&s->grid);
+	delta->ticks_missed = missed - s->grid_missed;
+	s->grid_missed = missed;
 	for (uint32_t i = 0; i < EBPROF_STAT_NR; i++) {
 		uint64_t sum = 0;
 
@@ -1661,6 +1672,7 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->offcpu_unseen += d->offcpu_unseen;
 	sum->py_frames += d->py_frames;
 	sum->py_faults += d->py_faults;
+	sum->ticks_missed += d->ticks_missed;
 }
 
 /*
@@ -2171,13 +2183,20 @@ size_t sampler_task_events(const struct sampler *s, const char **why)
 	return s->n_task_events;
 }
 
+bool sampler_ticks_measured(const struct sampler *s)
+{
+	return !s->n_task_events && tickgrid_active(&s->grid);
+}
+
 void sampler_stop(struct sampler *s)
 {
 	/*
 	 * Closing a CPU-clock event takes it off its CPU, which cancels its
 	 * timer and waits for a tick in progress there: no sample is left
-	 * half counted when the caller drains.
+	 * half counted when the caller drains. No tick falls due after the
+	 * close starts.
 	 */
+	tickgrid_stop(&s->grid, tickgrid_now_ns());
 	for (int i = 0; i < s->n_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		s->links[i] = NULL;
@@ -2212,6 +2231,7 @@ void sampler_free(struct sampler *s)
 	free(s->chunk_buf);
 	stacktab_free(&s->table);
 	free(s->percpu);
+	tickgrid_free(&s->grid);
 	free(s->copy_ips);
 	free(s->late.words);
 	for (uint32_t i = 0; s->offcpu_copies && i < SAMPLER_OFFCPU_COPIES; i++)

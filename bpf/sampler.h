@@ -232,6 +232,13 @@ struct sampler_stats {
 	 */
 	uint64_t py_frames;
 	uint64_t py_faults;
+	/*
+	 * CPU-clock ticks that fell due on a CPU and never ran the program
+	 * (bpf/tickgrid.h): their time is in no sample. Not samples, so in
+	 * no term of the accounting above; measured only with per-CPU
+	 * events (sampler_ticks_measured()).
+	 */
+	uint64_t ticks_missed;
 };
 
 /* Every early stop of the table unwinder (a truncated stack), summed. */
@@ -509,6 +516,9 @@ size_t sampler_task_events(const struct sampler *s, const char **why);
  * exactly). The counts of CPUs and threads stay as they were.
  */
 void sampler_stop(struct sampler *s);
+
+/* True when ticks_missed is measured: per-CPU events, on-CPU sampling. */
+bool sampler_ticks_measured(const struct sampler *s);
 
 /* Detaches and frees; NULL is fine. */
 void sampler_free(struct sampler *s);
