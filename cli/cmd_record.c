@@ -261,8 +261,11 @@ static void print_unwind_summary(const struct sampler *s, const struct capture_s
 /*
  * Time the hypervisor took from the CPUs has no on-CPU samples: said
  * whenever there was some, and always in wall mode, whose totals it cuts.
+ * Neither does a tick that fell due and never ran the program (the
+ * hypervisor's hold, reported as steal or not, among the causes): said
+ * whenever the events let it be counted.
  */
-static void print_steal(const struct sampler *s)
+static void print_held(const struct sampler *s, const struct sampler_stats *t, unsigned int hz)
 {
 	bool wall = sampler_mode(s) == SAMPLER_MODE_WALL;
 	uint64_t ns = 0;
@@ -278,6 +281,16 @@ static void print_steal(const struct sampler *s)
 			"ebprof: steal: the hypervisor held these CPUs for %.0f ms of the recording "
 			"(/proc/stat); the tasks it stopped have no on-CPU samples for that time\n",
 			ns / 1e6);
+	if (sampler_ticks_measured(s)) {
+		uint64_t due = t->samples - t->offcpu_samples + t->ticks_missed;
+
+		fprintf(stderr,
+			"ebprof: ticks missed: %llu (%.0f ms at %u Hz, %.2f%% of those due): they "
+			"fell due while a CPU could not take them (held by the hypervisor, "
+			"interrupts off, the event throttled); their time is in no sample\n",
+			(unsigned long long)t->ticks_missed, t->ticks_missed * 1e3 / hz, hz,
+			due ? 100.0 * t->ticks_missed / due : 0.0);
+	}
 }
 
 static void print_summary(const struct record_opts *o, const struct sampler *s,
@@ -299,7 +312,7 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 		(unsigned long long)profile_stack_count(p));
 	fprintf(stderr, "ebprof: lost %llu samples (%.3f%%): %s\n", (unsigned long long)lost,
 		t.samples ? 100.0 * lost / t.samples : 0.0, losses);
-	print_steal(s);
+	print_held(s, &t, o->sampling.sampler.frequency);
 	fprintf(stderr,
 		"ebprof: not profiled (by choice): %llu filtered out, %llu idle; "
 		"unresolved frames: %llu of %llu (%.1f%%)%s\n",

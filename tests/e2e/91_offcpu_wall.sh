@@ -9,8 +9,8 @@
 # task to its first run (stamped on sched_wakeup_new), is on the stack the
 # thread starts from, its clone3 frame, runnable; with it the short
 # threads' time, on-CPU plus off-CPU, must be their lifetimes' sum within
-# 2% (without it a quarter is missing); both 2% allow for the steal that
-# record reports besides. And no sleep is lost whole: each
+# 2% (without it a quarter is missing); both 2% allow for the steal and
+# the missed ticks that record reports besides. And no sleep is lost whole: each
 # round of a, b and c sleeps at a stack depth of its own (offcpu_round),
 # and each must show most of its sleep (a switch-in that the kernel ran
 # no switch program for lost such a sleep silently, in ~1 run in 5).
@@ -24,7 +24,16 @@ offcpu_record "$T/w" "--mode wall -F 999 --offcpu-period-us 50" mixed 3
 steal_us=$(sed -n 's/^ebprof: steal: the hypervisor held these CPUs for \([0-9]*\) ms .*/\1/p' "$T/w.err")
 [ -n "$steal_us" ] || { cat "$T/w.err" >&2; fail "no steal line in wall mode"; }
 steal_us=$((steal_us * 1000))
-echo "steal during the recording: $steal_us us; $(grep '^ebprof: lost' "$T/w.err")"
+# Ticks that fell due and never ran (a hold the hypervisor does not report
+# as steal: this host's /proc/stat shows none, yet in one CI run b was
+# 65 ms short on-CPU) are counted too: a thread may be short by their time.
+missed_us=$(sed -n 's/^ebprof: ticks missed: [0-9]* (\([0-9]*\) ms .*/\1/p' "$T/w.err")
+[ -n "$missed_us" ] || { cat "$T/w.err" >&2; fail "no ticks missed line in wall mode"; }
+missed_us=$((missed_us * 1000))
+echo "steal during the recording: $steal_us us; ticks missed: $missed_us us;" \
+	"$(grep '^ebprof: lost' "$T/w.err")"
+grep '^ebprof: user stacks by' "$T/w.err"
+held_us=$((steal_us + missed_us))
 for t in a b c; do
 	life_us=$(( $(offcpu_value "$T/w.out" "lifetime_${t}_ns") / 1000 ))
 	all=$(offcpu_us "$T/w.folded" ";offcpu_mixed_$t;")
@@ -34,8 +43,8 @@ for t in a b c; do
 	echo "thread $t: on-CPU $on us + off-CPU $off us ($runnable us runnable) = $all us;" \
 		"lifetime $life_us us (the kernel's schedstat: $(( $(offcpu_value "$T/w.out" "ran_${t}_ns") / 1000 ))" \
 		"us on a CPU, $(( $(offcpu_value "$T/w.out" "waited_${t}_ns") / 1000 )) us runnable)"
-	within "$all" "$life_us" "$((life_us / 50 + steal_us))" ||
-		fail "thread $t: on + off = $all us, not its lifetime $life_us us (2%, and $steal_us us of steal)"
+	within "$all" "$life_us" "$((life_us / 50 + held_us))" ||
+		fail "thread $t: on + off = $all us, not its lifetime $life_us us (2%, and $held_us us of steal and missed ticks)"
 	# Both parts are there (their split depends on the machine's load:
 	# a thread waiting for a CPU is off it, runnable).
 	at_least "$on" $((life_us / 100)) || fail "thread $t: only $on us on-CPU"
@@ -72,6 +81,6 @@ echo "short threads ($n_d): on-CPU $((body - body_off)) us + off-CPU $body_off u
 at_least "$n_d" 5 || fail "only $n_d short threads were made"
 at_least "$first" $((life_us / 20)) ||
 	fail "the short threads' first waits came to $first us of $life_us us: not counted, or not under load"
-within "$all" "$life_us" "$((life_us / 50 + steal_us))" ||
-	fail "short threads: on + off = $all us, not their lifetimes' $life_us us (2%, and $steal_us us of steal)"
+within "$all" "$life_us" "$((life_us / 50 + held_us))" ||
+	fail "short threads: on + off = $all us, not their lifetimes' $life_us us (2%, and $held_us us of steal and missed ticks)"
 ok "wall mode: on-CPU + off-CPU = each thread's lifetime from its creation within 2%"
