@@ -123,12 +123,14 @@ __u64 cache_gen = 0;
 __u64 unw_gen = 0;
 
 /*
- * The pair of counts and stacks maps that samples go to: the slot of both
- * outer maps below, 0 or 1. User space flips it at every drain, then waits
- * once for the programs still running (see sampler_swap()). A program
- * reads it once, so that its count and its stacks go to the same pair.
+ * The generation samples count in: its low bit is the pair of counts and
+ * stacks maps they go to (the slot of both outer maps below), and the
+ * CPUs' pending slots of it are tagged active_gen + 1. User space moves it
+ * on by one at every drain, then waits once for the programs still
+ * running (see sampler_swap()). A program reads it once, so that its
+ * count and its stacks go to the same pair.
  */
-__u32 active_pair = 0;
+__u64 active_gen = 0;
 
 /*
  * The PID filter as an array, for the check every sample makes first
@@ -251,7 +253,7 @@ struct {
 /*
  * The inner maps: two of each, A and B, so that user space always has an
  * empty pair to swap in: slot 0 of each outer map below holds A, slot 1
- * B, for the whole run, and active_pair says which pair samples go to.
+ * B, for the whole run, and active_gen says which pair samples go to.
  * User space sets their sizes and flags before load; A must match B in
  * type, key and value size and flags (the kernel's bpf_map_meta_equal()),
  * not in size.
@@ -295,6 +297,20 @@ struct {
 } stacks SEC(".maps") = {
 	.values = { &stacks_a, &stacks_b },
 };
+
+/*
+ * Each CPU's last keys and their counts (struct ebprof_pending): slots
+ * [0, EBPROF_PENDING_SLOTS) for pair A, the rest for pair B. Written
+ * without atomics, like the stats: the programs that count (the
+ * CPU-clock one, and the off-CPU ones, which run with interrupts off) do
+ * not nest on one CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2 * EBPROF_PENDING_SLOTS);
+	__type(key, __u32);
+	__type(value, struct ebprof_pending);
+} pending SEC(".maps");
 
 /* Per-CPU, and perf_event programs do not nest on one CPU: no atomic. */
 static __always_inline void stat_add(struct ebprof_cpu *c, __u32 index)
@@ -645,33 +661,78 @@ static __always_inline __u32 count_insert(void *map, const struct ebprof_key *ke
 	return EBPROF_STAT_COUNTS_FULL;
 }
 
+/* The key's pending slot within its pair's: its two stack ids and process, mixed. */
+static __always_inline __u32 pending_slot(const struct ebprof_key *key)
+{
+	__u64 h = key->kstack ^ (key->ustack * 0xff51afd7ed558ccdULL) ^
+		  ((__u64)key->tgid << 32 | key->state);
+
+	return (__u32)((h * 0x9e3779b97f4a7c15ULL) >> EBPROF_PENDING_SHIFT);
+}
+
+static __always_inline bool key_equal(const struct ebprof_key *a, const struct ebprof_key *b)
+{
+	const __u64 *x = (const __u64 *)a, *y = (const __u64 *)b;
+
+	_Static_assert(sizeof(*a) == 6 * sizeof(__u64), "struct ebprof_key is six words");
+	return x[0] == y[0] && x[1] == y[1] && x[2] == y[2] && x[3] == y[3] && x[4] == y[4] &&
+	       x[5] == y[5];
+}
+
 /*
  * Counts n samples of key, storing its stacks (kips and uips of the
  * CPU's scratch) with a new key. Returns 0, or the stats index of a loss.
  * A key already counted in this counts map had its stacks stored in the
- * stacks map of the same pair: both come from one read of active_pair.
+ * stacks map of the same pair: both come from one read of active_gen.
+ * The CPU's pending slot for the key comes first: a key counted there
+ * last needs no hash lookup (struct ebprof_pending).
  */
 static __always_inline __u32 count_sample(const struct ebprof_key *key, struct ebprof_scratch *sc,
 					  __u64 n)
 {
-	__u32 pair = *(volatile __u32 *)&active_pair & 1, loss;
+	__u64 gen = *(volatile __u64 *)&active_gen;
+	__u32 pair = gen & 1, slot, loss;
+	struct ebprof_pending *p;
 	void *stack_map, *count_map;
 
+	slot = pair * EBPROF_PENDING_SLOTS + pending_slot(key);
+	p = bpf_map_lookup_elem(&pending, &slot);
+	if (p && p->tag == gen + 1 && key_equal(&p->key, key)) {
+		p->count += n;
+		return 0;
+	}
 	count_map = bpf_map_lookup_elem(&counts, &pair);
 	if (!count_map)
 		return EBPROF_STAT_COUNTS_FULL; /* cannot happen: both slots always hold a map */
-	if (!count_add(count_map, key, n))
-		return 0;
-	stack_map = bpf_map_lookup_elem(&stacks, &pair);
-	if (!stack_map)
-		return EBPROF_STAT_STACKS_FULL; /* cannot happen */
-	loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr, key->kstack);
-	if (!loss)
-		loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
-				   key->ustack);
-	if (!loss)
-		loss = count_insert(count_map, key, n);
-	return loss;
+	/*
+	 * The slot's key gives way: its count goes to the counts map, which
+	 * has had the key since before the slot took it, and keeps it until
+	 * user space drains this generation.
+	 */
+	if (p && p->tag == gen + 1 && p->count) {
+		count_add(count_map, &p->key, p->count);
+		p->count = 0;
+	}
+	if (count_add(count_map, key, n)) {
+		stack_map = bpf_map_lookup_elem(&stacks, &pair);
+		if (!stack_map)
+			return EBPROF_STAT_STACKS_FULL; /* cannot happen */
+		loss = stack_store(stack_map, &sc->chunk, sc->kstack.ips, sc->kstack.nr,
+				   key->kstack);
+		if (!loss)
+			loss = stack_store(stack_map, &sc->chunk, sc->ustack.ips, sc->ustack.nr,
+					   key->ustack);
+		if (!loss)
+			loss = count_insert(count_map, key, n);
+		if (loss)
+			return loss;
+	}
+	if (p) {
+		p->key = *key;
+		p->count = 0;
+		p->tag = gen + 1;
+	}
+	return 0;
 }
 
 /* --- the table unwinder ---------------------------------------------------- */

@@ -9,13 +9,16 @@
  * a hash map keyed by that 64-bit hash. A hash map only refuses a stack when
  * it is full, and that is counted.
  *
- * Two pairs of these maps sit in two-slot map-in-map arrays, and an index
- * in .bss (active_pair) says which pair samples go to. To drain, user
- * space flips the index, then updates a slot of a map-in-map array: the
+ * Two pairs of these maps sit in two-slot map-in-map arrays, and a
+ * generation in .bss (active_gen, whose low bit is the pair) says which
+ * pair samples go to; each CPU also counts its last keys in slots of its
+ * own before they reach the pair (struct ebprof_pending). To drain, user
+ * space moves to the next generation, then updates a slot of a map-in-map array: the
  * kernel waits for every running BPF program to finish before that update
  * returns (synchronize_rcu() in maybe_wait_bpf_programs(),
  * kernel/bpf/syscall.c), so after it no program can write the old pair,
- * and user space reads and clears it without racing any increment.
+ * and user space reads and clears it, and the CPUs' slots of its
+ * generation, without racing any increment.
  *
  * New processes are also reported as they are first sampled, through a
  * ring buffer of struct ebprof_process_event, so that user space can read
@@ -109,6 +112,26 @@ struct ebprof_process_event {
 	__u64 start_time; /* as in struct ebprof_key */
 	__u64 sampled_at; /* the sample's time, ns after boot */
 	char comm[EBPROF_COMM_LEN];
+};
+
+/*
+ * A CPU's last keys, counted there before the counts map sees them: slot
+ * pending_slot(key) of the pair's EBPROF_PENDING_SLOTS (per CPU) holds a
+ * key that is in the pair's counts map already, and the samples of it
+ * counted since. A sample whose key is in its slot adds to the slot and
+ * touches no hash map; another key takes the slot over, and the count it
+ * held goes to the counts map first. tag is the generation it counts for
+ * plus one (active_gen in ebprof.bpf.c; 0: empty): user space reads the
+ * old generation's slots at a drain, after the swap's wait, and slots of
+ * older generations are empty by their tag, never cleared.
+ */
+#define EBPROF_PENDING_SLOTS 128 /* a power of two */
+#define EBPROF_PENDING_SHIFT 57	 /* 64 - log2(EBPROF_PENDING_SLOTS) */
+
+struct ebprof_pending {
+	struct ebprof_key key;
+	__u64 count;
+	__u64 tag;
 };
 
 /* One stored piece of a stack: frames [index * 32, index * 32 + 32) of stack id. */

@@ -6,14 +6,18 @@
  * addresses, which the symbolizer names and the profile folds.
  *
  * The program writes into one of two pairs of maps (counts and stacks),
- * both reached through two-slot map-in-map arrays; the index active_pair
- * in its .bss says which, and the other pair waits empty. A drain flips
- * the index, then updates a slot of the counts array, which returns only
- * after every program that might still use the old pair has finished
- * (synchronize_rcu() in the kernel's maybe_wait_bpf_programs()), so the
- * old pair is then frozen: reading and clearing it cannot lose a racing
- * increment. A program reads the index once, so a key's stacks are in the
- * pair its count is in. The drained pair becomes the empty spare.
+ * both reached through two-slot map-in-map arrays; the generation
+ * active_gen in its .bss says which (its low bit), and the other pair
+ * waits empty. A drain moves to the next generation, then updates a slot
+ * of the counts array, which returns only after every program that might
+ * still use the old pair has finished (synchronize_rcu() in the kernel's
+ * maybe_wait_bpf_programs()), so the old pair is then frozen: reading and
+ * clearing it cannot lose a racing increment. A program reads the
+ * generation once, so a key's stacks are in the pair its count is in. The
+ * drained pair becomes the empty spare. Each CPU also holds the counts of
+ * its last keys in slots of its own, tagged with the generation (struct
+ * ebprof_pending): the drain reads the old generation's and hands them out
+ * beside the counts map's.
  *
  * Stats are per-CPU counters that only grow; each drain reports the
  * difference from the last one.
@@ -215,7 +219,9 @@ struct sampler {
 	/* The two inner pairs; active indexes the one the program writes. */
 	struct bpf_map *counts_maps[2];
 	struct bpf_map *stacks_maps[2];
-	int active;
+	int active;	 /* the pair of gen: gen & 1 */
+	uint64_t gen;	 /* active_gen, as the last swap that waited stored it */
+	struct ebprof_pending *pending; /* a pair's slots, every possible CPU's */
 	bool tgid_filter; /* a PID filter sampler_set_tgids() may replace */
 	bool prealloc; /* maps preallocated: kernels before 6.1 */
 	uint32_t max_keys;
@@ -1305,9 +1311,10 @@ static int sampler_alloc_buffers(struct sampler *s, uint32_t chunk)
 	s->chunk_keys = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->chunk_keys));
 	s->chunk_buf = calloc(SAMPLER_STACK_CHUNK, sizeof(*s->chunk_buf));
 	s->percpu = calloc((size_t)s->n_possible_cpus, sizeof(*s->percpu));
+	s->pending = calloc((size_t)s->n_possible_cpus * EBPROF_PENDING_SLOTS, sizeof(*s->pending));
 	s->copy_ips = calloc(EBPROF_MAX_FRAMES, sizeof(*s->copy_ips));
 	if (!s->keys || !s->counts || !s->chunk_keys || !s->chunk_buf || !s->percpu ||
-	    !s->copy_ips)
+	    !s->pending || !s->copy_ips)
 		return -ENOMEM;
 	return 0;
 }
@@ -1673,6 +1680,7 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->py_frames += d->py_frames;
 	sum->py_faults += d->py_faults;
 	sum->ticks_missed += d->ticks_missed;
+	sum->slot_counted += d->slot_counted;
 }
 
 /*
@@ -1767,19 +1775,22 @@ static bool sampler_find_stack(struct sampler *s, uint64_t id, const uint64_t **
 }
 
 /*
- * Points the programs at the spare pair (active_pair in ebprof.bpf.c), and
- * waits for those still running on the old one: the pair is frozen on
- * return. The wait is the kernel's, which makes every update of a map of
- * maps wait for running programs (maybe_wait_bpf_programs()): the old
- * pair's counts map is put back in its own slot, which changes nothing
- * else. One wait a drain; slots updated in turn waited twice.
+ * Points the programs at the next generation, and so the spare pair
+ * (active_gen in ebprof.bpf.c), and waits for those still running on the
+ * old one: the pair and the CPUs' pending slots of its generation are
+ * frozen on return. The wait is the kernel's, which makes every update of
+ * a map of maps wait for running programs (maybe_wait_bpf_programs()): the
+ * old pair's counts map is put back in its own slot, which changes nothing
+ * else. One wait a drain; slots updated in turn waited twice. After a
+ * failed wait the next swap stores the same generation again.
  */
 static int sampler_swap(struct sampler *s)
 {
-	int spare = !s->active, old = s->active, fd;
+	uint64_t gen = s->gen + 1;
+	int spare = (int)(gen & 1), old = !spare, fd;
 	uint32_t slot = (uint32_t)old;
 
-	__atomic_store_n(&s->skel->bss->active_pair, (uint32_t)spare, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->skel->bss->active_gen, gen, __ATOMIC_SEQ_CST);
 	fd = bpf_map__fd(s->counts_maps[old]);
 	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.counts), &slot, &fd, BPF_ANY)) {
 		/*
@@ -1790,15 +1801,17 @@ static int sampler_swap(struct sampler *s)
 		return -errno;
 	}
 	s->active = spare;
+	s->gen = gen;
 	return 0;
 }
 
 /*
  * Hands entry i of the current chunk to fn with its stacks. Returns fn's
  * return value, or 0 if the entry was dropped because a stack was missing.
+ * again: a key the counts map handed out already (a CPU's pending count).
  */
 static int sampler_hand_out(struct sampler *s, uint32_t i, sampler_sample_fn fn, void *ctx,
-			    struct sampler_stats *d)
+			    struct sampler_stats *d, bool again)
 {
 	const struct ebprof_key *key = &s->keys[i];
 	struct sampler_sample sample = {
@@ -1823,8 +1836,75 @@ static int sampler_hand_out(struct sampler *s, uint32_t i, sampler_sample_fn fn,
 	}
 	memcpy(sample.comm, key->comm, sizeof(sample.comm));
 	sample.comm[sizeof(sample.comm) - 1] = '\0';
-	d->unique_stacks++;
+	d->unique_stacks += !again;
+	d->slot_counted += again ? s->counts[i] : 0;
 	return fn ? fn(&sample, ctx) : 0;
+}
+
+/* Reads pair's pending slots of every CPU into s->pending: slot i of CPU c at i * CPUs + c. */
+static int sampler_read_pending(struct sampler *s, int pair)
+{
+	int fd = bpf_map__fd(s->skel->maps.pending), err;
+	uint32_t keys[EBPROF_PENDING_SLOTS], count = EBPROF_PENDING_SLOTS, out;
+	uint32_t first = (uint32_t)pair * EBPROF_PENDING_SLOTS, before = first - 1;
+
+	/* A batch goes on from the key after in_batch's. */
+	err = bpf_map_lookup_batch(fd, pair ? &before : NULL, &out, keys, s->pending, &count, NULL);
+	if (!err && count == EBPROF_PENDING_SLOTS && keys[0] == first)
+		return 0;
+	/* Kernels before 5.6 have no batch: a slot at a time. */
+	for (uint32_t i = 0; i < EBPROF_PENDING_SLOTS; i++) {
+		uint32_t key = first + i;
+
+		if (bpf_map_lookup_elem(fd, &key, &s->pending[(size_t)i * s->n_possible_cpus]))
+			return -errno;
+	}
+	return 0;
+}
+
+/* Hands out entries [0, n) of the chunk, which the counts map handed out before. */
+static int sampler_hand_out_again(struct sampler *s, uint32_t n, sampler_sample_fn fn, void *ctx,
+				  struct sampler_stats *d)
+{
+	int ret = 0;
+
+	for (uint32_t j = 0; j < n && !ret; j++)
+		ret = sampler_hand_out(s, j, fn, ctx, d, true);
+	return ret;
+}
+
+/*
+ * Hands out what the CPUs counted for generation gen in their pending
+ * slots (those of pair): more samples of keys its counts map held, so
+ * after them, with their stacks from the same pair. Returns 0 or -errno
+ * (the slots could not be read), and fn's return value in *ret.
+ */
+static int sampler_hand_out_pending(struct sampler *s, int pair, uint64_t gen,
+				    sampler_sample_fn fn, void *ctx, struct sampler_stats *d,
+				    int *ret)
+{
+	size_t n_slots = (size_t)EBPROF_PENDING_SLOTS * s->n_possible_cpus;
+	uint32_t n = 0;
+	int err;
+
+	err = sampler_read_pending(s, pair);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n_slots && !*ret; i++) {
+		const struct ebprof_pending *p = &s->pending[i];
+
+		if (p->tag != gen + 1 || !p->count)
+			continue;
+		s->keys[n] = p->key;
+		s->counts[n] = p->count;
+		if (++n == s->chunk) {
+			*ret = sampler_hand_out_again(s, n, fn, ctx, d);
+			n = 0;
+		}
+	}
+	if (!*ret)
+		*ret = sampler_hand_out_again(s, n, fn, ctx, d);
+	return 0;
 }
 
 /*
@@ -1964,10 +2044,15 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 	while ((n = sampler_take_counts(s, bpf_map__fd(s->counts_maps[old]), &batch,
 					&position)) > 0) {
 		for (uint32_t i = 0; i < (uint32_t)n && !ret; i++)
-			ret = sampler_hand_out(s, i, fn, ctx, &d);
+			ret = sampler_hand_out(s, i, fn, ctx, &d, false);
 	}
 	if (n < 0 && !err)
 		err = n;
+	if (!ret) {
+		n = sampler_hand_out_pending(s, old, s->gen - 1, fn, ctx, &d, &ret);
+		if (n < 0 && !err)
+			err = n;
+	}
 	if (!ret)
 		ret = sampler_hand_out_late(s, fn, ctx, &d);
 	sampler_stats_add(&s->totals, &d);
@@ -2231,6 +2316,7 @@ void sampler_free(struct sampler *s)
 	free(s->chunk_buf);
 	stacktab_free(&s->table);
 	free(s->percpu);
+	free(s->pending);
 	tickgrid_free(&s->grid);
 	free(s->copy_ips);
 	free(s->late.words);

@@ -239,6 +239,11 @@ struct sampler_stats {
 	 * events (sampler_ticks_measured()).
 	 */
 	uint64_t ticks_missed;
+	/*
+	 * Of the samples handed out, those a CPU counted in its pending
+	 * slots (struct ebprof_pending), without a hash map lookup.
+	 */
+	uint64_t slot_counted;
 };
 
 /* Every early stop of the table unwinder (a truncated stack), summed. */

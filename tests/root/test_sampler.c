@@ -286,13 +286,14 @@ static void drain_or_fail(struct sampler *s, struct tally *t, struct sampler_sta
 static void print_stats(const char *what, const struct sampler_stats *st)
 {
 	print_message("%s: samples %llu recorded %llu filtered %llu idle %llu lost %llu "
-		      "(collisions %llu stacks_full %llu counts_full %llu) unique %llu drains %llu\n",
+		      "(collisions %llu stacks_full %llu counts_full %llu) unique %llu drains %llu "
+		      "slot_counted %llu\n",
 		      what, (unsigned long long)st->samples, (unsigned long long)st->recorded,
 		      (unsigned long long)st->filtered, (unsigned long long)st->idle,
 		      (unsigned long long)sampler_stats_lost(st),
 		      (unsigned long long)st->stack_collisions, (unsigned long long)st->stacks_full,
 		      (unsigned long long)st->counts_full, (unsigned long long)st->unique_stacks,
-		      (unsigned long long)st->drains);
+		      (unsigned long long)st->drains, (unsigned long long)st->slot_counted);
 }
 
 /*
@@ -354,6 +355,8 @@ static void test_profiles_one_process(void **state)
 	assert_true(t.leaf_in_burn >= t.samples * 7 / 10);
 	assert_int_equal(sampler_stats_lost(&total), 0);
 	assert_int_equal(t.samples + after.samples, total.recorded);
+	/* One loop's few stacks: most are counted in the CPUs' pending slots. */
+	assert_true(total.slot_counted > total.recorded / 2);
 	assert_int_equal(total.drains, 11);
 	assert_true(accounted_for(&total, sampler_cpu_count(s)));
 }
@@ -559,7 +562,8 @@ static void test_drain_hands_out_a_large_window(void **state)
 
 	/* Several batches of 64. */
 	assert_true(total.unique_stacks > 4 * 64);
-	assert_int_equal(t.records, total.unique_stacks);
+	/* Each key once from the counts map, and again from the CPUs' slots. */
+	assert_true(t.records >= total.unique_stacks);
 	assert_int_equal(t.wrong_tgid, 0);
 	assert_int_equal(sampler_stats_lost(&total), 0);
 	assert_int_equal(t.samples, total.recorded);
@@ -711,7 +715,7 @@ static void test_full_counts_map_recovers(void **state)
 	print_stats("max_keys 4, second", &second);
 
 	assert_true(first.counts_full > 0);
-	assert_true(t1.records <= 4);
+	assert_true(first.unique_stacks <= 4);
 	assert_true(second.recorded > 0);
 	assert_true(t2.samples > 0);
 	assert_true(sampler_stats_lost(&second) > 0);
