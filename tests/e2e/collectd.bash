@@ -58,11 +58,13 @@ collectd_start() {
 	BG_PIDS+=("$COLLECTD")
 }
 
-# collectd_stop PID: SIGTERM, then wait up to 10 s for a clean exit.
+# collectd_stop PID: SIGTERM, then wait up to 10 s for a clean exit; its
+# exit status is in $COLLECTD_STATUS (134: it aborted).
 collectd_stop() {
+	COLLECTD_STATUS=
 	kill -TERM "$1" 2>/dev/null || return 0
 	for _ in $(seq 100); do
-		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; return 0; }
+		kill -0 "$1" 2>/dev/null || { wait "$1" 2>/dev/null; COLLECTD_STATUS=$?; return 0; }
 		sleep 0.1
 	done
 	kill -KILL "$1" 2>/dev/null
