@@ -397,9 +397,9 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-stalled", h->lost_stalled },
 		/* Not samples: reports of new processes the ring buffer had no room for. */
 		{ "lost-process_event", h->total.process_events_lost },
-		/* Off-CPU: samples over the per-CPU cap, and waits never timed. */
 		/* Not samples: ticks that fell due and never ran the program (bpf/tickgrid.h). */
 		{ "ticks-missed", h->total.ticks_missed },
+		/* Off-CPU: samples over the per-CPU cap, and waits never timed. */
 		{ "lost-offcpu_throttled", h->total.offcpu_throttled },
 		{ "lost-offcpu_untimed", h->total.offcpu_untimed },
 		/* Not a loss: waits whose switch-in the program missed, timed by the scheduler's stamp. */
