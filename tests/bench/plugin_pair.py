@@ -22,8 +22,13 @@ With --idlers N, each run starts N processes once collectd is up
 sleeps), and measures from 2 s after they all sleep: what a host's idle
 processes cost the plugin at every read.
 
+A build may carry options of its own for the plugin's block, after commas:
+build/ebprof.so,Unwind="fp" runs that build with `Unwind "fp"`, so that
+one build can be paired with itself in another mode, or an old build
+with the mode it was measured in.
+
 Usage: plugin_pair.py [--together] [--no-new-processes] [--idlers N] HZ SECONDS ROUNDS
-       PATH-TO-ebprof.so...
+       PATH-TO-ebprof.so[,Option=Value...]...
 """
 import os, random, shutil, signal, statistics, subprocess, sys, tempfile, time
 
@@ -72,13 +77,15 @@ def start(so, tmp):
     for sub in ("plugins", "csv", "spool"):
         os.makedirs(os.path.join(d, sub))
     shutil.copy("/usr/lib/collectd/csv.so", os.path.join(d, "plugins"))
-    shutil.copy(so, os.path.join(d, "plugins", "ebprof.so"))
+    path, *opts = so.split(",")
+    shutil.copy(path, os.path.join(d, "plugins", "ebprof.so"))
+    extra = "".join("  %s %s\n" % tuple(o.split("=", 1)) for o in opts)
     with open(os.path.join(d, "collectd.conf"), "w") as f:
         f.write('Hostname "bench"\nFQDNLookup false\nBaseDir "%s"\nPIDFile "%s/collectd.pid"\n'
                 'PluginDir "%s/plugins"\nTypesDB "/usr/share/collectd/types.db"\nInterval 1\n'
                 'LoadPlugin csv\n<Plugin csv>\n  DataDir "%s/csv"\n</Plugin>\n'
                 'LoadPlugin ebprof\n<Plugin ebprof>\n  Frequency %d\n  SpoolDir "%s/spool"\n'
-                '  SpoolInterval 5\n</Plugin>\n' % (d, d, d, d, HZ, d))
+                '  SpoolInterval 5\n%s</Plugin>\n' % (d, d, d, d, HZ, d, extra))
     with open(os.path.join(d, "log"), "w") as log:
         p = subprocess.Popen(["collectd", "-f", "-C", os.path.join(d, "collectd.conf")],
                              stdout=log, stderr=subprocess.STDOUT)
@@ -89,7 +96,10 @@ def stop(run):
     so, d, p = run
     p.send_signal(signal.SIGTERM)
     if p.wait(30) != 0:
-        sys.exit("collectd with %s exited %d: see %s/log" % (so, p.returncode, d))
+        # The directory goes with the run's temporary files: show its log here.
+        with open(os.path.join(d, "log")) as f:
+            sys.stderr.write("".join(f.readlines()[-12:]))
+        sys.exit("collectd with %s exited %d" % (so, p.returncode))
     shutil.rmtree(d)
 
 
