@@ -190,19 +190,37 @@ static size_t pytrack_find(const struct pytrack *t, uint32_t tgid)
 	return lo;
 }
 
-static void pytrack_remember(struct pytrack *t, const struct pytrack_process *p)
+/*
+ * Puts p on the loaded list (its entry replaced if there); -ENOMEM when the
+ * list cannot grow. Every layout in the sampler's map is on a list: the
+ * callers forget the ones that find no room.
+ */
+static int pytrack_remember(struct pytrack *t, const struct pytrack_process *p)
 {
 	size_t i = pytrack_find(t, p->tgid);
 
 	if (i < t->n_loaded && t->loaded[i].tgid == p->tgid) {
 		t->loaded[i] = *p;
-		return;
+		return 0;
 	}
 	if (GROW_ARRAY(&t->loaded, &t->cap_loaded, t->n_loaded + 1, 16))
-		return; /* only its forgetting is lost: the map's start time guards it */
+		return -ENOMEM;
 	memmove(t->loaded + i + 1, t->loaded + i, (t->n_loaded - i) * sizeof(t->loaded[0]));
 	t->loaded[i] = *p;
 	t->n_loaded++;
+	return 0;
+}
+
+/* Forgets tgid's layout, from the sampler and the list, if it is on the list. */
+static void pytrack_unremember(struct pytrack *t, uint32_t tgid)
+{
+	size_t i = pytrack_find(t, tgid);
+
+	if (i == t->n_loaded || t->loaded[i].tgid != tgid)
+		return;
+	sampler_python_forget(t->config.sampler, tgid);
+	memmove(t->loaded + i, t->loaded + i + 1, (t->n_loaded - i - 1) * sizeof(t->loaded[0]));
+	t->n_loaded--;
 }
 
 /* Asks pyproc about the process, no hook held; the gate's refusals meanwhile go in v. */
@@ -243,8 +261,10 @@ static int pytrack_apply(struct pytrack *t, struct pytrack_verdict *v, bool *say
 	}
 	if (err) {
 		/* An exec keeps the start time: a Python that became something else
-		 * must not keep its old layout (reported again after each exec). */
-		sampler_python_forget(t->config.sampler, v->tgid);
+		 * must not keep its old layout (reported again after each exec).
+		 * Only one on the list has a layout: every other new process, no
+		 * Python, costs the sampler no system call. */
+		pytrack_unremember(t, v->tgid);
 		return err;
 	}
 	err = sampler_python_set(t->config.sampler, v->tgid, &v->py);
@@ -255,11 +275,19 @@ static int pytrack_apply(struct pytrack *t, struct pytrack_verdict *v, bool *say
 		*say = pytrack_first_time(t, v->why);
 		return err;
 	}
-	pytrack_remember(t, &(struct pytrack_process){
+	err = pytrack_remember(t, &(struct pytrack_process){
 		.tgid = v->tgid, .start_time = v->start_time,
 		.eval_start = v->py.eval_start, .eval_end = v->py.eval_end,
 		.cold_start = v->py.cold_start, .cold_end = v->py.cold_end });
-	return 0;
+	if (err) {
+		/* Off the list it would never be forgotten: profiled natively. */
+		sampler_python_forget(t->config.sampler, v->tgid);
+		t->stats.refused++;
+		snprintf(v->why, sizeof(v->why), "Python process %u: no memory to track it; "
+			 "profiled without Python frames", v->tgid);
+		*say = pytrack_first_time(t, v->why);
+	}
+	return err;
 }
 
 static void pytrack_say(struct pytrack *t, const struct pytrack_verdict *v, bool say)
@@ -441,10 +469,7 @@ int pytrack_adopt(struct pytrack *to, const struct pytrack *from)
 	int err = 0;
 
 	for (size_t i = 0; i < from->n_loaded; i++) {
-		size_t before = to->n_loaded;
-
-		pytrack_remember(to, &from->loaded[i]);
-		if (to->n_loaded == before) {
+		if (pytrack_remember(to, &from->loaded[i])) {
 			sampler_python_forget(to->config.sampler, from->loaded[i].tgid);
 			err = -ENOMEM;
 		}

@@ -137,7 +137,7 @@ void pytrack_forget_all(struct pytrack *t);
 struct pytrack_stats {
 	uint64_t loaded;      /* Python processes whose frames are walked now */
 	uint64_t unsupported; /* Pythons profiled natively (warned), ever */
-	uint64_t refused;     /* layouts the map had no room for, ever */
+	uint64_t refused;     /* layouts the map (or the list) had no room for, ever */
 	uint64_t refused_open[TARGET_CAUSES]; /* files the gate did not open, by cause */
 	uint64_t examined;    /* files whose symbol table was read (verdict cache misses) */
 	uint64_t reused;      /* files whose verdict came from the cache */

@@ -3,7 +3,9 @@
  * here that record what they were asked and check that they were asked
  * inside the owner's hooks (the capture's lock). A real Debian
  * /usr/bin/python3.11, started here, is loaded once detected, its file
- * examined once for two processes, forgotten when it exits; a tracker
+ * examined once for two processes, forgotten when it exits; a process
+ * that is no Python, or no longer one after an exec, costs the sampler no
+ * forget unless it was loaded, and then one; a tracker
  * whose enter hook says no (its worker was abandoned) touches nothing,
  * then or later; another tracker adopts its processes and forgets them
  * at their exit; the counters add up. A Python stopped at its exec
@@ -30,6 +32,7 @@
 
 #include "bpf/sampler.h"
 #include "render/pytrack.h"
+#include "symbolizer/procmaps.h"
 
 #define PYTHON "/usr/bin/python3.11"
 
@@ -220,6 +223,38 @@ static void test_loaded_examined_once_forgotten_at_exit(void **state)
 	stop(b);
 	pytrack_free(t);
 	target_free(gate);
+}
+
+/*
+ * Only a process it loaded costs the sampler a forget: every new process
+ * that is no Python, none. A loaded Python reported again as something
+ * else (an exec keeps the start time) is forgotten once and leaves the list.
+ */
+static void test_forgets_only_what_it_loaded(void **state)
+{
+	struct pytrack *t = tracker(NULL);
+	struct procmaps *self;
+	struct pytrack_stats st;
+	pid_t a = start_python();
+
+	(void)state;
+	pytrack_process(t, (uint32_t)getpid(), 1, NULL); /* this test: no Python */
+	pytrack_process(t, 4194304, 1, NULL);		  /* no such process */
+	assert_int_equal(seen.n_forgot, 0);
+	pytrack_process(t, (uint32_t)a, 2, NULL);
+	assert_int_equal(seen.n_set, 1);
+	assert_int_equal(procmaps_load("/proc/self/maps", &self), 0);
+	pytrack_process(t, (uint32_t)a, 2, self); /* its maps now: no Python */
+	procmaps_free(self);
+	assert_int_equal(seen.n_forgot, 1);
+	assert_int_equal(seen.forgot[0], (uint32_t)a);
+	pytrack_stats(t, &st);
+	assert_int_equal(st.loaded, 0);
+	stop(a);
+	pytrack_end_drain(t);
+	assert_int_equal(seen.n_forgot, 1); /* off the list: not forgotten again at its exit */
+	assert_int_equal(seen.outside, 0);
+	pytrack_free(t);
 }
 
 /* A worker abandoned mid-detection: its tracker must not touch the sampler, then or later. */
@@ -419,6 +454,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup(test_loaded_examined_once_forgotten_at_exit, reset),
+		cmocka_unit_test_setup(test_forgets_only_what_it_loaded, reset),
 		cmocka_unit_test_setup(test_refused_hook_touches_nothing, reset),
 		cmocka_unit_test_setup(test_adopted_processes_are_forgotten_at_exit, reset),
 		cmocka_unit_test_setup(test_starting_asked_again_on_time, reset),
