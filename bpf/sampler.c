@@ -216,10 +216,9 @@ struct sampler {
 	struct offcpu_copy *offcpu_copies; /* SAMPLER_OFFCPU_COPIES; NULL until the first */
 	uint32_t offcpu_next;		   /* the slot the next one takes */
 	int n_possible_cpus;
-	/* The two inner pairs; active indexes the one the program writes. */
+	/* The two inner pairs; gen & 1 indexes the one the program writes. */
 	struct bpf_map *counts_maps[2];
 	struct bpf_map *stacks_maps[2];
-	int active;	 /* the pair of gen: gen & 1 */
 	uint64_t gen;	 /* active_gen, as the last swap that waited stored it */
 	struct ebprof_pending *pending; /* a pair's slots, every possible CPU's */
 	bool tgid_filter; /* a PID filter sampler_set_tgids() may replace */
@@ -1800,7 +1799,6 @@ static int sampler_swap(struct sampler *s)
 		 */
 		return -errno;
 	}
-	s->active = spare;
 	s->gen = gen;
 	return 0;
 }
@@ -2032,7 +2030,7 @@ int sampler_drain(struct sampler *s, sampler_sample_fn fn, void *ctx, struct sam
 	/* The swap waited for running programs: none still reads the mappings freed before it. */
 	if (s->unwmaps)
 		unwmaps_retire(s->unwmaps, retiring);
-	old = !s->active;
+	old = (int)((s->gen - 1) & 1); /* the pair of the generation just left */
 
 	/* After the swap, so that every increment in the old counts is in these stats. */
 	err = sampler_read_stats(s, &d);
