@@ -5,9 +5,10 @@
  * then waits for SIGINT or SIGTERM. bench.py runs it as the floor that every
  * profiler's overhead is measured above. With "switch" for HZ it attaches
  * only the empty program on the scheduler's switch instead (the off-CPU
- * section's floor).
+ * section's floor). With PROG, it attaches that perf_event program of the
+ * object instead of bench_floor (findvma.py's probe).
  *
- * Usage: floor FLOOR.BPF.O HZ|switch
+ * Usage: floor FLOOR.BPF.O HZ|switch [PROG]
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -87,11 +88,12 @@ int main(int argc, char **argv)
 	struct bpf_program *prog;
 	struct bpf_object *obj;
 	int n_links = 0, n_cpus, ret = 1;
+	const char *name = "bench_floor";
 	unsigned int frequency;
 	sigset_t stop;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: floor FLOOR.BPF.O HZ|switch\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: floor FLOOR.BPF.O HZ|switch [PROG]\n");
 		return 2;
 	}
 	/* Block the stop signals first, so that one sent early is not lost. */
@@ -102,19 +104,23 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[2], "switch"))
 		return floor_switch(argv[1]);
 	frequency = (unsigned int)strtoul(argv[2], NULL, 10);
+	if (argc == 4)
+		name = argv[3];
 
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj) {
 		fprintf(stderr, "floor: opening %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
-	bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "bench_switch_floor"),
-				  false);
+	/* Only the one program: the others may want what this kernel lacks. */
+	for (prog = bpf_object__next_program(obj, NULL); prog;
+	     prog = bpf_object__next_program(obj, prog))
+		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), name));
 	if (bpf_object__load(obj)) {
 		fprintf(stderr, "floor: loading %s: %s\n", argv[1], strerror(errno));
 		goto close_obj;
 	}
-	prog = bpf_object__find_program_by_name(obj, "bench_floor");
+	prog = bpf_object__find_program_by_name(obj, name);
 	n_cpus = libbpf_num_possible_cpus();
 	if (!prog || n_cpus <= 0 || n_cpus > FLOOR_MAX_CPUS)
 		goto close_obj;

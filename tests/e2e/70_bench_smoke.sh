@@ -124,3 +124,16 @@ python3 "$ROOT/tests/bench/bench.py" --smoke --sections idle >"$T/idle" 2>&1 ||
 	{ tail -20 "$T/idle" >&2; fail "bench.py --smoke --sections idle exited $?"; }
 check "3 user" "CPU a second with idle processes sampled once" "ebprof record" anchor
 ok "section idle: the profiler's CPU beside idle processes, against perf"
+
+# findvma.py (not a row: a study of a design, tests/bench/README.md): the
+# probe loads and attaches beside the floor, samples user ticks, finds
+# their mappings, and puts the BPF stats sysctl back.
+python3 "$ROOT/tests/bench/findvma.py" 999 0.5 1 5 >"$T/findvma" 2>&1 ||
+	{ tail -20 "$T/findvma" >&2; fail "findvma.py exited $?"; }
+found=$(grep -o 'found [0-9]*' "$T/findvma" | head -1 | grep -o '[0-9]*$')
+at_least "${found:-0}" 50 || fail "findvma.py's probe found ${found:-0} mappings: $(cat "$T/findvma")"
+grep -q '^median ns per run: floor [0-9]*, find_vma [0-9]*' "$T/findvma" ||
+	fail "findvma.py printed no medians: $(cat "$T/findvma")"
+[ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] ||
+	fail "findvma.py left kernel.bpf_stats_enabled at $(cat /proc/sys/kernel/bpf_stats_enabled)"
+ok "findvma.py: the probe found $found mappings of user ticks"
