@@ -266,7 +266,7 @@ soak: all
 # --- benchmarks (tests/bench/) ---------------------------------------------
 # `make bench` measures ebprof beside perf, bpftrace and the floor (an empty
 # BPF program on the same CPU-clock event), prints a table, and writes
-# build/bench/bench.csv and build/bench/scaling.svg (~20 min; root).
+# build/bench/bench.csv and build/bench/scaling.svg (49 min in its last full run; root).
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/findvma.bpf.o $(B)/bench/work \
