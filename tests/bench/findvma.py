@@ -18,7 +18,7 @@ leave out what the queued interrupt costs after the program returns.
 Usage: findvma.py HZ SECONDS ROUNDS DEPTH
 (from the repository's root, after `make bench-tools`)
 """
-import json, os, signal, statistics, subprocess, sys, time
+import json, os, signal, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import bpf_progs, bpf_stats_on, bpf_stats_restore, ci95  # noqa: E402

@@ -49,24 +49,42 @@ static void floor_wait(void)
 	sigwait(&stop, &sig);
 }
 
-/* The switch floor: the empty tp_btf program on sched_switch, alone. */
-static int floor_switch(const char *path)
+/*
+ * Opens the object at path and loads only its program name (the others
+ * may want what this kernel lacks). Returns the object and sets *prog, or
+ * NULL after saying why.
+ */
+static struct bpf_object *floor_load(const char *path, const char *name, struct bpf_program **prog)
 {
 	struct bpf_object *obj = bpf_object__open_file(path, NULL);
-	struct bpf_link *link = NULL;
-	struct bpf_program *prog;
-	int ret = 1;
+	struct bpf_program *p;
 
 	if (!obj) {
 		fprintf(stderr, "floor: opening %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	for (p = bpf_object__next_program(obj, NULL); p; p = bpf_object__next_program(obj, p))
+		bpf_program__set_autoload(p, !strcmp(bpf_program__name(p), name));
+	*prog = bpf_object__find_program_by_name(obj, name);
+	if (!*prog || bpf_object__load(obj)) {
+		fprintf(stderr, "floor: loading %s from %s: %s\n", name, path,
+			*prog ? strerror(errno) : "no such program");
+		bpf_object__close(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+/* The switch floor: the empty tp_btf program on sched_switch, alone. */
+static int floor_switch(const char *path)
+{
+	struct bpf_program *prog;
+	struct bpf_object *obj = floor_load(path, "bench_switch_floor", &prog);
+	struct bpf_link *link = NULL;
+	int ret = 1;
+
+	if (!obj)
 		return 1;
-	}
-	bpf_program__set_autoload(bpf_object__find_program_by_name(obj, "bench_floor"), false);
-	prog = bpf_object__find_program_by_name(obj, "bench_switch_floor");
-	if (!prog || bpf_object__load(obj)) {
-		fprintf(stderr, "floor: loading %s: %s\n", path, strerror(errno));
-		goto close_obj;
-	}
 	link = bpf_program__attach(prog);
 	if (!link) {
 		fprintf(stderr, "floor: attaching to sched_switch: %s\n", strerror(errno));
@@ -107,22 +125,11 @@ int main(int argc, char **argv)
 	if (argc == 4)
 		name = argv[3];
 
-	obj = bpf_object__open_file(argv[1], NULL);
-	if (!obj) {
-		fprintf(stderr, "floor: opening %s: %s\n", argv[1], strerror(errno));
+	obj = floor_load(argv[1], name, &prog);
+	if (!obj)
 		return 1;
-	}
-	/* Only the one program: the others may want what this kernel lacks. */
-	for (prog = bpf_object__next_program(obj, NULL); prog;
-	     prog = bpf_object__next_program(obj, prog))
-		bpf_program__set_autoload(prog, !strcmp(bpf_program__name(prog), name));
-	if (bpf_object__load(obj)) {
-		fprintf(stderr, "floor: loading %s: %s\n", argv[1], strerror(errno));
-		goto close_obj;
-	}
-	prog = bpf_object__find_program_by_name(obj, name);
 	n_cpus = libbpf_num_possible_cpus();
-	if (!prog || n_cpus <= 0 || n_cpus > FLOOR_MAX_CPUS)
+	if (n_cpus <= 0 || n_cpus > FLOOR_MAX_CPUS)
 		goto close_obj;
 	for (int cpu = 0; cpu < n_cpus; cpu++) {
 		int fd = floor_event_open(cpu, frequency);
