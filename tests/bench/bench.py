@@ -92,13 +92,15 @@ def median(values):
     return statistics.median(values) if values else None
 
 
-def local_timer_irqs():
-    """Local timer interrupts so far, all CPUs (the LOC row of /proc/interrupts)."""
+def interrupts(row):
+    """Interrupts of one row of /proc/interrupts so far, all CPUs: LOC, the
+    local timer; IWI, irq work. Exits if the kernel has no such row."""
     with open("/proc/interrupts") as f:
         for line in f:
-            if line.split(":")[0].strip() == "LOC":
-                return sum(int(x) for x in line.split()[1:] if x.isdigit())
-    return 0
+            fields = line.split()
+            if fields and fields[0] == row + ":":
+                return sum(int(x) for x in fields[1:] if x.isdigit())
+    sys.exit("bench: no %s row in /proc/interrupts" % row)
 
 
 def ci95(values, resamples=2000):
@@ -762,11 +764,11 @@ class Bench:
                                             if kind == "ebprof-cpu" else None)
                             prof.start()
                         try:
-                            n0, w0 = local_timer_irqs(), time.time()
+                            n0, w0 = interrupts("LOC"), time.time()
                             r0 = prof.stats()[1] if prof else 0
                             times[kind].append(self.run_work(rounds))
                             wall = time.time() - w0
-                            irqs[kind].append((local_timer_irqs() - n0) / wall / NCPU)
+                            irqs[kind].append((interrupts("LOC") - n0) / wall / NCPU)
                             runs[kind].append(((prof.stats()[1] if prof else 0) - r0) / wall)
                         finally:
                             if prof:

@@ -21,23 +21,13 @@ Usage: findvma.py HZ SECONDS ROUNDS DEPTH
 import json, os, signal, statistics, subprocess, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import bpf_progs, bpf_stats_on, bpf_stats_restore, ci95  # noqa: E402
+from bench import bpf_progs, bpf_stats_on, bpf_stats_restore, ci95, interrupts  # noqa: E402
 
 if len(sys.argv) != 5:
     sys.exit(__doc__)
 HZ, SECS, ROUNDS, DEPTH = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 TOOLS = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "build", "bench"))
 PROBES = [("floor", "floor.bpf.o", "bench_floor"), ("find_vma", "findvma.bpf.o", "bench_find_vma")]
-
-
-def irq_work():
-    """Irq-work interrupts taken so far, all CPUs."""
-    with open("/proc/interrupts") as f:
-        for line in f:
-            fields = line.split()
-            if fields and fields[0] == "IWI:":
-                return sum(int(x) for x in fields[1:] if x.isdigit())
-    sys.exit("findvma: no IWI line in /proc/interrupts")
 
 
 def counters(prog_id):
@@ -56,7 +46,7 @@ def counters(prog_id):
 
 def snapshot(ids):
     progs = bpf_progs()
-    return ({n: progs[i][1:] for n, i in ids.items()}, counters(ids["find_vma"]), irq_work())
+    return ({n: progs[i][1:] for n, i in ids.items()}, counters(ids["find_vma"]), interrupts("IWI"))
 
 
 def one_round():
