@@ -266,7 +266,11 @@ soak: all
 # --- benchmarks (tests/bench/) ---------------------------------------------
 # `make bench` measures ebprof beside perf, bpftrace and the floor (an empty
 # BPF program on the same CPU-clock event), prints a table, and writes
-# build/bench/bench.csv and build/bench/scaling.svg (49 min in its last full run; root).
+# build/bench/bench.csv and build/bench/scaling.svg (root). It is the quick
+# survey (bench.py --quick: 3 pairs a figure, shorter runs; about 15 min);
+# `make bench-full` is the full run (5 pairs, every frequency and depth, the
+# slowdown section: 49 min in its last run). Each figure the README quotes
+# names its own section's command, with the pairs that resolve it.
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/findvma.bpf.o $(B)/bench/work \
@@ -295,10 +299,15 @@ $(B)/bench/symbench $(B)/bench/unwbench: $(B)/bench/%: tests/bench/%.c $(B)/libe
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(B)/libebprof.a $(LIBS)
 
-.PHONY: bench-tools bench-smoke
+.PHONY: bench-tools bench-smoke bench-full
 bench-tools: all $(BENCH_TOOLS)
 
 bench:
+	@tests/deps.sh
+	@$(MAKE) --no-print-directory bench-tools
+	python3 tests/bench/bench.py --quick $(BENCH_ARGS)
+
+bench-full:
 	@tests/deps.sh
 	@$(MAKE) --no-print-directory bench-tools
 	python3 tests/bench/bench.py $(BENCH_ARGS)

@@ -561,7 +561,8 @@ class Bench:
     def __init__(self, args):
         self.args = args
         self.smoke = args.smoke
-        self.reps = args.reps or (1 if self.smoke else 5)
+        self.quick = args.quick and not self.smoke
+        self.reps = args.reps or (1 if self.smoke else 3 if self.quick else 5)
         self.out = os.path.join(BUILD, "bench")
         os.makedirs(self.out, exist_ok=True)
         self.tmp = tempfile.mkdtemp(prefix="ebprof-bench.")
@@ -573,8 +574,12 @@ class Bench:
         with open(Profiler.RATE_PATH) as f:
             Profiler.max_rate = int(f.read())
 
-    def dur(self, full, smoke):
-        return smoke if self.smoke else full
+    def dur(self, full, smoke, quick=None):
+        """A run's length (or a list of cases): full, or smoke's in a smoke
+        run, or quick's (when given) in the quick survey that make bench runs."""
+        if self.smoke:
+            return smoke
+        return quick if self.quick and quick is not None else full
 
     def cleanup(self):
         self.bg.stop()
@@ -636,7 +641,7 @@ class Bench:
             # Shallow across frequencies; deep (~73 user frames) at 999 Hz.
             cases = [
                 ("shallow", [os.path.join(EX, "split7030"), "100000"], "split7030",
-                 [999] if self.smoke else [99, 999, 4999]),
+                 self.dur([99, 999, 4999], [999], [999, 4999])),
                 ("deep", [os.path.join(EX, "recurse-leaffp"), "100000", "70"],
                  "recurse-leaffp depth 70", [999]),
             ]
@@ -743,12 +748,12 @@ class Bench:
         every CPU for scale). Slowdown against no profiler, in %."""
         log("2 slowdown of the others while one sleeping process is profiled")
         t0 = time.time()
-        rounds = self.work_rounds(4.0)
+        rounds = self.work_rounds(self.dur(4.0, 4.0, 2.0))
         sleeper = subprocess.Popen(["sleep", "100000"])
         saved = bpf_stats_on()
         kinds = ["none", "floor", "bpftrace", "ebprof", "ebprof-cpu"]
         try:
-            for hz in ([4999] if self.smoke else [999, 4999]):
+            for hz in self.dur([999, 4999], [4999], [4999]):
                 times = {k: [] for k in kinds}
                 irqs = {k: [] for k in kinds}  # local timer interrupts /s per CPU
                 runs = {k: [] for k in kinds}  # runs of the tool's program /s
@@ -827,7 +832,8 @@ class Bench:
         kinds = ["none", "floor", "perf", "bpftrace", "ebprof"]
         saved = bpf_stats_on()
         try:
-            for hz in ([4999] if self.smoke else self.args.ticks_hz):
+            for hz in self.dur(self.args.ticks_hz or [999, 4999], [4999],
+                               self.args.ticks_hz or [4999]):
                 got = {k: [] for k in kinds}  # (lost %, BPF pp, own process pp)
                 for kind, prof in self.shuffled_rounds(kinds, hz):
                     # What a tool does once per binary is not charged to the
@@ -918,7 +924,7 @@ class Bench:
         hz = 999
         self.busy_start()
         try:
-            long_s = self.dur(45, 3)
+            long_s = self.dur(45, 3, 20)
             cpu, peak, samples, curve, wall, steady = self.user_run("ebprof", hz, long_s)
             folded = os.path.join(self.tmp, "ebprof.folded")
             stacks = sum(1 for _ in open(folded, "rb")) if os.path.exists(folded) else 0
@@ -927,7 +933,7 @@ class Bench:
             early = median(q[len(q) // 4: len(q) // 2]) if len(q) >= 4 else (q[0] if q else None)
             late = median(q[-max(1, len(q) // 4):]) if q else None
             others = {}
-            short_s = self.dur(20, 2)
+            short_s = self.dur(20, 2, 10)
             for kind in ("perf", "bpftrace"):
                 others[kind] = self.user_run(kind, hz, short_s)
             pcpu, ppeak, psamples = others["perf"][:3]
@@ -1244,7 +1250,7 @@ class Bench:
     def section_collectd(self):
         """The plugin's cost in collectd, by frequency: with and without it, paired."""
         log("3 the plugin in collectd on a busy system, by frequency")
-        seconds = self.dur(8, 3)
+        seconds = self.dur(8, 3, 5)
         reps = self.reps if not self.smoke else 1
         self.busy_start()
         try:
@@ -1301,7 +1307,7 @@ class Bench:
 
     def scaling_user(self, hz):
         """ebprof's user CPU by unique stacks and by number of processes."""
-        seconds = self.dur(6, 2)
+        seconds = self.dur(6, 2, 3)
         for levels in ([3] if self.smoke else [2, 4, 6]):
             self.bg.stop()
             for _ in range(NCPU):
@@ -1340,7 +1346,7 @@ class Bench:
         secs = self.dur(2, 1)
         saved = bpf_stats_on()
         try:
-            for depth in self.UNWIND_DEPTHS:
+            for depth in self.dur(self.UNWIND_DEPTHS, self.UNWIND_DEPTHS, (5, 70)):
                 # recurse-leaffp (frame pointers everywhere, so the walk sees every frame):
                 # _start, two libc frames, main and the leaf around the recursion.
                 steps = max(depth - 5, 0)
@@ -1423,7 +1429,7 @@ class Bench:
             err = os.path.join(self.tmp, "system.err")
             with open(err, "w") as e:
                 subprocess.run([EBPROF, "record", "--unwind", "dwarf", "-F", "99", "-d",
-                                str(self.dur(10, 2)), "--format", "folded", "-o",
+                                str(self.dur(10, 2, 5)), "--format", "folded", "-o",
                                 os.path.join(self.tmp, "system.folded")], stderr=e, check=True)
         finally:
             self.bg.stop()
@@ -1437,7 +1443,7 @@ class Bench:
 
     def unwind_collectd(self):
         """The plugin's RSS and locked (BPF) memory with tables, against frame pointers."""
-        hz, seconds = 999, self.dur(8, 3)
+        hz, seconds = 999, self.dur(8, 3, 5)
         self.busy_start()
         rss, lock, base_rss, base_lock = [], [], [], []
         try:
@@ -1460,7 +1466,7 @@ class Bench:
 
     def unwind_user(self):
         """User CPU per 1000 samples: record --unwind dwarf vs perf --call-graph dwarf + report."""
-        hz, seconds = 999, self.dur(10, 2)
+        hz, seconds = 999, self.dur(10, 2, 5)
         self.bg.stop()
         pids = [self.bg.start([os.path.join(EX, "chains-nofp"), "100000"]).pid,
                 self.bg.start([os.path.join(EX, "unwcases-nofp"), "qsort", "100000"]).pid]
@@ -1757,7 +1763,7 @@ class Bench:
             theirs_svg = os.path.join(self.tmp, "theirs.svg")
             runs = {"ours": ([EBPROF, "render", folded, "-o", ours_svg], None),
                     "theirs": (["perl", fg, folded], theirs_svg)}
-            reps = self.reps if n < 500000 else min(self.reps, 3)
+            reps = self.reps if n < 500000 else self.dur(min(self.reps, 3), 1, 1)
             t_ratio, rss_ratio, got = [], [], {"ours": [], "theirs": []}
             for _ in range(reps):
                 pair = {}
@@ -1819,7 +1825,7 @@ class Bench:
     def section_top(self):
         log("7 a live view: ebprof top against perf top")
         hz = 99
-        seconds = self.dur(30, 3)
+        seconds = self.dur(30, 3, 10)
         self.busy_start()
         try:
             share = {"ebprof": [], "perf": []}
@@ -1900,7 +1906,7 @@ class Bench:
         py = "/usr/bin/python3.11"
         if not os.access(py, os.X_OK):
             raise RuntimeError("%s is missing: make deps installs python3.11" % py)
-        secs = self.dur(3, 1)
+        secs = self.dur(3, 1, 2)
         self.bg.stop()
         for _ in range(NCPU):
             self.bg.start([py, os.path.join(ROOT, "examples", "pydeep.py"), "100000"])
@@ -1979,15 +1985,24 @@ class Bench:
                  ("unwind", self.section_unwind), ("offcpu", self.section_offcpu),
                  ("python", self.section_python)]
         t0 = time.time()
+        took = []
         for name, fn in steps:
-            if ("all" in sections and name not in ("ebuser", "idle")) or name in sections:
+            # slowdown's wall times need many pairs to resolve a point
+            # (section ticks counts the same cost in less time): in the
+            # quick survey it runs only when named.
+            left_out = ("ebuser", "idle") + (("slowdown",) if self.quick else ())
+            if ("all" in sections and name not in left_out) or name in sections:
+                t1 = time.time()
                 fn()
+                took.append((name, time.time() - t1))
+                print("bench: section %s took %.0f s" % took[-1], flush=True)
         self.plot()
         self.res.markdown(os.path.join(self.out, "bench.md"))
         print(self.res.table())
         print("\nwritten: %s, %s (%.0f s)" % (self.res.path, os.path.join(self.out,
                                                                         "scaling.svg"),
                                               time.time() - t0))
+        print("sections: " + ", ".join("%s %.0f s" % t for t in took))
 
 
 GNUPLOT_HEAD = """set terminal svg size 1200,800 dynamic font "sans,11"
@@ -2017,7 +2032,12 @@ PANELS = [
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--smoke", action="store_true", help="every row briefly, to test the rows")
-    ap.add_argument("--reps", type=int, default=0, help="paired runs per figure (default 5)")
+    ap.add_argument("--quick", action="store_true",
+                    help="the survey make bench runs (about 15 min): 3 pairs per figure, "
+                         "shorter runs, fewer frequencies and depths, section slowdown only "
+                         "when named; each README figure comes from its section's own command")
+    ap.add_argument("--reps", type=int, default=0,
+                    help="paired runs per figure (default 5; 3 with --quick)")
     ap.add_argument("--sections", default="all",
                     help="comma list of host,kernel,slowdown,ticks,filtered,user,ebuser,idle,startup,collectd,"
                          "symbols,"
@@ -2033,8 +2053,9 @@ def main():
                     help="sections ebuser, idle and startup: another ebprof binary (the build before a change) "
                          "paired against build/ebprof")
     ap.add_argument("--ticks-hz", type=lambda v: [int(x) for x in v.split(",")],
-                    default=[999, 4999],
-                    help="section ticks: the frequencies, a comma list (default 999,4999); "
+                    default=None,
+                    help="section ticks: the frequencies, a comma list (default 999,4999; "
+                         "4999 with --quick); "
                          "one frequency with many --reps is its long mode")
     ap.add_argument("--ticks-warm", type=float, default=1.2,
                     help="section ticks: seconds of work each tool samples before the "

@@ -150,7 +150,7 @@ def _run(kind, ebprof, tools, tmp, seconds, service_work):
 
 def section_offcpu(bench, ebprof, tools, median):
     """Adds the rows of section 9 to bench.res."""
-    seconds = bench.dur(5, 1)
+    seconds = bench.dur(5, 1, 2)
     reps = bench.reps
     with open("/proc/sys/kernel/bpf_stats_enabled") as f:
         saved = f.read().strip()
