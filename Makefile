@@ -269,7 +269,7 @@ soak: all
 # build/bench/bench.csv and build/bench/scaling.svg (root). It is the quick
 # survey (bench.py --quick: 3 pairs a figure, shorter runs; about 15 min);
 # `make bench-full` is the full run (5 pairs, every frequency and depth, the
-# slowdown section: 49 min in its last run). Each figure the README quotes
+# slowdown section: 45 min, 2,721 s, in its last run). Each figure the README quotes
 # names its own section's command, with the pairs that resolve it.
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.

@@ -1749,7 +1749,7 @@ class Bench:
         ratio is the median of the pairs' ratios (flamegraph.pl / ebprof:
         a speed-up for time, and the ratio of peak RSS the other way round).
         flamegraph.pl takes ~45 s at 500k stacks here, so it gets at most 3
-        pairs there. Both drop frames under 0.1 px of a 1200 px image; the SVG
+        pairs there (1 in the quick survey). Both drop frames under 0.1 px of a 1200 px image; the SVG
         size row is one render of each.
         """
         log("5 rendering")
