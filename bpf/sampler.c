@@ -193,6 +193,8 @@ struct sampler {
 	double load_seconds;	 /* every load tried, fallbacks included */
 	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
 	uint64_t steal_at_start; /* ns: /proc/stat's steal when the events were attached */
+	uint64_t started_ns;	 /* CLOCK_MONOTONIC when the events were attached, 0 before */
+	uint64_t stopped_ns;	 /* CLOCK_MONOTONIC at sampler_stop(), 0 before */
 	int n_online; /* CPUs online at the start */
 	unsigned int frequency; /* Hz, for sampler_start() */
 	uint32_t ring_bytes;	/* the process_events ring's size */
@@ -1542,8 +1544,10 @@ int sampler_start(struct sampler *s, char *err, size_t errlen)
 	if (!ret)
 		ret = sampler_attach(s, s->frequency, err, errlen);
 	s->started = !ret;
-	if (s->started)
+	if (s->started) {
 		s->steal_known = !steal_read_ns(&s->steal_at_start);
+		s->started_ns = tickgrid_now_ns();
+	}
 	return ret;
 }
 
@@ -2224,6 +2228,13 @@ int sampler_steal_ns(const struct sampler *s, uint64_t *ns)
 	return 0;
 }
 
+double sampler_sampled_s(const struct sampler *s)
+{
+	uint64_t end = s->stopped_ns ? s->stopped_ns : tickgrid_now_ns();
+
+	return s->started_ns && end > s->started_ns ? (end - s->started_ns) / 1e9 : 0.0;
+}
+
 size_t sampler_ring_bytes(const struct sampler *s)
 {
 	return s->ring_bytes;
@@ -2279,7 +2290,11 @@ void sampler_stop(struct sampler *s)
 	 * half counted when the caller drains. No tick falls due after the
 	 * close starts.
 	 */
-	tickgrid_stop(&s->grid, tickgrid_now_ns());
+	uint64_t now = tickgrid_now_ns();
+
+	tickgrid_stop(&s->grid, now);
+	if (!s->stopped_ns)
+		s->stopped_ns = now;
 	for (int i = 0; i < s->n_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		s->links[i] = NULL;

@@ -475,6 +475,14 @@ void sampler_python_forget(struct sampler *s, uint32_t tgid);
 int sampler_steal_ns(const struct sampler *s, uint64_t *ns);
 
 /*
+ * Seconds the events sampled: from their attachment to sampler_stop(), or
+ * to now while they run; 0 before sampler_start(). The span the stats and
+ * ticks_missed cover, which a caller's own clock overstates by whatever
+ * it does after the stop (naming the last samples, joining threads).
+ */
+double sampler_sampled_s(const struct sampler *s);
+
+/*
  * The size of the ring that carries process reports and, with unwind
  * tables, copies of samples: sampler_copy_ring_bytes() of the sampler's
  * frequency and online CPUs, 64 KiB with frame pointers, a page without

@@ -537,7 +537,7 @@ int cli_record(int argc, char **argv)
 	struct capture *cap = NULL;
 	struct profile *profile = NULL;
 	char subtitle[256];
-	double start, next, end;
+	double start, next, end, sampled;
 	bool out_of_fds;
 	int ret = 1, rc = 0;
 
@@ -586,10 +586,18 @@ int cli_record(int argc, char **argv)
 	capture_stats(cap, &cs);
 	capture_free(cap);
 	cap = NULL;
+	/*
+	 * The span the samples and the ticks missed cover ends at the stop,
+	 * not after the last samples were named: that can take a while (a
+	 * large library's symbols, read cold) and is no part of the recording.
+	 */
+	sampled = sampler_sampled_s(s);
+	if (sampled <= 0)
+		sampled = cli_now() - start;
 	if (!o.quiet)
-		print_summary(&o, s, &cs, profile, cli_now() - start);
+		print_summary(&o, s, &cs, profile, sampled);
 	out_of_fds = fds_ran_out(&cs);
-	record_subtitle(&o, s, profile, cli_now() - start, subtitle, sizeof(subtitle));
+	record_subtitle(&o, s, profile, sampled, subtitle, sizeof(subtitle));
 	if (cli_write_profile(profile, o.format, o.output,
 			      &(struct format_options){ o.title, subtitle, o.min_width,
 							o.sampling.sampler.frequency,

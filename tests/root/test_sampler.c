@@ -1411,7 +1411,9 @@ static void test_reports_need_report_processes(void **state)
 /*
  * After sampler_stop(), a drain finds every sample ended: the accounting
  * holds with no slack for samples in flight, and a later drain finds
- * nothing new. The CPUs sampled are still reported.
+ * nothing new. The CPUs sampled are still reported. The span sampled ends
+ * at the stop, and every tick due in it ran or is counted missed (idle
+ * included, every tick of every CPU is a sample).
  */
 static void test_stop_leaves_no_sample_in_flight(void **state)
 {
@@ -1421,6 +1423,7 @@ static void test_stop_leaves_no_sample_in_flight(void **state)
 	struct sampler_stats total, after;
 	struct tally t = { 0 };
 	struct sampler *s;
+	double sampled;
 	int cpus;
 
 	workload_start(f, &w);
@@ -1431,10 +1434,20 @@ static void test_stop_leaves_no_sample_in_flight(void **state)
 	cpus = sampler_cpu_count(s);
 	sleep_ms(500);
 	sampler_stop(s);
+	sampled = sampler_sampled_s(s);
 	drain_or_fail(s, &t, NULL);
 	sampler_totals(s, &total);
 	print_stats("stopped", &total);
 	assert_true(total.samples > 300);
+	print_message("sampled %.3f s; ticks missed %llu (measured: %d)\n", sampled,
+		      (unsigned long long)total.ticks_missed, sampler_ticks_measured(s));
+	assert_true(sampled >= 0.45 && sampled < 5.0);
+	if (sampler_ticks_measured(s)) {
+		double due = sampled * 999 * cpus, slack = 999 * cpus / 10 + cpus;
+		double got = (double)(total.samples + total.ticks_missed);
+
+		assert_true(got > due - slack && got < due + slack);
+	}
 	assert_int_equal(total.samples, total.recorded + total.filtered + total.idle +
 						total.kstack_errors + total.ustack_errors +
 						total.stack_collisions + total.stacks_full +
@@ -1444,6 +1457,7 @@ static void test_stop_leaves_no_sample_in_flight(void **state)
 	sampler_totals(s, &after);
 	assert_int_equal(after.samples, total.samples);
 	assert_int_equal(sampler_cpu_count(s), cpus);
+	assert_true(sampler_sampled_s(s) == sampled);
 }
 
 /*
