@@ -194,7 +194,6 @@ struct sampler {
 	uint64_t verified_insns; /* by the kernel's verifier, for the programs loaded */
 	uint64_t steal_at_start; /* ns: /proc/stat's steal when the events were attached */
 	uint64_t started_ns;	 /* CLOCK_MONOTONIC when the events were attached, 0 before */
-	uint64_t stopped_ns;	 /* CLOCK_MONOTONIC at sampler_stop(), 0 before */
 	int n_online; /* CPUs online at the start */
 	unsigned int frequency; /* Hz, for sampler_start() */
 	uint32_t ring_bytes;	/* the process_events ring's size */
@@ -2230,7 +2229,8 @@ int sampler_steal_ns(const struct sampler *s, uint64_t *ns)
 
 double sampler_sampled_s(const struct sampler *s)
 {
-	uint64_t end = s->stopped_ns ? s->stopped_ns : tickgrid_now_ns();
+	/* sampler_stop() stops the grid, with or without per-CPU events. */
+	uint64_t end = s->grid.stop_ns ? s->grid.stop_ns : tickgrid_now_ns();
 
 	return s->started_ns && end > s->started_ns ? (end - s->started_ns) / 1e9 : 0.0;
 }
@@ -2290,11 +2290,7 @@ void sampler_stop(struct sampler *s)
 	 * half counted when the caller drains. No tick falls due after the
 	 * close starts.
 	 */
-	uint64_t now = tickgrid_now_ns();
-
-	tickgrid_stop(&s->grid, now);
-	if (!s->stopped_ns)
-		s->stopped_ns = now;
+	tickgrid_stop(&s->grid, tickgrid_now_ns());
 	for (int i = 0; i < s->n_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		s->links[i] = NULL;
