@@ -13,6 +13,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 ROUNDS=${1:-10} SECS=${2:-3}
 EB=$ROOT/build/ebprof
 PERF=${PERF:-/usr/bin/perf}
+FOLDED="/usr/bin/python3 $ROOT/tests/e2e/folded.py"
 if [ ! -x "$EB" ] || [ ! -x "$ROOT/build/examples/syscalls" ]; then
 	echo "apart: run make all first" >&2
 	exit 1
@@ -24,18 +25,7 @@ trap '[ -n "$A" ] && kill "$A" 2>/dev/null; rm -rf "$W"' EXIT
 
 # share FOLDED: read_zero's self share (%) of the syscalls samples, and their count
 share() {
-	/usr/bin/python3 - "$1" <<'PY'
-import sys
-total = hot = 0
-for line in open(sys.argv[1]):
-    stack, _, count = line.rstrip("\n").rpartition(" ")
-    frames = stack.split(";")
-    if frames[0] != "syscalls":
-        continue
-    total += int(count)
-    hot += int(count) if frames[-1] == "read_zero_[k]" else 0
-print("%.2f%% of %d" % (100.0 * hot / total if total else 0, total))
-PY
+	echo "$($FOLDED "$1" self syscalls 'read_zero_[k]')% of $($FOLDED "$1" total syscalls)"
 }
 perf_folded() {
 	"$PERF" script --no-inline -F comm,pid,tid,ip,sym,dso -i "$1" 2>/dev/null |
