@@ -444,19 +444,22 @@ struct ebprof_walk_state {
  * the CPU the program runs on (perf_event programs do not nest on a CPU).
  */
 struct ebprof_scratch {
-	struct ebprof_stack kstack;
-	struct ebprof_ustack ustack;
-	struct ebprof_regs regs; /* the walk's current frame */
-	struct ebprof_copy_event copy; /* the sample's first frame, and the copy if sent */
 	/*
-	 * The chunk being stored: 264 bytes that would not fit on the stack
-	 * of a bpf_loop() callback next to the program's own (Linux 6.1
-	 * counts them together against 512 bytes).
+	 * What each frame of a walk reads and writes comes first: a BPF load
+	 * or store reaches 32 KiB past its pointer, so these take one
+	 * instruction each, where past the large arrays below they took three.
 	 */
-	struct ebprof_chunk chunk;
-	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
-	/* The Python walk (bpf/python.bpf.h): the process's layout, a frame, a code object. */
-	struct ebprof_py_proc py;
+	struct ebprof_regs regs; /* the walk's current frame */
+	struct ebprof_walk_state walk;
+	/*
+	 * The table walk's window of the user stack (unw_read_user()): the
+	 * win_len bytes at win_start, read at once, which serve the reads of
+	 * the next frames up (0: none, at the start of every walk). In words,
+	 * so that a read from it is one load, not eight of a byte each.
+	 */
+	__u64 win_start;
+	__u32 win_len;
+	__u32 win_cap; /* the most the next read takes: EBPROF_WIN_FIRST, then _BYTES */
 	/*
 	 * The walk's Python state, here rather than in the walk's own struct
 	 * on the stack: the verifier tracks stack slots precisely, and these
@@ -469,18 +472,22 @@ struct ebprof_scratch {
 	__u8 py_started;  /* py_next was read from the thread state */
 	__u8 py_emitting; /* the rounds emit Python frames, from py_next */
 	__u8 py_pad[4];
+	/* The Python walk (bpf/python.bpf.h): the process's layout, a frame, a code object. */
+	struct ebprof_py_proc py;
 	__u8 py_frame[EBPROF_PY_FRAME_BYTES];
 	__u8 py_code[EBPROF_PY_CODE_BYTES];
-	struct ebprof_walk_state walk;
+	__u64 pt_regs[EBPROF_PT_REGS_WORDS]; /* the user registers as the kernel saved them */
+	/* store_chunk() reads either stack by a mask as wide as the user stack's frames. */
+	struct ebprof_stack kstack;
+	struct ebprof_ustack ustack;
+	__u64 win[EBPROF_WIN_BYTES / 8 + 1];
+	struct ebprof_copy_event copy; /* the sample's first frame, and the copy if sent */
 	/*
-	 * The table walk's window of the user stack (unw_read_user()): the
-	 * win_len bytes at win_start, read at once, which serve the reads of
-	 * the next frames up (0: none, at the start of every walk).
+	 * The chunk being stored: 264 bytes that would not fit on the stack
+	 * of a bpf_loop() callback next to the program's own (Linux 6.1
+	 * counts them together against 512 bytes).
 	 */
-	__u64 win_start;
-	__u32 win_len;
-	__u32 win_cap; /* the most the next read takes: EBPROF_WIN_FIRST, then _BYTES */
-	__u8 win[EBPROF_WIN_BYTES + 8];
+	struct ebprof_chunk chunk;
 };
 
 /*
