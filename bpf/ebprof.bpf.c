@@ -369,18 +369,25 @@ static __always_inline __u64 stack_hash_end(struct ebprof_hash *h)
 }
 
 struct hash_ctx {
-	const __u64 *ips;
-	__u32 cap; /* entries in ips[] */
+	const __u64 *ips; /* in the scratch space, which has room past it for the mask below */
+	__u32 nr;	  /* frames: at most ips' entries */
 	struct ebprof_hash h;
 };
 
-static long hash_frame(__u32 i, void *arg)
+/* Frames hashed a bpf_loop() round: each round is a call, which costs more than a frame. */
+#define HASH_PER_ROUND 4
+
+static long hash_frames(__u32 k, void *arg)
 {
 	struct hash_ctx *c = arg;
+	__u32 i = k * HASH_PER_ROUND;
 
-	if (i >= c->cap)
-		return 1;
-	stack_hash_add(&c->h, i, c->ips[i & (EBPROF_MAX_FRAMES - 1)]);
+#pragma clang loop unroll(full)
+	for (int j = 0; j < HASH_PER_ROUND; j++, i++) {
+		if (i >= c->nr)
+			return 1;
+		stack_hash_add(&c->h, i, c->ips[i & (EBPROF_MAX_FRAMES - 1)]);
+	}
 	return 0;
 }
 
@@ -389,13 +396,13 @@ static __always_inline __u64 stack_id(const __u64 *ips, __u64 nr, __u32 cap)
 {
 	struct hash_ctx c = {
 		.ips = ips,
-		.cap = cap,
+		.nr = (__u32)nr,
 		.h = { 0x9e3779b97f4a7c15ULL ^ nr, 0x6a09e667f3bcc909ULL },
 	};
 
 	if (nr == 0 || nr > cap)
 		return 0;
-	bpf_loop((__u32)nr, hash_frame, &c, 0);
+	bpf_loop(((__u32)nr + HASH_PER_ROUND - 1) / HASH_PER_ROUND, hash_frames, &c, 0);
 	return stack_hash_end(&c.h);
 }
 
