@@ -90,16 +90,18 @@ verified() {
 # the program outright (1,000,001 instructions, E2BIG) until the binary
 # searches forgot their narrowed bounds each round and the rule search
 # became a global function: 23,879 and 70,469 there, 14,220 and 37,857 on
-# 6.1.
+# 6.1. Two frames a round of the walk (6% off a 20-frame sample) took
+# them to 56,742 and 125,454 on 6.18, 25,035 and 61,025 on 6.1: the
+# bounds below were 40,000 and 100,000 before it.
 # A kernel before 5.16 does not say (0): nothing to hold it to there.
 n=$(verified "$T/record.err")
 [ -n "$n" ] || fail "ebprof record said no 'programs loaded' line: $(cat "$T/record.err")"
-[ "$n" -le 40000 ] || fail "the verifier processed $n instructions for the on-CPU programs (at most 40000)"
+[ "$n" -le 80000 ] || fail "the verifier processed $n instructions for the on-CPU programs (at most 80000)"
 "$EBPROF" record --mode wall -p "$W" -F 199 -d 1 --format folded -o "$T/wall.folded" 2>"$T/wall.err" ||
 	fail "ebprof record --mode wall failed: $(cat "$T/wall.err")"
 nw=$(verified "$T/wall.err")
-[ -n "$nw" ] && [ "$nw" -le 100000 ] ||
-	fail "the verifier processed '${nw}' instructions for --mode wall's programs (at most 100000)"
+[ -n "$nw" ] && [ "$nw" -le 160000 ] ||
+	fail "the verifier processed '${nw}' instructions for --mode wall's programs (at most 160000)"
 ok "the verifier's work at a start: $n instructions on-CPU, $nw with off-CPU time"
 
 D=$(collectd_dir daemon csv)
