@@ -21,11 +21,11 @@
  */
 #include <link.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -185,7 +185,9 @@ __attribute__((aligned(4096))) NOCLEVER void plt_loop(double end)
 	plt_bounds(&lo, &hi);
 	page = lo & ~(uintptr_t)4095;
 	if (lo >= hi || (hi - 1) / 4096 != lo / 4096 || (uintptr_t)plt_loop / 4096 == lo / 4096) {
-		fprintf(stderr, "unwcases: the PLT [%#lx, %#lx) is not on a page apart\n",
+		fprintf(stderr,
+			"unwcases: no lazy PLT slot, or the PLT [%#lx, %#lx) is not on "
+			"a page apart from plt_loop\n",
 			(unsigned long)lo, (unsigned long)hi);
 		exit(1);
 	}
