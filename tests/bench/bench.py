@@ -5,7 +5,8 @@
 row for a second or two, to prove the rows still work). It measures:
 
   0 host      what this host charges for a system call, an open and a
-              query of /proc/PID/maps, and a page fault (hostcost.c): the
+              query of /proc/PID/maps (and the first open of a new
+              process's), and a page fault (hostcost.c): the
               kernel work a new process costs us, which differs between
               hosts more than between builds
   1 kernel    BPF run time per sample (kernel.bpf_stats_enabled), ebprof's
@@ -1958,7 +1959,8 @@ class Bench:
         a guest whose page tables the hypervisor shadows pays 15 us a page
         fault where nested paging pays well under 1.
         """
-        log("0 host: a system call, an open of maps, a maps query, a page fault")
+        log("0 host: a system call, an open of maps (its own, a new process's first), "
+            "a maps query, a page fault")
         self.bg.stop()
         out = subprocess.run([os.path.join(TOOLS, "hostcost"), str(max(self.reps, 3))],
                              check=True, capture_output=True, text=True).stdout

@@ -5,6 +5,10 @@
  * (default 5) of each, in microseconds:
  *   syscall       a system call that does nothing (getppid)
  *   maps_open     open and close of /proc/self/maps
+ *   maps_open_new the same of a new process's maps, opened for the first
+ *                 time: the kernel makes its /proc entries then, once for
+ *                 each process, and a profiler that reads the maps of
+ *                 each new process pays that at every one
  *   maps_query    one PROCMAP_QUERY ioctl on it (Linux 6.11 and later; else -)
  *   page_fault    the first write to a page of fresh anonymous memory
  * A guest whose page tables the hypervisor shadows pays far more for a
@@ -17,7 +21,9 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,6 +76,36 @@ static double maps_open_us(void)
 	return (now_us() - t) / 10000;
 }
 
+static double maps_open_new_us(void)
+{
+	double sum = 0;
+	char path[64];
+
+	for (int i = 0; i < 200; i++) {
+		pid_t child = fork();
+		double t;
+		int fd;
+
+		if (child < 0)
+			return -1;
+		if (child == 0) {
+			pause();
+			_exit(0);
+		}
+		snprintf(path, sizeof(path), "/proc/%d/maps", (int)child);
+		t = now_us();
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			close(fd);
+		sum += now_us() - t;
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+		if (fd < 0)
+			return -1;
+	}
+	return sum / 200;
+}
+
 static double maps_query_us(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
@@ -112,9 +148,10 @@ static double page_fault_us(void)
 
 int main(int argc, char **argv)
 {
-	static double (*const probe[])(void) = { syscall_us, maps_open_us, maps_query_us,
-						 page_fault_us };
-	static const char *const name[] = { "syscall", "maps_open", "maps_query", "page_fault" };
+	static double (*const probe[])(void) = { syscall_us, maps_open_us, maps_open_new_us,
+						 maps_query_us, page_fault_us };
+	static const char *const name[] = { "syscall", "maps_open", "maps_open_new",
+					       "maps_query", "page_fault" };
 	int rounds = argc > 1 ? atoi(argv[1]) : 5;
 	double v[MAX_ROUNDS];
 
@@ -133,9 +170,9 @@ int main(int argc, char **argv)
 			v[n++] = x;
 		}
 		if (n == rounds)
-			printf("%-11s %.2f us\n", name[k], median(v, n));
+			printf("%-13s %.2f us\n", name[k], median(v, n));
 		else
-			printf("%-11s -\n", name[k]);
+			printf("%-13s -\n", name[k]);
 	}
 	return 0;
 }
