@@ -108,6 +108,7 @@ struct capture_process {
 struct capture_track {
 	struct capture_process p;
 	struct procmaps *maps;
+	bool gone; /* the unwinder's read of its maps found them gone: not read again */
 };
 
 struct capture_core {
@@ -392,7 +393,7 @@ static bool worker_step(struct capture_worker *w)
 	if (w->n_tracks) {
 		struct capture_track track = w->tracks[w->track_first];
 		struct capture_process p = track.p;
-		const struct procmaps *maps;
+		const struct procmaps *maps = NULL;
 		int err = 0;
 
 		w->track_first = (w->track_first + 1) % CAPTURE_TRACK_QUEUE;
@@ -407,10 +408,15 @@ static bool worker_step(struct capture_worker *w)
 		pthread_mutex_unlock(&core->lock);
 		/*
 		 * One read of its maps, the unwinder's if it still holds: for
-		 * its names, and lent to the Python check.
+		 * its names, and lent to the Python check. None when the
+		 * unwinder's found it gone.
 		 */
-		err = symbolizer_track_maps(w->sym, p.tgid, p.start_time, track_take_maps(&track),
-					    &maps);
+		if (track.gone) {
+			err = symbolizer_track_gone(w->sym, p.tgid, p.start_time);
+		} else {
+			err = symbolizer_track_maps(w->sym, p.tgid, p.start_time,
+						    track_take_maps(&track), &maps);
+		}
 		if (!err && w->py)
 			pytrack_process(w->py, p.tgid, p.start_time, maps);
 		pthread_mutex_lock(&core->lock);
@@ -946,13 +952,14 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 static int capture_track(const struct sampler_process *process, void *ctx)
 {
 	struct capture *cap = ctx;
-	struct capture_track track = { { process->tgid, process->start_time }, NULL };
+	struct capture_track track = { { process->tgid, process->start_time }, NULL, false };
 	struct capture_worker *w;
 	bool wake = false;
 
 	if (cap->unwinder)
-		unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
-				    cap->lend_maps ? &track.maps : NULL);
+		track.gone = unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
+						 cap->lend_maps ? &track.maps : NULL) == -ESRCH &&
+			     cap->lend_maps;
 	pthread_mutex_lock(&cap->core->lock);
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
@@ -961,8 +968,8 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 		if (track.maps && w->n_kept == CAPTURE_TRACK_KEPT)
 			track_release(&track); /* a backlog: fewer maps held */
 		w->n_kept += track.maps != NULL;
-		/* Without maps, or with many maps held: now. Else in a batch. */
-		wake = !track.maps || w->n_kept >= CAPTURE_TRACK_KEPT / 2 ||
+		/* To read its maps while it runs, or with many maps held: now. Else in a batch. */
+		wake = (!track.maps && !track.gone) || w->n_kept >= CAPTURE_TRACK_KEPT / 2 ||
 		       w->n_tracks >= CAPTURE_TRACK_QUEUE / 2;
 		w->tracks[(w->track_first + w->n_tracks) % CAPTURE_TRACK_QUEUE] = track;
 		w->n_tracks++;

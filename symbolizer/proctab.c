@@ -52,6 +52,8 @@ struct proctab {
 	struct elfcache *elfs; /* borrowed: the tables the records hold */
 	uint64_t perfmap_max_bytes;
 	bool maps_text_only;
+	/* Within proctab_track_gone(): the caller's read found the maps file gone. */
+	bool maps_known_gone;
 	bool pids_ours; /* procpid_by_signal(): the end of a drain reads stat files less */
 	struct proc *procs[PROC_BUCKETS];
 	size_t nr_procs, max_procs;
@@ -367,6 +369,8 @@ static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify,
 	int err;
 
 	proc->maps_drain = t->drain;
+	if (!maps && t->maps_known_gone)
+		return -ENOENT; /* read just now by the caller: not tried again */
 	if (!maps) {
 		snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", t->proc_root, proc->tgid);
 		/* A process gone before its first read keeps no maps; one read before keeps them. */
@@ -632,16 +636,32 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
 			return -ENOMEM;
 	}
 	if (err == -ENOENT) {
-		/* Exited before we could read it: nothing to keep. */
+		/*
+		 * Exited before we could read it. The record stays, with what an
+		 * earlier read found if any, so that naming its samples (drained
+		 * after this) asks /proc nothing more: it goes at the end of a
+		 * drain that brings none.
+		 */
 		proc->gone = true;
-		if (!proc->maps)
-			proc_unlink(t, proc);
+		if (confirmed)
+			proc->confirmed_drain = t->drain;
 		return -ESRCH;
 	}
 	if (confirmed)
 		proc->confirmed_drain = t->drain;
 	*out = proc;
 	return 0;
+}
+
+int proctab_track_gone(struct proctab *t, uint32_t tgid, uint64_t start_time)
+{
+	struct proc *proc;
+	int err;
+
+	t->maps_known_gone = true;
+	err = proctab_track(t, tgid, start_time, NULL, &proc);
+	t->maps_known_gone = false;
+	return err;
 }
 
 int proctab_reread(struct proctab *t, struct proc *proc)

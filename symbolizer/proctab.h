@@ -94,6 +94,15 @@ int proctab_track(struct proctab *t, uint32_t tgid, uint64_t start_time, struct 
 		  struct proc **out);
 
 /*
+ * proctab_track() of a process whose maps file the caller found gone just
+ * now, for the same report: the record is made or kept as proctab_track()
+ * keeps a process gone before its read, and its maps are not read again
+ * (nor anything else of /proc, given its start time). Returns -ESRCH, or
+ * -ENOMEM.
+ */
+int proctab_track_gone(struct proctab *t, uint32_t tgid, uint64_t start_time);
+
+/*
  * Reads proc's maps again, verified to be still its process's (else it
  * is marked gone), and opens its perf map if it now has anonymous
  * executable memory. 0 or -ENOMEM.

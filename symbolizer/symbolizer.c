@@ -269,6 +269,11 @@ int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_
 	return 0;
 }
 
+int symbolizer_track_gone(struct symbolizer *sym, uint32_t tgid, uint64_t start_time)
+{
+	return proctab_track_gone(sym->procs, tgid, start_time);
+}
+
 /* Makes room for len more bytes in the per-call buffer: 0 or -ENOMEM. */
 static int names_room(struct symbolizer *sym, size_t len)
 {

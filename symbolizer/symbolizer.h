@@ -165,6 +165,14 @@ int symbolizer_track_maps(struct symbolizer *sym, uint32_t tgid, uint64_t start_
 			  struct procmaps *given, const struct procmaps **maps);
 
 /*
+ * symbolizer_track() of a process whose /proc/PID/maps another reader of
+ * the same report found gone just now: its record is kept as for any
+ * process gone before its read (the kernel's part of its samples is still
+ * named), and its maps are not read again. Returns -ESRCH, or -ENOMEM.
+ */
+int symbolizer_track_gone(struct symbolizer *sym, uint32_t tgid, uint64_t start_time);
+
+/*
  * Marks the end of a drain: forgets processes that have exited and whose
  * samples had their chance (see symbolizer_track), and trims the caches
  * to their bounds. Only records of processes that neither

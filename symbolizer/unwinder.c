@@ -995,7 +995,7 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	err = procmaps_load_opt(path, true, &pm);
 	if (err) {
 		track_maps(u, tgid, start_time, NULL, read_at);
-		return err == -ENOMEM ? err : -ESRCH;
+		return err == -ENOENT || err == -ESRCH ? -ESRCH : err;
 	}
 	err = track_maps(u, tgid, start_time, pm, read_at);
 	if (maps)

@@ -99,8 +99,8 @@ void unwinder_free(struct unwinder *u);
  * queues its build, and loads the process's mappings once all are built
  * (now, when none is queued, or without a builder). Call it when the
  * sampler reports the process (again after an exec). Reads nothing but
- * /proc with a builder. Returns 0, -ESRCH when the process is gone, or
- * -ENOMEM.
+ * /proc with a builder. Returns 0, -ESRCH when the process is gone (its
+ * maps file no longer there), or the read's error (-ENOMEM, -EMFILE...).
  */
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time);
 

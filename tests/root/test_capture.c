@@ -2,11 +2,11 @@
  * capture tests, on real eBPF: a child burns CPU in a known function, the
  * sampler (filtered to the child) is drained through a capture into a
  * profile. The symbolizer is pointed at a /proc of the test's own for the
- * stalls: the child's /proc/PID/stat there is a FIFO nobody writes, so
- * naming the child blocks in open(), as a read of a file nobody answers
- * would. The guarantee under test: capture_drain() and capture_free()
- * return within the stall timeout of the worker's last progress, with the
- * loss counted, and the next drains name what they can.
+ * stalls: the child's /proc/PID/maps there is a FIFO nobody writes, so
+ * reading the child's maps blocks in open(), as a read of a file nobody
+ * answers would. The guarantee under test: capture_drain() and
+ * capture_free() return within the stall timeout of the worker's last
+ * progress, with the loss counted, and the next drains name what they can.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,7 +49,7 @@ struct fixture {
 	struct capture *capture;
 	struct profile *profile;
 	char proc[64];	  /* a /proc of the test's own; "" for the real one */
-	char fifo[128];	  /* the child's stat there */
+	char fifo[128];	  /* the child's maps there */
 };
 
 static double now(void)
@@ -117,10 +117,11 @@ static int teardown(void **state)
 }
 
 /*
- * A /proc where the child's stat is a FIFO nobody writes: naming the
- * child (or snapshotting it) blocks in open() until a writer comes.
+ * A /proc where the child's maps is a FIFO nobody writes: snapshotting the
+ * child (or naming it) blocks in open() until a writer comes. Its stat is
+ * not there: with the sampler's start times nothing reads it.
  */
-static void fake_proc_with_blocking_stat(struct fixture *f, struct capture_config *cc)
+static void fake_proc_with_blocking_maps(struct fixture *f, struct capture_config *cc)
 {
 	char path[160];
 
@@ -128,7 +129,7 @@ static void fake_proc_with_blocking_stat(struct fixture *f, struct capture_confi
 	assert_non_null(mkdtemp(f->proc));
 	snprintf(path, sizeof(path), "%s/%u", f->proc, f->tgid);
 	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(f->fifo, sizeof(f->fifo), "%s/%u/stat", f->proc, f->tgid);
+	snprintf(f->fifo, sizeof(f->fifo), "%s/%u/maps", f->proc, f->tgid);
 	assert_int_equal(mkfifo(f->fifo, 0644), 0);
 	cc->symbolizer.proc_root = f->proc;
 }
@@ -204,7 +205,7 @@ static void test_a_stuck_worker_is_abandoned_and_counted(void **state)
 	double t0;
 
 	capture_config_init(&cc);
-	fake_proc_with_blocking_stat(f, &cc);
+	fake_proc_with_blocking_maps(f, &cc);
 	cc.stall_ms = STALL_MS;
 	start(f, &cc);
 	usleep(300 * 1000);
@@ -251,7 +252,7 @@ static void test_an_interrupt_frees_a_worker_blocked_in_a_system_call(void **sta
 	double t0;
 
 	capture_config_init(&cc);
-	fake_proc_with_blocking_stat(f, &cc);
+	fake_proc_with_blocking_maps(f, &cc);
 	cc.stall_ms = STALL_MS;
 	cc.interrupt_signal = SIGURG;
 	start(f, &cc);
@@ -351,7 +352,7 @@ static void test_an_abandoned_workers_python_state_is_kept(void **state)
 	sc.report_processes = true;
 	assert_int_equal(sampler_open(&sc, &f->sampler, err, sizeof(err)), 0);
 	assert_true(sampler_python(f->sampler));
-	/* Our /proc: the Python process's directory is the real one; the other's stat blocks. */
+	/* Our /proc: the Python process's directory is the real one; the other's maps blocks. */
 	strcpy(f->proc, "/tmp/test_capture.XXXXXX");
 	assert_non_null(mkdtemp(f->proc));
 	snprintf(path, sizeof(path), "%s/%d", f->proc, python);
@@ -359,7 +360,7 @@ static void test_an_abandoned_workers_python_state_is_kept(void **state)
 	assert_int_equal(symlink(err, path), 0);
 	snprintf(path, sizeof(path), "%s/%d", f->proc, stuck);
 	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(f->fifo, sizeof(f->fifo), "%s/%d/stat", f->proc, stuck);
+	snprintf(f->fifo, sizeof(f->fifo), "%s/%d/maps", f->proc, stuck);
 	assert_int_equal(mkfifo(f->fifo, 0644), 0);
 	capture_config_init(&cc);
 	cc.symbolizer.proc_root = f->proc;

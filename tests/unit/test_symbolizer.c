@@ -1193,13 +1193,58 @@ static void test_start_times_keep_processes_of_one_pid_apart(void **state)
 	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 1);
 
-	/* Gone before its report was handled: nothing to snapshot, nothing kept. */
+	/*
+	 * Gone before its report was handled: nothing to snapshot. Its record
+	 * stays, so that naming its samples of this drain reads nothing, and
+	 * goes at the end of the first drain that names none.
+	 */
 	fake_process_exit(w);
 	symbolizer_end_drain(sym);
 	symbolizer_end_drain(sym);
 	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(300)), -ESRCH);
 	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_int_equal(stats.exited, 1);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(300), alpha), "[unknown]");
+	symbolizer_end_drain(sym);
+	symbolizer_end_drain(sym);
+	symbolizer_stats(sym, &stats);
 	assert_int_equal(stats.processes, 0);
+	symbolizer_free(sym);
+}
+
+/*
+ * A report whose maps another reader found gone just now: its record is
+ * made without a read of /proc (here its maps are still there, and would
+ * name the sample), and its samples are named from it.
+ */
+static void test_track_gone_reads_nothing(void **state)
+{
+	struct world *w = *state;
+	struct symbolizer *sym;
+	struct symbolizer_stats stats;
+	char nopie[4096], maps[8192];
+	uint64_t alpha;
+
+	fixture_path("symfix-nopie", nopie, sizeof(nopie));
+	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	maps_line(maps, sizeof(maps), nopie, 0x401000);
+	fake_process(w, 100, maps);
+	sym = symbolizer_new(&w->config);
+	assert_int_equal(symbolizer_track_gone(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_int_equal(stats.exited, 1);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha), "[unknown]");
+	/* A report after it, read as usual, names its samples. */
+	assert_int_equal(symbolizer_track(sym, FAKE_PID, ticks_to_ns(100)), 0);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha), "fixture_alpha");
+	/* What an earlier read found is kept by a report found gone. */
+	assert_int_equal(symbolizer_track_gone(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
+	assert_string_equal(leaf_name_started(sym, ticks_to_ns(100), alpha + 1), "fixture_alpha");
+	symbolizer_stats(sym, &stats);
+	assert_int_equal(stats.processes, 1);
+	assert_int_equal(stats.exited, 1);
 	symbolizer_free(sym);
 }
 
@@ -1679,6 +1724,8 @@ int main(void)
 					    world_setup, world_teardown),
 	    cmocka_unit_test_setup_teardown(test_start_times_keep_processes_of_one_pid_apart,
 					    world_setup, world_teardown),
+	    cmocka_unit_test_setup_teardown(test_track_gone_reads_nothing, world_setup,
+					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_sample_start_time_spares_proc_stat, world_setup,
 					    world_teardown),
 	    cmocka_unit_test_setup_teardown(test_perf_map_is_read_only_with_anonymous_exec_memory,
