@@ -184,6 +184,20 @@ static uint64_t mapped_addr(const char *file, uint64_t start, const char *name)
 	return result;
 }
 
+/*
+ * The fake process, started at tick 100, runs symfix-nopie at 0x401000:
+ * the program's path into nopie, its maps line into maps. Returns where
+ * fixture_alpha sits.
+ */
+static uint64_t fake_nopie_process(const struct world *w, char *nopie, size_t nopie_size,
+				   char *maps, size_t maps_size)
+{
+	fixture_path("symfix-nopie", nopie, nopie_size);
+	maps_line(maps, maps_size, nopie, 0x401000);
+	fake_process(w, 100, maps);
+	return mapped_addr(nopie, 0x401000, "fixture_alpha");
+}
+
 static size_t stack(struct symbolizer *sym, const uint64_t *uips, size_t n_uips,
 		    const uint64_t *kips, size_t n_kips, struct frame *out)
 {
@@ -315,10 +329,7 @@ static void test_addresses_option_appends_offsets(void **state)
 	uint64_t alpha, beta, uips[2], kip = 0xffffffff81000210;
 	size_t n;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	beta = mapped_addr(nopie, 0x401000, "fixture_beta");
 	w->config.addresses = true;
 	sym = symbolizer_new(&w->config);
@@ -680,10 +691,7 @@ static void test_exited_process_resolves_until_end_of_drain(void **state)
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	sym = symbolizer_new(&w->config);
 	assert_string_equal(leaf_name(sym, alpha, NULL), "fixture_alpha");
 	symbolizer_end_drain(sym);
@@ -1063,10 +1071,7 @@ static void test_tracked_exited_process_waits_one_drain_for_its_samples(void **s
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	sym = symbolizer_new(&w->config);
 	assert_int_equal(symbolizer_track(sym, FAKE_PID, 0), 0);
 	fake_process_exit(w);
@@ -1226,10 +1231,7 @@ static void test_track_gone_reads_nothing(void **state)
 	char nopie[4096], maps[8192];
 	uint64_t alpha;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	sym = symbolizer_new(&w->config);
 	assert_int_equal(symbolizer_track_gone(sym, FAKE_PID, ticks_to_ns(100)), -ESRCH);
 	symbolizer_stats(sym, &stats);
@@ -1261,10 +1263,7 @@ static void test_sample_start_time_spares_proc_stat(void **state)
 	char nopie[4096], maps[8192], path[256], name[64];
 	uint64_t alpha;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	snprintf(name, sizeof(name), "%d/stat", FAKE_PID);
 	world_path(w, path, sizeof(path), name);
 	/* Its stat unreadable, its maps readable: only a start time given can name it. */
@@ -1303,10 +1302,7 @@ static void test_perf_map_is_read_only_with_anonymous_exec_memory(void **state)
 	uint64_t alpha;
 	enum frame_kind kind;
 
-	fixture_path("symfix-nopie", nopie, sizeof(nopie));
-	alpha = mapped_addr(nopie, 0x401000, "fixture_alpha");
-	maps_line(maps, sizeof(maps), nopie, 0x401000);
-	fake_process(w, 100, maps);
+	alpha = fake_nopie_process(w, nopie, sizeof(nopie), maps, sizeof(maps));
 	world_path(w, path, sizeof(path), "perf-4242.map");
 	write_file(path, "7f0000000100 40 LazyCompile:~handler server.js:10\n");
 	sym = symbolizer_new(&w->config);
