@@ -588,7 +588,8 @@ static __always_inline bool report_process(struct ebprof_cpu *s, const struct eb
 	event->start_time = start_time;
 	event->sampled_at = bpf_ktime_get_boot_ns();
 	__builtin_memcpy(event->comm, key->comm, EBPROF_COMM_LEN);
-	bpf_ringbuf_submit(event, 0);
+	/* Forced: copies left in the ring (send_copy()) keep the adaptive wake-up from firing. */
+	bpf_ringbuf_submit(event, BPF_RB_FORCE_WAKEUP);
 	bpf_map_update_elem(&reported, &tgid, &start_time, BPF_ANY);
 	stat_add(s, EBPROF_STAT_PROCESS_EVENTS);
 	return true;
@@ -1158,6 +1159,13 @@ static long copy_chunk(__u32 k, void *arg)
  * the stack). Only while the ring buffer has room to spare for process
  * reports. key is the sampled process's, id the copy's (struct
  * ebprof_copy_event). Returns whether it was sent.
+ *
+ * A copy wakes no one while the ring is less than half way to the
+ * copies' limit: it waits for the next report's wake-up or the drain's
+ * flush (sampler_watch_flush()), which reads the ring before each drain,
+ * so user space does not wake for each copy: most copies follow a new
+ * process's report, and the thread that reads reports woke for each.
+ * Oracle copies, for tests, wake it.
  */
 static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *key, __u32 type,
 				      __u64 id)
@@ -1165,9 +1173,10 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 	struct ebprof_scratch *s = w->s;
 	struct ebprof_copy_event *e = &s->copy;
 	__u64 sp = e->regs.r[UNW_RSP];
+	__u64 held = bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA);
 	__u32 bytes;
 
-	if (bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA) > copy_ring_limit)
+	if (held > copy_ring_limit)
 		return false;
 	e->type = type;
 	e->id = id;
@@ -1193,7 +1202,10 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 	if (bytes > EBPROF_COPY_BYTES)
 		bytes = EBPROF_COPY_BYTES;
 	return bpf_ringbuf_output(&process_events, e,
-				  __builtin_offsetof(struct ebprof_copy_event, stack) + bytes, 0) == 0;
+				  __builtin_offsetof(struct ebprof_copy_event, stack) + bytes,
+				  type == EBPROF_EVENT_COPY && held < copy_ring_limit / 2 ?
+					  BPF_RB_NO_WAKEUP :
+					  BPF_RB_FORCE_WAKEUP) == 0;
 }
 
 #define WALK_COPIED 1

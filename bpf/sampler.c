@@ -2119,8 +2119,12 @@ struct sampler_watch {
 	sampler_process_fn fn;
 	sampler_idle_fn idle; /* NULL: none */
 	void *ctx;
-	int stop_fd; /* an eventfd: readable when the thread should end */
+	int stop_fd;  /* an eventfd: readable when the thread should end */
+	int flush_fd; /* an eventfd: readable when a flush is asked for */
 	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t flushed; /* CLOCK_MONOTONIC */
+	uint64_t flush_asked, flush_done; /* under lock */
 };
 
 /*
@@ -2128,12 +2132,31 @@ struct sampler_watch {
  * and reads what is reported. A callback error is not the thread's to
  * handle: it goes on with the next report.
  */
+/* Reads the ring buffer to its end for every flush asked so far, then says so. */
+static void sampler_watch_flushed(struct sampler_watch *w)
+{
+	uint64_t count, asked;
+
+	/* Nonblocking; the flushes it counts are all answered below. */
+	if (read(w->flush_fd, &count, sizeof(count)) < 0 && errno != EAGAIN)
+		return;
+	pthread_mutex_lock(&w->lock);
+	asked = w->flush_asked;
+	pthread_mutex_unlock(&w->lock);
+	sampler_poll_processes(w->sampler, w->fn, w->ctx, 0);
+	pthread_mutex_lock(&w->lock);
+	w->flush_done = asked;
+	pthread_cond_broadcast(&w->flushed);
+	pthread_mutex_unlock(&w->lock);
+}
+
 static void *sampler_watch_run(void *arg)
 {
 	struct sampler_watch *w = arg;
-	struct pollfd fds[2] = {
+	struct pollfd fds[3] = {
 		{ .fd = sampler_process_fd(w->sampler), .events = POLLIN },
 		{ .fd = w->stop_fd, .events = POLLIN },
+		{ .fd = w->flush_fd, .events = POLLIN },
 	};
 
 	/*
@@ -2144,20 +2167,43 @@ static void *sampler_watch_run(void *arg)
 	 */
 	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), SAMPLER_WATCH_NICE);
 	for (int timeout_ms = -1;;) {
-		if (poll(fds, 2, timeout_ms) < 0) {
+		if (poll(fds, 3, timeout_ms) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (fds[1].revents)
 			break;
+		if (fds[2].revents)
+			sampler_watch_flushed(w);
 		/* A record left for want of memory would wake the poll at once: wait a little. */
-		if (fds[0].revents &&
-		    sampler_poll_processes(w->sampler, w->fn, w->ctx, 0) == -ENOMEM)
+		else if (fds[0].revents &&
+			 sampler_poll_processes(w->sampler, w->fn, w->ctx, 0) == -ENOMEM)
 			usleep(10000);
 		timeout_ms = w->idle ? w->idle(w->ctx) : -1;
 	}
 	return NULL;
+}
+
+/* The flush's lock and condition, the latter on the monotonic clock. */
+static int sampler_watch_sync_init(struct sampler_watch *w)
+{
+	pthread_condattr_t attr;
+	int err;
+
+	err = pthread_condattr_init(&attr);
+	if (err)
+		return -err;
+	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (!err)
+		err = pthread_cond_init(&w->flushed, &attr);
+	pthread_condattr_destroy(&attr);
+	if (err)
+		return -err;
+	err = pthread_mutex_init(&w->lock, NULL);
+	if (err)
+		pthread_cond_destroy(&w->flushed);
+	return -err;
 }
 
 int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_fn idle, void *ctx,
@@ -2177,20 +2223,58 @@ int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_f
 	w->idle = idle;
 	w->ctx = ctx;
 	w->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->stop_fd < 0) {
+	w->flush_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->stop_fd < 0 || w->flush_fd < 0) {
 		err = -errno;
-		goto free_watch;
+		goto close_fds;
 	}
+	err = sampler_watch_sync_init(w);
+	if (err)
+		goto close_fds;
 	err = -pthread_create(&w->thread, NULL, sampler_watch_run, w);
 	if (err)
-		goto close_fd;
+		goto free_sync;
 	*out = w;
 	return 0;
 
-close_fd:
-	close(w->stop_fd);
-free_watch:
+free_sync:
+	pthread_cond_destroy(&w->flushed);
+	pthread_mutex_destroy(&w->lock);
+close_fds:
+	if (w->stop_fd >= 0)
+		close(w->stop_fd);
+	if (w->flush_fd >= 0)
+		close(w->flush_fd);
 	free(w);
+	return err;
+}
+
+int sampler_watch_flush(struct sampler_watch *w, unsigned int timeout_ms)
+{
+	uint64_t one = 1, ticket;
+	struct timespec until;
+	int err = 0;
+
+	if (!w)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->lock);
+	ticket = ++w->flush_asked;
+	pthread_mutex_unlock(&w->lock);
+	/* An eventfd write of 1 cannot fail short of overflow. */
+	if (write(w->flush_fd, &one, sizeof(one)) != sizeof(one))
+		abort();
+	pthread_mutex_lock(&w->lock);
+	while (w->flush_done < ticket && err != ETIMEDOUT)
+		err = pthread_cond_timedwait(&w->flushed, &w->lock, &until);
+	err = w->flush_done < ticket ? -ETIMEDOUT : 0;
+	pthread_mutex_unlock(&w->lock);
 	return err;
 }
 
@@ -2205,6 +2289,9 @@ void sampler_watch_stop(struct sampler_watch *w)
 		abort();
 	pthread_join(w->thread, NULL);
 	close(w->stop_fd);
+	close(w->flush_fd);
+	pthread_cond_destroy(&w->flushed);
+	pthread_mutex_destroy(&w->lock);
 	free(w);
 }
 

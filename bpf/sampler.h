@@ -369,6 +369,16 @@ typedef int (*sampler_idle_fn)(void *ctx);
 int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_fn idle, void *ctx,
 			struct sampler_watch **out);
 
+/*
+ * Has the thread read what the ring buffer holds now, and waits for it at
+ * most timeout_ms. A sample's copy does not wake the thread (the program
+ * leaves it for the next report's wake-up, unless the ring is filling):
+ * call this before sampler_drain() so that the drain hands out every copy
+ * made before it. Returns 0, or -ETIMEDOUT when the thread is still busy
+ * (what it has not read yet goes to a later drain). NULL is fine.
+ */
+int sampler_watch_flush(struct sampler_watch *w, unsigned int timeout_ms);
+
 /* Wakes the thread, waits for it to end and frees it; NULL is fine. */
 void sampler_watch_stop(struct sampler_watch *w);
 

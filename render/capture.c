@@ -70,6 +70,11 @@
 #define CAPTURE_MAX_FRAMES (1 + EBPROF_MAX_FRAMES + EBPROF_MAX_DEPTH + 1024)
 #define CAPTURE_QUARANTINE 64	/* processes left unnamed after a stall, newest kept */
 #define CAPTURE_POLL_MS 100
+/*
+ * How long a drain waits for the watch thread to read the copies left in
+ * the ring: ~1 ms, unless a copy waits for its tables (up to a second).
+ */
+#define CAPTURE_FLUSH_MS 100
 /* Snapshots of new processes race their exit: run ahead of the workload,
  * as the sampler's watch thread did (no effect without CAP_SYS_NICE). */
 #define CAPTURE_WORKER_NICE -10
@@ -1136,6 +1141,8 @@ int capture_drain_split(struct capture *cap, struct profile *into, struct profil
 		cap->worker->offcpu_into = offcpu_into;
 	}
 	pthread_mutex_unlock(&cap->core->lock);
+	/* The copies waiting in the ring belong to this drain. Past the wait: to the next. */
+	sampler_watch_flush(cap->watch, CAPTURE_FLUSH_MS);
 	err = sampler_drain(cap->sampler, capture_add, cap, delta);
 	if (cap->fill) {
 		capture_push(cap, cap->fill);

@@ -30,6 +30,7 @@
 #include <bpf/bpf.h>
 
 #include "bpf/sampler.h"
+#include "bpf/unwind.h"
 #include "bpf/sampler_diag.h"
 
 #define ERRLEN 512
@@ -1393,6 +1394,70 @@ static void test_watch_reports_short_lived_processes_while_alive(void **state)
 	assert_true(alive >= r.n * 9 / 10);
 }
 
+/* A copy handler that only counts: the first frame, as without a handler. */
+static uint32_t count_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap, int *stop,
+			   bool *stale, void *ctx)
+{
+	(void)cap;
+	(void)stale;
+	__atomic_add_fetch((uint64_t *)ctx, 1, __ATOMIC_RELAXED);
+	ips[0] = copy->regs->r[UNW_RIP];
+	*stop = UNW_END;
+	return 1;
+}
+
+/*
+ * A sample's copy wakes no one (the program leaves it in the ring for
+ * the next report's wake-up): a flush before the drain has the watch
+ * thread read the ring, so the drain hands out every copy made before
+ * it. Nothing loads the child's tables here, so each of its walked
+ * samples is copied; the child is gone before the flush, so the count
+ * is exact.
+ */
+static void test_watch_flush_hands_every_copy_to_the_drain(void **state)
+{
+	struct fixture *f = *state;
+	struct workload w = { .name = "ebprof-copied" };
+	struct reports r = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct sample_starts st = { 0 };
+	struct sampler_config config;
+	struct sampler_stats total;
+	struct sampler_watch *watch;
+	struct sampler *s;
+	uint64_t handled = 0;
+	uint32_t tgid;
+	pid_t child;
+
+	child = workload_start(f, &w);
+	tgid = (uint32_t)child;
+	sampler_config_init(&config);
+	config.frequency = 999;
+	config.tgids = &tgid;
+	config.n_tgids = 1;
+	config.report_processes = true;
+	config.unwind = SAMPLER_UNWIND_TABLES;
+	s = open_or_fail(f, &config);
+	sampler_set_copy_handler(s, count_copy, &handled);
+	assert_int_equal(sampler_watch_start(s, record_report, NULL, &r, &watch), 0);
+	usleep(500 * 1000);
+	workload_stop(f, child);
+	assert_int_equal(sampler_watch_flush(watch, 5000), 0);
+	assert_int_equal(sampler_drain(s, record_sample_start, &st, NULL), 0);
+	sampler_totals(s, &total);
+	sampler_watch_stop(watch);
+
+	print_message("%llu copied, %llu handled, %llu handed out, %llu samples drained\n",
+		      (unsigned long long)total.copied,
+		      (unsigned long long)__atomic_load_n(&handled, __ATOMIC_RELAXED),
+		      (unsigned long long)total.copies_recorded, (unsigned long long)st.samples);
+	assert_int_equal(r.n, 1);
+	assert_true(total.copied >= 50);
+	assert_int_equal(__atomic_load_n(&handled, __ATOMIC_RELAXED), total.copied);
+	assert_int_equal(total.copies_recorded, total.copied);
+	/* A flush of no thread, as a caller without one asks, is no error. */
+	assert_int_equal(sampler_watch_flush(NULL, 0), 0);
+}
+
 /* A sampler opened without reports says so rather than waiting forever. */
 static void test_reports_need_report_processes(void **state)
 {
@@ -1538,6 +1603,7 @@ int main(void)
 		TEST(test_reports_a_process_once),
 		TEST(test_reports_again_after_exec),
 		TEST(test_watch_reports_short_lived_processes_while_alive),
+		TEST(test_watch_flush_hands_every_copy_to_the_drain),
 		TEST(test_reports_need_report_processes),
 		TEST(test_stop_leaves_no_sample_in_flight),
 		cmocka_unit_test(test_copy_ring_follows_the_sample_rate),
