@@ -28,7 +28,8 @@
  * the drains. With unwind tables, the same ring buffer carries copies of
  * samples of processes whose tables were not loaded yet; the caller's copy
  * handler unwinds each, and the next drain hands them out after the
- * kernel's counts (one sample each). An off-CPU copy, of a task leaving
+ * kernel's counts (one sample each). A copy wakes no reader: it waits for
+ * the next report's wake-up, or for sampler_watch_flush() before a drain. An off-CPU copy, of a task leaving
  * the CPU, is kept instead under its id until the drain hands out the
  * samples of its wait, which name it as their user stack.
  *
@@ -2127,11 +2128,6 @@ struct sampler_watch {
 	uint64_t flush_asked, flush_done; /* under lock */
 };
 
-/*
- * Waits on the ring buffer's epoll fd (itself pollable) and on stop_fd,
- * and reads what is reported. A callback error is not the thread's to
- * handle: it goes on with the next report.
- */
 /* Reads the ring buffer to its end for every flush asked so far, then says so. */
 static void sampler_watch_flushed(struct sampler_watch *w)
 {
@@ -2150,6 +2146,11 @@ static void sampler_watch_flushed(struct sampler_watch *w)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/*
+ * Waits on the ring buffer's epoll fd (itself pollable), on stop_fd and
+ * on flush_fd, and reads what is reported. A callback error is not the
+ * thread's to handle: it goes on with the next report.
+ */
 static void *sampler_watch_run(void *arg)
 {
 	struct sampler_watch *w = arg;

@@ -104,6 +104,12 @@ struct uproc {
 	uint32_t waiting; /* of its tables, not built yet: its samples are copied meanwhile */
 	uint64_t read_at;    /* when the read of its maps began, ns after boot */
 	uint64_t reread_vain; /* read_at of a read a copy asked for that missed its pc too */
+	/*
+	 * Its maps could not be read, as it had exited: no copy asks for a
+	 * read again. What an earlier read found (n mappings, maybe none)
+	 * still walks the copies taken while it ran, until the drain's end.
+	 */
+	bool gone;
 	struct uproc *next;
 };
 
@@ -934,6 +940,7 @@ static int track_locked(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	}
 	p->start_time = start_time;
 	p->read_at = read_at;
+	p->gone = false;
 	err = proc_read(u, p, pm);
 	if (err) {
 		proc_forget(u, p);
@@ -954,11 +961,34 @@ static void wake_builder(struct unwinder *u, bool queued)
 }
 
 /*
+ * A process whose maps could not be read since it exited: the one held
+ * under that start time is kept, marked gone (its copies walk on with
+ * what was read), else a record with no mapping takes the PID's place,
+ * so that the copies still in the ring do not each try /proc again.
+ */
+static void track_gone(struct unwinder *u, uint32_t tgid, uint64_t start_time)
+{
+	struct uproc **slot = proc_slot(u, tgid), *p = *slot;
+
+	if (p && p->start_time == start_time) {
+		p->gone = true;
+		return;
+	}
+	if (p)
+		proc_forget(u, p);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return; /* its copies only ask again */
+	*p = (struct uproc){ .tgid = tgid, .start_time = start_time, .gone = true };
+	*proc_slot(u, tgid) = p;
+}
+
+/*
  * unwinder_track() of maps read from read_at on (NULL: unreadable, so the
- * process is forgotten).
+ * process is forgotten; if it exited, as track_gone() says).
  */
 static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
-		      const struct procmaps *maps, uint64_t read_at)
+		      const struct procmaps *maps, uint64_t read_at, bool exited)
 {
 	struct uproc *gone;
 	bool queued;
@@ -966,10 +996,14 @@ static int track_maps(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 
 	pthread_mutex_lock(&u->lock);
 	if (!maps) {
-		/* Unreadable: gone, or going. What was loaded for the PID is not its. */
-		gone = *proc_slot(u, tgid);
-		if (gone)
-			proc_forget(u, gone);
+		if (exited) {
+			track_gone(u, tgid, start_time);
+		} else {
+			/* Unreadable: what was loaded for the PID is not its. */
+			gone = *proc_slot(u, tgid);
+			if (gone)
+				proc_forget(u, gone);
+		}
 		pthread_mutex_unlock(&u->lock);
 		return -ESRCH;
 	}
@@ -994,10 +1028,12 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
 	err = procmaps_load_opt(path, true, &pm);
 	if (err) {
-		track_maps(u, tgid, start_time, NULL, read_at);
-		return err == -ENOENT || err == -ESRCH ? -ESRCH : err;
+		bool exited = err == -ENOENT || err == -ESRCH;
+
+		track_maps(u, tgid, start_time, NULL, read_at, exited);
+		return exited ? -ESRCH : err;
 	}
-	err = track_maps(u, tgid, start_time, pm, read_at);
+	err = track_maps(u, tgid, start_time, pm, read_at, false);
 	if (maps)
 		*maps = pm;
 	else
@@ -1103,6 +1139,8 @@ static const struct ebprof_unw_mapping *find_mapping(const struct uproc *p, uint
  */
 static bool copy_may_reread(const struct uproc *p, const struct sampler_copy *copy)
 {
+	if (p->gone && p->start_time == copy->start_time)
+		return false; /* exited: no read finds anything */
 	if (!copy->sampled_at || p->start_time != copy->start_time)
 		return true; /* not known: as asked */
 	if (copy->sampled_at < p->read_at)
@@ -1174,6 +1212,12 @@ static struct uproc *copy_wait(struct unwinder *u, uint32_t tgid, uint64_t start
 	}
 }
 
+/* p, unless it is a process found gone before any read of it: nothing to walk with. */
+static struct uproc *copy_walkable(struct uproc *p)
+{
+	return p && p->gone && !p->n ? NULL : p;
+}
+
 uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, uint32_t cap,
 			      int *stop, bool *stale, void *ctx)
 {
@@ -1194,7 +1238,7 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 		unwinder_track(u, copy->tgid, copy->start_time);
 		pthread_mutex_lock(&u->lock);
 	}
-	p = copy_wait(u, copy->tgid, copy->start_time);
+	p = copy_walkable(copy_wait(u, copy->tgid, copy->start_time));
 	if (!p || p->start_time != copy->start_time)
 		u->totals.copy_gone++;
 	while (ret == UNW_NEXT) {
@@ -1223,8 +1267,8 @@ uint32_t unwinder_unwind_copy(const struct sampler_copy *copy, uint64_t *ips, ui
 			if (ret != UNW_NEXT && ret != UNW_END)
 				ret = UNW_NO_TABLE;
 		}
-		if (ret == UNW_NEXT)
-			p = *proc_slot(u, copy->tgid); /* a re-read may have moved it */
+		if (ret == UNW_NEXT) /* a re-read may have moved it */
+			p = copy_walkable(*proc_slot(u, copy->tgid));
 	}
 	if (env.unbuilt)
 		u->totals.wait_timeout++;

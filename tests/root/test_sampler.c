@@ -356,8 +356,13 @@ static void test_profiles_one_process(void **state)
 	assert_true(t.leaf_in_burn >= t.samples * 7 / 10);
 	assert_int_equal(sampler_stats_lost(&total), 0);
 	assert_int_equal(t.samples + after.samples, total.recorded);
-	/* One loop's few stacks: most are counted in the CPUs' pending slots. */
-	assert_true(total.slot_counted > total.recorded / 2);
+	/*
+	 * One loop's few stacks: most are counted in the CPUs' pending slots
+	 * (~95%). The slots are direct-mapped by the key's stack ids, which
+	 * move with ASLR from run to run: in a run where two frequent keys
+	 * share a slot they take turns (one run of five read 40%).
+	 */
+	assert_true(total.slot_counted > total.recorded / 5);
 	assert_int_equal(total.drains, 11);
 	assert_true(accounted_for(&total, sampler_cpu_count(s)));
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <spawn.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -436,6 +437,97 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	unwinder_free(u);
 }
 
+/* Copies /proc/self/maps to path. */
+static void copy_own_maps(const char *path)
+{
+	FILE *in = fopen("/proc/self/maps", "re"), *out = fopen(path, "we");
+	char line[4096];
+
+	assert_non_null(in);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in))
+		assert_true(fputs(line, out) >= 0);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+}
+
+/*
+ * A process found gone when its maps were read: the copies of it still in
+ * the ring ask /proc nothing more, each counted gone (here a maps file that
+ * appears after the read is not read), until a report reads it anew (an
+ * exec's). One that was read while it ran keeps its mappings, and the
+ * program's entry, for the copies taken before it exited.
+ */
+static void test_a_process_found_gone_is_not_read_again(void **state)
+{
+	struct maps *s = *state;
+	struct captured *c = calloc(1, sizeof(*c));
+	char root[] = "/tmp/ebprof-unwgone-XXXXXX", path[128];
+	struct unwinder_config config;
+	struct ebprof_unw_proc proc;
+	struct unwinder_stats st;
+	struct sampler_copy copy;
+	struct unwinder *u, *real;
+	uint64_t start = now_ns(), ips[64];
+	uint32_t tgid = 424242, child_tgid;
+	bool stale = false;
+	pid_t child;
+	int fds[2], stop;
+	char byte;
+
+	assert_non_null(c);
+	assert_non_null(mkdtemp(root));
+	unwinder_config_init(&config);
+	config.proc_root = root;
+	assert_int_equal(unwinder_new(s->unwmaps, &config, &u), 0);
+	assert_int_equal(unwinder_track(u, tgid, start), -ESRCH);
+	snprintf(path, sizeof(path), "%s/%u", root, tgid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof(path), "%s/%u/maps", root, tgid);
+	copy_own_maps(path);
+	t_outer(c);
+	copy = (struct sampler_copy){ .tgid = tgid, .start_time = start, .comm = "gone",
+				      .regs = &c->regs, .stack = c->stack, .stack_len = c->len };
+	for (int i = 0; i < 3; i++) {
+		assert_true(unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u) >= 1);
+		assert_int_equal(ips[0], c->regs.r[UNW_RIP]);
+		assert_false(stale);
+	}
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_gone, 3);
+	/* A report of it, as after an exec, reads it: its copies walk by its maps. */
+	assert_int_equal(unwinder_track(u, tgid, start), 0);
+	unwinder_unwind_copy(&copy, ips, 64, &stop, &stale, u);
+	unwinder_stats(u, &st);
+	assert_int_equal(st.copy_gone, 3);
+	unwinder_free(u);
+
+	/* Read while it ran, then gone at a second read: kept, with the program's entry. */
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[1]);
+		(void)!read(fds[0], &byte, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	child_tgid = (uint32_t)child;
+	assert_int_equal(unwinder_new(s->unwmaps, NULL, &real), 0);
+	assert_int_equal(unwinder_track(real, child_tgid, start), 0);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &child_tgid, &proc), 0);
+	close(fds[1]);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+	assert_int_equal(unwinder_track(real, child_tgid, start), -ESRCH);
+	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &child_tgid, &proc), 0);
+	unwinder_end_drain(real); /* the drain's end lets it go */
+	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &child_tgid, &proc), 0);
+	unwinder_free(real);
+	snprintf(path, sizeof(path), "rm -rf %s", root);
+	assert_int_equal(system(path), 0);
+	free(c);
+}
+
 /* --- builds by a builder ---------------------------------------------------- */
 
 static int wakes;
@@ -739,6 +831,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memory_bound_refuses_tables, maps_setup,
 						maps_teardown),
 		cmocka_unit_test_setup_teardown(test_exited_process_is_dropped_and_its_tables_freed,
+						maps_setup, maps_teardown),
+		cmocka_unit_test_setup_teardown(test_a_process_found_gone_is_not_read_again,
 						maps_setup, maps_teardown),
 		cmocka_unit_test_setup_teardown(test_builds_wait_for_a_builder, maps_setup,
 						maps_teardown),
