@@ -1165,9 +1165,10 @@ static long copy_chunk(__u32 k, void *arg)
  * drain's flush (sampler_watch_flush()), which reads the ring before each
  * drain, so user space does not wake for each copy: most copies follow a
  * new process's report, and the thread that reads reports woke for that.
- * The copy of a process not reported yet (its report put off by an exec)
- * wakes it, so that its maps are read while it runs; so do off-CPU
- * copies and, for tests, oracle copies.
+ * That holds for a process whose report is put off (sampled in an exec,
+ * whose copies are of a stack being replaced): waking for those took
+ * back the whole saving. Off-CPU copies and, for tests, oracle copies
+ * wake it.
  */
 static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *key, __u32 type,
 				      __u64 id)
@@ -1205,8 +1206,7 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 		bytes = EBPROF_COPY_BYTES;
 	return bpf_ringbuf_output(&process_events, e,
 				  __builtin_offsetof(struct ebprof_copy_event, stack) + bytes,
-				  type == EBPROF_EVENT_COPY && !id && w->c->reported &&
-						  held < copy_ring_limit / 2 ?
+				  type == EBPROF_EVENT_COPY && !id && held < copy_ring_limit / 2 ?
 					  BPF_RB_NO_WAKEUP :
 					  BPF_RB_FORCE_WAKEUP) == 0;
 }
