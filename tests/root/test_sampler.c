@@ -1277,6 +1277,16 @@ static void test_reports_a_process_once(void **state)
 	assert_int_equal(total.process_events_lost, 0);
 }
 
+/* A sampler's config at 999 Hz for the one process *tgid, with reports. */
+static void reporting_one(struct sampler_config *config, const uint32_t *tgid)
+{
+	sampler_config_init(config);
+	config->frequency = 999;
+	config->tgids = tgid;
+	config->n_tgids = 1;
+	config->report_processes = true;
+}
+
 /*
  * After an exec the process has new mappings: it is reported again, with
  * its new name and the same start time (same process, same PID).
@@ -1314,11 +1324,7 @@ static void test_reports_again_after_exec(void **state)
 	f->pids[0] = child;
 	close(go[0]);
 	tgid = (uint32_t)child;
-	sampler_config_init(&config);
-	config.frequency = 999;
-	config.tgids = &tgid;
-	config.n_tgids = 1;
-	config.report_processes = true;
+	reporting_one(&config, &tgid);
 	s = open_or_fail(f, &config);
 	assert_int_equal(write(go[1], "g", 1), 1);
 	close(go[1]);
@@ -1435,11 +1441,7 @@ static void test_watch_flush_hands_every_copy_to_the_drain(void **state)
 
 	child = workload_start(f, &w);
 	tgid = (uint32_t)child;
-	sampler_config_init(&config);
-	config.frequency = 999;
-	config.tgids = &tgid;
-	config.n_tgids = 1;
-	config.report_processes = true;
+	reporting_one(&config, &tgid);
 	config.unwind = SAMPLER_UNWIND_TABLES;
 	s = open_or_fail(f, &config);
 	sampler_set_copy_handler(s, count_copy, &handled);

@@ -108,6 +108,26 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A fork of this test that waits for *release to be closed, then exits. */
+static pid_t waiting_child(int *release)
+{
+	int fds[2];
+	pid_t child;
+	char c;
+
+	assert_int_equal(pipe(fds), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		close(fds[1]);
+		(void)!read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	*release = fds[1];
+	return child;
+}
+
 static void test_track_loads_tables_and_mappings(void **state)
 {
 	struct maps *s = *state;
@@ -150,21 +170,11 @@ static void test_track_loads_tables_and_mappings(void **state)
 	/* A second process mapping the same files (a fork) shares every table. */
 	{
 		struct unwinder_stats again;
-		int fds[2];
-		pid_t child;
-		char c;
+		int release;
+		pid_t child = waiting_child(&release);
 
-		assert_int_equal(pipe(fds), 0);
-		child = fork();
-		assert_true(child >= 0);
-		if (!child) {
-			close(fds[1]);
-			(void)!read(fds[0], &c, 1);
-			_exit(0);
-		}
-		close(fds[0]);
 		assert_int_equal(unwinder_track(u, (uint32_t)child, now_ns()), 0);
-		close(fds[1]);
+		close(release);
 		waitpid(child, NULL, 0);
 		unwinder_stats(u, &again);
 		assert_int_equal(again.built, st.built);
@@ -403,20 +413,9 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	struct ebprof_unw_proc proc;
 	struct unwinder *u;
 	uint32_t tgid;
-	pid_t child;
-	int fds[2];
-	char c;
+	int release;
+	pid_t child = waiting_child(&release);
 
-	assert_int_equal(pipe(fds), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		close(fds[1]);
-		/* Exits when the test closes its end. */
-		(void)!read(fds[0], &c, 1);
-		_exit(0);
-	}
-	close(fds[0]);
 	tgid = (uint32_t)child;
 	unwinder_config_init(&config);
 	config.keep_tables = 0; /* no cache: freed as soon as a drain went by unused */
@@ -426,7 +425,7 @@ static void test_exited_process_is_dropped_and_its_tables_freed(void **state)
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
 	unwinder_end_drain(u); /* alive: kept */
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
-	close(fds[1]);
+	close(release);
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	unwinder_end_drain(u); /* gone: dropped, its tables unused from now */
 	assert_int_not_equal(bpf_map_lookup_elem(s->m.procs, &tgid, &proc), 0);
@@ -472,8 +471,7 @@ static void test_a_process_found_gone_is_not_read_again(void **state)
 	uint32_t tgid = 424242, child_tgid;
 	bool stale = false;
 	pid_t child;
-	int fds[2], stop;
-	char byte;
+	int release, stop;
 
 	assert_non_null(c);
 	assert_non_null(mkdtemp(root));
@@ -503,20 +501,12 @@ static void test_a_process_found_gone_is_not_read_again(void **state)
 	unwinder_free(u);
 
 	/* Read while it ran, then gone at a second read: kept, with the program's entry. */
-	assert_int_equal(pipe(fds), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		close(fds[1]);
-		(void)!read(fds[0], &byte, 1);
-		_exit(0);
-	}
-	close(fds[0]);
+	child = waiting_child(&release);
 	child_tgid = (uint32_t)child;
 	assert_int_equal(unwinder_new(s->unwmaps, NULL, &real), 0);
 	assert_int_equal(unwinder_track(real, child_tgid, start), 0);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &child_tgid, &proc), 0);
-	close(fds[1]);
+	close(release);
 	assert_int_equal(waitpid(child, NULL, 0), child);
 	assert_int_equal(unwinder_track(real, child_tgid, start), -ESRCH);
 	assert_int_equal(bpf_map_lookup_elem(s->m.procs, &child_tgid, &proc), 0);
@@ -627,26 +617,6 @@ static uint64_t fake_ms;
 static uint64_t fake_now(void)
 {
 	return fake_ms;
-}
-
-/* A fork of this test that waits for *release to be closed, then exits. */
-static pid_t waiting_child(int *release)
-{
-	int fds[2];
-	pid_t child;
-	char c;
-
-	assert_int_equal(pipe(fds), 0);
-	child = fork();
-	assert_true(child >= 0);
-	if (!child) {
-		close(fds[1]);
-		(void)!read(fds[0], &c, 1);
-		_exit(0);
-	}
-	close(fds[0]);
-	*release = fds[1];
-	return child;
 }
 
 /* Tracks a fork of this test, lets it exit, and ends two drains: its tables are unused. */
