@@ -28,10 +28,11 @@
  * the drains. With unwind tables, the same ring buffer carries copies of
  * samples of processes whose tables were not loaded yet; the caller's copy
  * handler unwinds each, and the next drain hands them out after the
- * kernel's counts (one sample each). A copy wakes no reader: it waits for
- * the next report's wake-up, or for sampler_watch_flush() before a drain. An off-CPU copy, of a task leaving
- * the CPU, is kept instead under its id until the drain hands out the
- * samples of its wait, which name it as their user stack.
+ * kernel's counts (one sample each); such a copy wakes no reader, but
+ * waits for the next report's wake-up, or for sampler_watch_flush()
+ * before a drain. An off-CPU copy, of a task leaving the CPU, is kept
+ * instead under its id until the drain hands out the samples of its wait,
+ * which name it as their user stack.
  *
  * Stacks are stored by the program in chunks of 32 frames (any depth up
  * to 4,096 frames) and put back together here in a user-side table.
