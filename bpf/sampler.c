@@ -2187,31 +2187,11 @@ static void *sampler_watch_run(void *arg)
 	return NULL;
 }
 
-/* The flush's lock and condition, the latter on the monotonic clock. */
-static int sampler_watch_sync_init(struct sampler_watch *w)
-{
-	pthread_condattr_t attr;
-	int err;
-
-	err = pthread_condattr_init(&attr);
-	if (err)
-		return -err;
-	err = pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	if (!err)
-		err = pthread_cond_init(&w->flushed, &attr);
-	pthread_condattr_destroy(&attr);
-	if (err)
-		return -err;
-	err = pthread_mutex_init(&w->lock, NULL);
-	if (err)
-		pthread_cond_destroy(&w->flushed);
-	return -err;
-}
-
 int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_fn idle, void *ctx,
 			struct sampler_watch **out)
 {
 	struct sampler_watch *w;
+	pthread_condattr_t attr;
 	int err;
 
 	*out = NULL;
@@ -2230,16 +2210,17 @@ int sampler_watch_start(struct sampler *s, sampler_process_fn fn, sampler_idle_f
 		err = -errno;
 		goto close_fds;
 	}
-	err = sampler_watch_sync_init(w);
-	if (err)
-		goto close_fds;
+	/* The flush's wait ends on the monotonic clock, as capture's and the unwinder's do. */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->flushed, &attr);
+	pthread_condattr_destroy(&attr);
 	err = -pthread_create(&w->thread, NULL, sampler_watch_run, w);
-	if (err)
-		goto free_sync;
-	*out = w;
-	return 0;
-
-free_sync:
+	if (!err) {
+		*out = w;
+		return 0;
+	}
 	pthread_cond_destroy(&w->flushed);
 	pthread_mutex_destroy(&w->lock);
 close_fds:
@@ -2253,19 +2234,15 @@ close_fds:
 
 int sampler_watch_flush(struct sampler_watch *w, unsigned int timeout_ms)
 {
-	uint64_t one = 1, ticket;
+	uint64_t one = 1, ticket, end;
 	struct timespec until;
 	int err = 0;
 
 	if (!w)
 		return 0;
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	end = tickgrid_now_ns() + timeout_ms * 1000000ull;
+	until = (struct timespec){ .tv_sec = (time_t)(end / 1000000000ull),
+				   .tv_nsec = (long)(end % 1000000000ull) };
 	pthread_mutex_lock(&w->lock);
 	ticket = ++w->flush_asked;
 	pthread_mutex_unlock(&w->lock);
