@@ -275,18 +275,20 @@ soak: all
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/findvma.bpf.o $(B)/bench/work \
 	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong \
-	$(B)/bench/ticks $(B)/bench/idlers $(B)/bench/hostcost
+	$(B)/bench/ticks $(B)/bench/idlers $(B)/bench/hostcost $(B)/bench/vmaiter \
+	$(B)/bench/vmaiter.bpf.o
 
 $(B)/bench/floor.bpf.o: tests/bench/floor.bpf.c
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -I/usr/include/$(shell $(CC) -dumpmachine) -Wall -Werror \
 		-c $< -o $@
 
-$(B)/bench/findvma.bpf.o: tests/bench/findvma.bpf.c $(B)/bpf/vmlinux.h
+$(B)/bench/findvma.bpf.o $(B)/bench/vmaiter.bpf.o: $(B)/bench/%.bpf.o: tests/bench/%.bpf.c \
+		$(B)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(B)/bpf -Wall -Werror -c $< -o $@
 
-$(B)/bench/floor: tests/bench/floor.c
+$(B)/bench/floor $(B)/bench/vmaiter: $(B)/bench/%: tests/bench/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASEFLAGS) $(CFLAGS) -o $@ $< $(LIBS)
 

@@ -137,3 +137,12 @@ grep -q '^median ns per run: floor [0-9]*, find_vma [0-9]*' "$T/findvma" ||
 [ "$(cat /proc/sys/kernel/bpf_stats_enabled)" = "$stats_before" ] ||
 	fail "findvma.py left kernel.bpf_stats_enabled at $(cat /proc/sys/kernel/bpf_stats_enabled)"
 ok "findvma.py: the probe found $found mappings of user ticks"
+
+# vmaiter (not a row either: the price of reading a new process's mappings
+# through a task_vma iterator instead of /proc): the iterator loads, links
+# to one process at a time, and finds the very mappings /proc lists.
+"$ROOT/build/bench/vmaiter" "$ROOT/build/bench/vmaiter.bpf.o" 10 >"$T/vmaiter" 2>&1 ||
+	fail "vmaiter exited $?: $(cat "$T/vmaiter")"
+grep -q '^iterator  *[0-9.]*  *[0-9.]*  *[1-9][0-9]*  *5$' "$T/vmaiter" ||
+	fail "vmaiter's iterator read no mappings: $(cat "$T/vmaiter")"
+ok "vmaiter: the iterator and /proc agree on 5 new processes' mappings"
