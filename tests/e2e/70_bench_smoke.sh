@@ -139,10 +139,14 @@ grep -q '^median ns per run: floor [0-9]*, find_vma [0-9]*' "$T/findvma" ||
 ok "findvma.py: the probe found $found mappings of user ticks"
 
 # vmaiter (not a row either: the price of reading a new process's mappings
-# through a task_vma iterator instead of /proc): the iterator loads, links
-# to one process at a time, and finds the very mappings /proc lists.
-"$ROOT/build/bench/vmaiter" "$ROOT/build/bench/vmaiter.bpf.o" 10 >"$T/vmaiter" 2>&1 ||
+# without /proc, through a task_vma iterator or the dynamic loader's list):
+# the iterator loads and links to one process at a time and finds the very
+# mappings /proc lists, and the loader's list finds the iterator's
+# file-backed ones, on five new processes each.
+"$ROOT/build/bench/vmaiter" "$ROOT/build/bench/vmaiter.bpf.o" 15 >"$T/vmaiter" 2>&1 ||
 	fail "vmaiter exited $?: $(cat "$T/vmaiter")"
-grep -q '^iterator  *[0-9.]*  *[0-9.]*  *[1-9][0-9]*  *5$' "$T/vmaiter" ||
-	fail "vmaiter's iterator read no mappings: $(cat "$T/vmaiter")"
-ok "vmaiter: the iterator and /proc agree on 5 new processes' mappings"
+for way in proc iterator loader; do
+	grep -q "^$way  *[0-9.]*  *[0-9.]*  *[1-9][0-9]*  *5\$" "$T/vmaiter" ||
+		fail "vmaiter's $way way read no mappings: $(cat "$T/vmaiter")"
+done
+ok "vmaiter: /proc, the iterator and the loader's list agree on new processes' mappings"
