@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -377,14 +378,16 @@ int main(int argc, char **argv)
 	for (int i = 0; i < children && prog; i++) {
 		uint64_t starts[MAX_MAPPINGS], check[MAX_MAPPINGS], bias = 0, w, c;
 		int way = i % WAYS, got, again = -1;
-		pid_t child = fork();
+		char *child_argv[] = { "sleep", "10", NULL };
+		pid_t child;
 
-		if (child < 0)
+		/*
+		 * Not fork(): it would leave this process's pages copy-on-write,
+		 * and each way would pay a fault for every page it then writes
+		 * (its buffers, libbpf's heap), which the sampler never pays.
+		 */
+		if (posix_spawn(&child, "/bin/sleep", NULL, NULL, child_argv, environ))
 			break;
-		if (child == 0) {
-			execl("/bin/sleep", "sleep", "10", (char *)NULL);
-			_exit(127);
-		}
 		usleep((useconds_t)settle_ms * 1000);
 		if (way == 2) {
 			/* Untimed: where the executable is (the kernel would say), then cold again. */
