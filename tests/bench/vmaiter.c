@@ -103,9 +103,10 @@ static int read_text(int fd, uint64_t *starts)
 
 /*
  * Executable mappings' starts through /proc, with the system calls
- * procmaps.c makes; -1 if it fails. Not procmaps_load() itself: its
- * allocation and packing of the list (~12 us of a cold read here) would
- * be counted for this way and not for the others, which keep only starts.
+ * procmaps.c makes; -1 if it fails. Not procmaps_load() itself: what it
+ * does besides (6-9 us of a cold read here: the list built, packed and
+ * sorted, its name escaped) would be counted for this way and not for the
+ * others, which keep only starts.
  */
 static int read_proc(pid_t pid, uint64_t *starts)
 {
