@@ -273,6 +273,8 @@ soak: all
 # names its own section's command, with the pairs that resolve it.
 # `make bench-smoke` runs every row for a few seconds; `make check` runs it
 # through tests/e2e/70_bench_smoke.sh so that the rows cannot rot.
+# The benchmark's own C tools (make lint checks them too).
+BENCH_SRCS := $(filter-out %.bpf.c,$(wildcard tests/bench/*.c))
 BENCH_TOOLS := $(B)/bench/floor $(B)/bench/floor.bpf.o $(B)/bench/findvma.bpf.o $(B)/bench/work \
 	$(B)/bench/manystacks $(B)/bench/symbench $(B)/bench/unwbench $(B)/bench/pingpong \
 	$(B)/bench/ticks $(B)/bench/idlers $(B)/bench/hostcost $(B)/bench/vmaiter \
@@ -367,8 +369,11 @@ lint: $(SKEL)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(COLLECTD_CFLAGS) \
 		$(PLUGIN_SRCS)
+	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
+		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(BENCH_SRCS)
 	bash tests/lint-tidy.sh $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
 	bash tests/lint-tidy.sh $(PLUGIN_SRCS) -- $(BASEFLAGS) $(COLLECTD_CFLAGS)
+	bash tests/lint-tidy.sh $(BENCH_SRCS) -- $(BASEFLAGS)
 
 clean:
 	rm -rf $(B)

@@ -238,7 +238,8 @@ static const char *symbench_name(struct symbench_files *files, struct demangle_c
 	if (!files->tables[addr->file] &&
 	    (files->grouped ? symbench_open_grouped : symbench_open)(path,
 								  &files->tables[addr->file]))
-		return NULL;
+		/* path is still files->paths[addr->file], freed by symbench_resolve(). */
+		return NULL; /* NOLINT(clang-analyzer-unix.Malloc) */
 	elf = files->tables[addr->file];
 	if (elfsym_offset_to_vaddr(elf, addr->offset, &vaddr))
 		return NULL;
@@ -331,7 +332,7 @@ static int symbench_resolve(const char *addrs_name, int reps, const char *names_
 	}
 	err = symbench_read_addrs(addrs_name, &files, &addrs, &n);
 	if (err)
-		goto free_names;
+		goto free_addrs; /* the paths read before the error */
 	if (names_out && !(out = fopen(names_out, "w"))) {
 		err = -errno;
 		goto free_addrs;
@@ -373,7 +374,6 @@ free_addrs:
 		free(files.paths[i]);
 	}
 	free(addrs);
-free_names:
 	demangle_cache_free(names);
 	inlines_free(in);
 	return err;

@@ -199,8 +199,10 @@ int main(int argc, char **argv)
 	seconds = atof(argv[1]);
 	depth = (unsigned int)atoi(argv[2]);
 	n = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (n <= 0 || seconds <= 0)
+		return 1;
 	threads = calloc((size_t)n, sizeof(*threads));
-	if (n <= 0 || !threads || seconds <= 0)
+	if (!threads)
 		return 1;
 	/* The TSC's rate against the clock, over 100 ms. */
 	n0 = now_ns();

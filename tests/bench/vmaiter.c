@@ -148,13 +148,21 @@ static int read_iter(struct bpf_program *prog, pid_t pid, uint64_t *starts)
 {
 	static char buf[1 << 16];
 	union bpf_iter_link_info info = { .task.pid = (uint32_t)pid };
-	LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info,
-		    .link_info_len = sizeof(info));
-	struct bpf_link *link = bpf_program__attach_iter(prog, &opts);
+	/*
+	 * What LIBBPF_OPTS() makes, written out (cppcheck does not know the
+	 * macro): libbpf refuses options whose padding is not zero.
+	 */
+	struct bpf_iter_attach_opts opts;
+	struct bpf_link *link;
 	size_t len = 0, off = 0;
 	ssize_t got;
 	int fd, n = 0;
 
+	memset(&opts, 0, sizeof(opts));
+	opts.sz = sizeof(opts);
+	opts.link_info = &info;
+	opts.link_info_len = sizeof(info);
+	link = bpf_program__attach_iter(prog, &opts);
 	if (!link)
 		return -1;
 	fd = bpf_iter_create(bpf_link__fd(link));
@@ -281,7 +289,7 @@ static int read_loader(pid_t pid, const struct elf_text *exe, uint64_t bias, uin
 	if (!r_debug || remote_read(pid, r_debug + 8, &r_map, sizeof(r_map)))
 		return -1;
 	for (addr = r_map; addr && n < MAX_MAPPINGS;) {
-		struct lm_head lm;
+		struct lm_head lm = { 0 };
 		char name[PATH_MAX];
 		const struct elf_text *t;
 

@@ -76,8 +76,10 @@ int main(int argc, char **argv)
 	n = atoi(argv[1]);
 	rounds = strtoul(argv[2], NULL, 10);
 	depth = (unsigned int)atoi(argv[3]);
+	if (n <= 0)
+		return 1;
 	threads = calloc((size_t)n, sizeof(*threads));
-	if (n <= 0 || !threads)
+	if (!threads)
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	for (int i = 0; i < n; i++) {
