@@ -365,15 +365,13 @@ demo: all
 
 lint: $(SKEL)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(CORE_SRCS) $(CLI_SRCS)
+		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(CORE_SRCS) $(CLI_SRCS) \
+		$(BENCH_SRCS)
 	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
 		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(COLLECTD_CFLAGS) \
 		$(PLUGIN_SRCS)
-	cppcheck --quiet --error-exitcode=1 --enable=warning,portability --inline-suppr \
-		--suppress=missingIncludeSystem -I. -I$(B) -D__x86_64__ $(BENCH_SRCS)
-	bash tests/lint-tidy.sh $(CORE_SRCS) $(CLI_SRCS) -- $(BASEFLAGS)
+	bash tests/lint-tidy.sh $(CORE_SRCS) $(CLI_SRCS) $(BENCH_SRCS) -- $(BASEFLAGS)
 	bash tests/lint-tidy.sh $(PLUGIN_SRCS) -- $(BASEFLAGS) $(COLLECTD_CFLAGS)
-	bash tests/lint-tidy.sh $(BENCH_SRCS) -- $(BASEFLAGS)
 
 clean:
 	rm -rf $(B)
