@@ -86,6 +86,20 @@ const volatile __u32 off_group_leader = 0;
 const volatile __u32 off_comm = 0;
 const volatile __u32 off_start_boottime = 0;
 const volatile __u32 off_mm = 0;
+/* task_struct's tgid and pid: read in place, no helper call. */
+const volatile __u32 off_tgid = 0;
+const volatile __u32 off_pid = 0;
+/*
+ * Whether a new process is a fork that has not exec'd, so that user space
+ * can lend it its parent's maps rather than read them (report_parent()):
+ * task_struct's real_parent, parent_exec_id and self_exec_id (u64 since
+ * 5.7, older than any kernel this program loads on), and mm_struct's
+ * exe_file. off_real_parent 0: this kernel's BTF lacks one of them.
+ */
+const volatile __u32 off_real_parent = 0;
+const volatile __u32 off_parent_exec_id = 0;
+const volatile __u32 off_self_exec_id = 0;
+const volatile __u32 off_exe_file = 0;
 /*
  * task_struct.in_execve, a bitfield: its byte, and its bit in that byte
  * (0: this kernel has none). Set while an exec replaces the memory.
@@ -560,6 +574,52 @@ static __always_inline bool tgid_rejected(__u32 tgid)
  * report (ebprof_exec()), so a report made then would be made twice. The
  * next sample after the exec reports the new program once.
  */
+/* The word at task + offset (of any kernel struct); 0 if it cannot be read. */
+static __always_inline __u64 task_word(__u64 task, __u32 offset)
+{
+	__u64 word = 0;
+
+	bpf_probe_read_kernel(&word, sizeof(word), (const void *)(task + offset));
+	return word;
+}
+
+/*
+ * Fills the event's parent when task's process is a fork that has not
+ * exec'd, of a parent that has not exec'd since either: its mappings began
+ * as a copy of the parent's present program. The exec counts say so (the
+ * kernel's own test for a parent that exec'd, in exit_notify()), and the
+ * executable file must be the parent's too: a process whose parent exited
+ * was handed to another (init, a subreaper), which runs another program
+ * and whose count may match by chance. Left 0 otherwise. Read at a report
+ * only, never on a sample's path.
+ */
+static __always_inline void report_parent(struct ebprof_process_event *event, __u64 task)
+{
+	__u64 parent, mm, parent_mm, exe, exec_id;
+
+	event->parent_tgid = 0;
+	event->parent_start_time = 0;
+	if (!off_real_parent)
+		return;
+	exec_id = task_word(task, off_parent_exec_id);
+	if (task_word(task, off_self_exec_id) != exec_id)
+		return; /* it exec'd */
+	parent = task_word(task, off_real_parent);
+	if (!parent || task_word(parent, off_self_exec_id) != exec_id)
+		return; /* the parent exec'd, or is another */
+	mm = task_word(task, off_mm);
+	parent_mm = task_word(parent, off_mm);
+	if (!mm || !parent_mm)
+		return; /* the parent is a kernel thread, or exiting */
+	exe = task_word(mm, off_exe_file);
+	if (!exe || exe != task_word(parent_mm, off_exe_file))
+		return;
+	bpf_probe_read_kernel(&event->parent_tgid, sizeof(event->parent_tgid),
+			      (const void *)(parent + off_tgid));
+	event->parent_start_time =
+		task_word(task_word(parent, off_group_leader), off_start_boottime);
+}
+
 static __always_inline bool report_process(struct ebprof_cpu *s, const struct ebprof_key *key,
 					   __u64 task)
 {
@@ -588,24 +648,12 @@ static __always_inline bool report_process(struct ebprof_cpu *s, const struct eb
 	event->start_time = start_time;
 	event->sampled_at = bpf_ktime_get_boot_ns();
 	__builtin_memcpy(event->comm, key->comm, EBPROF_COMM_LEN);
+	report_parent(event, task);
 	/* Forced: copies left in the ring (send_copy()) keep the adaptive wake-up from firing. */
 	bpf_ringbuf_submit(event, BPF_RB_FORCE_WAKEUP);
 	bpf_map_update_elem(&reported, &tgid, &start_time, BPF_ANY);
 	stat_add(s, EBPROF_STAT_PROCESS_EVENTS);
 	return true;
-}
-
-/*
- * Fills the per-CPU cache for the current task: the process's name (a
- * thread's own comm may be renamed, "worker-3"), its start time, whether
- * it has user memory, and the filter verdict.
- */
-static __always_inline __u64 task_word(__u64 task, __u32 offset)
-{
-	__u64 word = 0;
-
-	bpf_probe_read_kernel(&word, sizeof(word), (const void *)(task + offset));
-	return word;
 }
 
 /*
@@ -633,6 +681,11 @@ static __always_inline void task_read(struct task_view v, __u64 task, __u32 tgid
 	*v.reported = !(report_processes && *v.wanted && *v.user);
 }
 
+/*
+ * Fills the per-CPU cache for the current task: the process's name (a
+ * thread's own comm may be renamed, "worker-3"), its start time, whether
+ * it has user memory, and the filter verdict.
+ */
 static __always_inline void task_describe(struct ebprof_cpu *s, __u64 task, __u64 pid_tgid,
 					  __u64 gen)
 {

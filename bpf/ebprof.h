@@ -111,6 +111,13 @@ struct ebprof_process_event {
 	__u32 tgid;
 	__u64 start_time; /* as in struct ebprof_key */
 	__u64 sampled_at; /* the sample's time, ns after boot */
+	/*
+	 * A fork that has not exec'd: its parent (tgid, and start time as in
+	 * struct ebprof_key), whose mappings its own began as. 0: not one.
+	 */
+	__u32 parent_tgid;
+	__u32 pad;
+	__u64 parent_start_time;
 	char comm[EBPROF_COMM_LEN];
 };
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #define KBTF_VMLINUX "/sys/kernel/btf/vmlinux"
-#define KBTF_MAX_MEMBERS 8
+#define KBTF_MAX_MEMBERS 12
 #define KBTF_MAX_NAME 63
 
 /*

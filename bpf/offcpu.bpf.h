@@ -57,9 +57,6 @@ const volatile __u32 off_state = 0;
  * walk's program (ebprof_switch_walk; sampler.c), which is then not loaded.
  */
 const volatile bool offcpu_fp_walk = false;
-/* Byte offsets of task_struct's tgid and pid: read in place, no helper call. */
-const volatile __u32 off_tgid = 0;
-const volatile __u32 off_pid = 0;
 /*
  * The clock of the waits (offcpu_now()): the run queue's, read in place
  * through a task's se.cfs_rq->rq->clock, where user space found those

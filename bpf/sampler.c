@@ -636,17 +636,22 @@ static uint64_t sampler_verified(struct bpf_object *obj)
  * task_offsets: group_leader, comm, start_boottime, mm at 0 to 3 (4 and 5
  * are the state's and mm_struct's), tgid and pid at 6 and 7, in bytes;
  * at 8 the bit of in_execve (KBTF_ABSENT if this kernel has none), set
- * while an exec replaces the process's memory. One read of the BTF.
+ * while an exec replaces the process's memory; at 9 to 11 real_parent,
+ * parent_exec_id and self_exec_id, in bytes (all three 0 if one is
+ * missing: no report then names a parent). One read of the BTF.
  */
 static int sampler_task_offsets(uint32_t *task_offsets, char *err, size_t errlen)
 {
-	static const char *const members[] = { "group_leader", "comm", "start_boottime", "mm",
-					       "tgid", "pid", "in_execve" };
-	static const int at[] = { 0, 1, 2, 3, 6, 7, 8 };
-	uint32_t bits[7] = { 0 };
+	static const char *const members[] = { "group_leader", "comm",	     "start_boottime",
+					       "mm",	       "tgid",	     "pid",
+					       "in_execve",    "real_parent", "parent_exec_id",
+					       "self_exec_id" };
+	static const int at[] = { 0, 1, 2, 3, 6, 7, 8, 9, 10, 11 };
+	uint32_t bits[10] = { 0 };
+	bool parent = true;
 	int ret;
 
-	ret = kbtf_member_bits(KBTF_VMLINUX, "task_struct", members, bits, 7, err, errlen);
+	ret = kbtf_member_bits(KBTF_VMLINUX, "task_struct", members, bits, 10, err, errlen);
 	for (size_t i = 0; !ret && i < 6; i++) {
 		if (bits[i] == KBTF_ABSENT || bits[i] % 8) {
 			snprintf(err, errlen, "the kernel's BTF has no byte-aligned task_struct.%s",
@@ -656,6 +661,10 @@ static int sampler_task_offsets(uint32_t *task_offsets, char *err, size_t errlen
 		task_offsets[at[i]] = bits[i] / 8;
 	}
 	task_offsets[8] = bits[6];
+	for (size_t i = 7; i < 10; i++)
+		parent = parent && bits[i] != KBTF_ABSENT && bits[i] % 64 == 0;
+	for (size_t i = 7; i < 10; i++)
+		task_offsets[at[i]] = parent ? bits[i] / 8 : 0;
 	return ret;
 }
 
@@ -700,6 +709,12 @@ static struct ebprof_bpf *sampler_load(struct sampler *s, const struct sampler_c
 	skel->rodata->off_start_stack = task_offsets[5];
 	skel->rodata->off_tgid = task_offsets[6];
 	skel->rodata->off_pid = task_offsets[7];
+	if (task_offsets[9] && task_offsets[12]) {
+		skel->rodata->off_real_parent = task_offsets[9];
+		skel->rodata->off_parent_exec_id = task_offsets[10];
+		skel->rodata->off_self_exec_id = task_offsets[11];
+		skel->rodata->off_exe_file = task_offsets[12];
+	}
 	if (task_offsets[8] != KBTF_ABSENT) {
 		skel->rodata->off_in_execve = task_offsets[8] / 8;
 		skel->rodata->in_execve_mask = (uint8_t)(1u << (task_offsets[8] % 8));
@@ -1101,6 +1116,8 @@ static int sampler_on_process(void *ctx, void *data, size_t size)
 	process.tgid = event->tgid;
 	process.start_time = event->start_time;
 	process.sampled_at = event->sampled_at;
+	process.parent_tgid = event->parent_tgid;
+	process.parent_start_time = event->parent_tgid ? event->parent_start_time : 0;
 	memcpy(process.comm, event->comm, sizeof(process.comm));
 	process.comm[sizeof(process.comm) - 1] = '\0';
 	return s->process_fn ? s->process_fn(&process, s->process_ctx) : 0;
@@ -1410,17 +1427,24 @@ int sampler_open(const struct sampler_config *config, struct sampler **out, char
 	ret = sampler_register_switch(&iter_id, err, errlen);
 	if (ret)
 		return ret;
-	static const char *const mm_members[] = { "start_stack" };
-	uint32_t task_offsets[9];
+	static const char *const mm_members[] = { "start_stack", "exe_file" };
+	uint32_t task_offsets[13], mm_bits[2];
 
 	ret = sampler_task_offsets(task_offsets, err, errlen);
 	if (!ret)
 		ret = sampler_state_offset(config->mode, &task_offsets[4], err, errlen);
 	if (!ret)
-		ret = kbtf_member_offsets(KBTF_VMLINUX, "mm_struct", mm_members, &task_offsets[5], 1,
-					  err, errlen);
+		ret = kbtf_member_bits(KBTF_VMLINUX, "mm_struct", mm_members, mm_bits, 2, err,
+				       errlen);
+	if (!ret && (mm_bits[0] == KBTF_ABSENT || mm_bits[0] % 8)) {
+		snprintf(err, errlen, "the kernel's BTF has no byte-aligned mm_struct.start_stack");
+		ret = -ENOENT;
+	}
 	if (ret)
 		return ret;
+	/* In bytes; exe_file 0 (no report names a parent) if this kernel lacks it. */
+	task_offsets[5] = mm_bits[0] / 8;
+	task_offsets[12] = mm_bits[1] != KBTF_ABSENT && mm_bits[1] % 64 == 0 ? mm_bits[1] / 8 : 0;
 	libbpf_set_print(sampler_libbpf_print);
 
 	s = calloc(1, sizeof(*s));

@@ -307,6 +307,14 @@ struct sampler_process {
 	uint32_t tgid;
 	uint64_t start_time; /* as in struct sampler_sample */
 	uint64_t sampled_at; /* its first sample, ns after boot (CLOCK_BOOTTIME) */
+	/*
+	 * A fork of this process (tgid and start time) that had not exec'd at
+	 * its report: its mappings began as a copy of the parent's, same
+	 * executable. 0: not one, or not known (a kernel whose BTF lacks what
+	 * tells, a copy's re-report, sampler_targets()).
+	 */
+	uint32_t parent_tgid;
+	uint64_t parent_start_time;
 	char comm[SAMPLER_COMM_LEN];
 };
 
