@@ -361,12 +361,14 @@ static void print_summary(const struct record_opts *o, const struct sampler *s,
 	fprintf(stderr,
 		"ebprof: new processes: %llu reported, %llu snapshot, %llu gone before their "
 		"snapshot, %llu reports lost (ring buffer full), %llu put off to after an "
-		"exec; %llu process records held\n",
+		"exec; %llu process records held; forks not exec'd: %llu with maps read from "
+		"their parent, %llu with their parent's kept from an earlier fork\n",
 		(unsigned long long)t.process_events, (unsigned long long)cs->tracked,
 		(unsigned long long)cs->gone,
 		(unsigned long long)t.process_events_lost + cs->track_dropped,
 		(unsigned long long)t.process_in_exec,
-		(unsigned long long)ss->processes);
+		(unsigned long long)ss->processes, (unsigned long long)cs->parent_reads,
+		(unsigned long long)cs->borrowed);
 	print_unwind_summary(s, cs, &t);
 	if (sampler_mode(s) != SAMPLER_MODE_CPU)
 		fprintf(stderr,

@@ -1,7 +1,7 @@
 /*
  * shortlived: a workload of processes that exit before a profiler drains.
  *
- *   shortlived [COUNT [MS]]      (defaults: 200 processes, 30 ms each)
+ *   shortlived [--fork] [COUNT [MS]]      (defaults: 200 processes, 30 ms each)
  *
  * The parent, renamed "shortlived-loop", starts COUNT children one after
  * the other. Each child is a new process image (fork, then exec of this
@@ -11,10 +11,18 @@
  * when it drains finds every child gone and names none of them; the known
  * answer is that nearly every sample of the children is in a burn_NNN.
  *
+ * With --fork, each child is a fork that does not exec, named
+ * "shortlived-fork": its mappings are its parent's, which a profiler may
+ * take rather than read them (ebprof's render/forkmaps). One child in
+ * four maps a library its parent never had (zlib, by dlopen) and burns
+ * its MS in zlib's crc32() instead: a fork whose mappings grew since.
+ *
  * CPU time, not wall time: on a loaded host a child still burns its MS.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +86,32 @@ static int parse(const char *s, long max, long *out)
 	return errno || *end || end == s || *out < 0 || *out > max ? -1 : 0;
 }
 
+/* A --fork child's burn in a library mapped after the fork: in zlib's crc32(). */
+static int burn_zlib(long ms)
+{
+	typedef unsigned long crc32_fn(unsigned long crc, const unsigned char *buf, unsigned int len);
+	static unsigned char buf[65536];
+	void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	crc32_fn *crc32;
+	unsigned long crc = 0;
+	long end = cpu_ms() + ms;
+
+	if (!lib) {
+		fprintf(stderr, "shortlived: %s\n", dlerror());
+		return 1;
+	}
+	*(void **)&crc32 = dlsym(lib, "crc32");
+	if (!crc32) {
+		fprintf(stderr, "shortlived: no crc32 in zlib\n");
+		return 1;
+	}
+	memset(buf, 0x5a, sizeof(buf));
+	do
+		crc = crc32(crc, buf, sizeof(buf));
+	while (cpu_ms() < end);
+	return crc == 1; /* 0: the result is used */
+}
+
 static int child(const char *index, const char *ms)
 {
 	long i, n;
@@ -90,14 +124,19 @@ static int child(const char *index, const char *ms)
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX], index[32];
-	const char *ms = argc > 2 ? argv[2] : "30";
-	long count = 200, unused;
+	bool forks = argc > 1 && strcmp(argv[1], "--fork") == 0;
+	const char *ms;
+	long count = 200, n_ms;
 	ssize_t len;
 
 	if (argc == 4 && strcmp(argv[1], "--child") == 0)
 		return child(argv[2], argv[3]);
-	if ((argc > 1 && parse(argv[1], 1000000, &count)) || parse(ms, 600000, &unused)) {
-		fprintf(stderr, "usage: shortlived [COUNT [MS]]\n");
+	argc -= forks;
+	argv += forks;
+	ms = argc > 2 ? argv[2] : "30";
+	if (argc > 3 || (argc > 1 && parse(argv[1], 1000000, &count)) ||
+	    parse(ms, 600000, &n_ms)) {
+		fprintf(stderr, "usage: shortlived [--fork] [COUNT [MS]]\n");
 		return 2;
 	}
 	/* exec("/proc/self/exe") would name every child "exe": exec the file. */
@@ -117,6 +156,10 @@ int main(int argc, char **argv)
 		if (pid < 0) {
 			perror("shortlived: fork");
 			return 1;
+		}
+		if (pid == 0 && forks) {
+			prctl(PR_SET_NAME, "shortlived-fork");
+			_exit(i % 4 == 3 ? burn_zlib(n_ms) : burners[i % N_BURNERS](n_ms) == 0);
 		}
 		if (pid == 0) {
 			execl(self, argv[0], "--child", index, ms, (char *)NULL);

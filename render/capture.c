@@ -28,13 +28,16 @@
  * saw, and acts on a stall.
  */
 #include "render/capture.h"
+#include "render/forkmaps.h"
 #include "render/pytrack.h"
 #include "bpf/grow.h"
 #include "symbolizer/procmaps.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -167,6 +170,7 @@ struct capture {
 	struct sampler *sampler;
 	struct unwinder *unwinder; /* NULL: user stacks by frame pointer */
 	bool lend_maps;		    /* the unwinder and the symbolizer read the same /proc */
+	struct forkmaps *forks;	    /* the watch thread's: maps forks borrow (NULL: none) */
 	struct capture_batch *fill; /* the drain thread's batch being filled */
 	int signal;		    /* 0: stalled workers are not interrupted */
 	bool closing;		    /* no new worker replaces an abandoned one */
@@ -182,6 +186,7 @@ struct capture {
 	struct capture_process quarantine[CAPTURE_QUARANTINE];
 	size_t n_quarantine;
 	uint64_t received, lost_stalled, stalls, interrupts, track_dropped;
+	uint64_t borrowed, parent_reads; /* see struct capture_stats */
 	bool given_up;
 };
 
@@ -946,6 +951,50 @@ static int capture_add(const struct sampler_sample *sample, void *ctx)
 	return 0;
 }
 
+/* A configured /proc: NULL is the real one. */
+static const char *or_proc(const char *proc_root)
+{
+	return proc_root ? proc_root : "/proc";
+}
+
+/*
+ * A fork's maps, borrowed from its parent (render/forkmaps.h): those kept
+ * for an earlier fork, else the parent's read now. Tracked by the
+ * unwinder, if any, and lent in track->maps. Returns whether the parent's
+ * were read; false with no maps lent if it could not be (the caller reads
+ * the process's own).
+ */
+static bool capture_borrow(struct capture *cap, const struct sampler_process *process,
+			   struct capture_track *track)
+{
+	struct timespec ts;
+	uint64_t now, read_at;
+	struct procmaps *maps;
+	bool read = false;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	maps = forkmaps_get(cap->forks, process->parent_tgid, process->parent_start_time, now,
+			    &read_at);
+	if (!maps) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps",
+			 or_proc(cap->config.symbolizer.proc_root), process->parent_tgid);
+		if (procmaps_load_opt(path, !cap->config.symbolizer.maps_text_only, &maps))
+			return false;
+		read_at = now;
+		read = true;
+		forkmaps_put(cap->forks, process->parent_tgid, process->parent_start_time, maps,
+			     read_at);
+	}
+	if (cap->unwinder)
+		unwinder_track_given(cap->unwinder, process->tgid, process->start_time, maps,
+				     read_at);
+	track->maps = maps;
+	return read;
+}
+
 /*
  * The sampler's watch thread: the unwinder's read of the process's maps
  * (/proc only: the files of the tables it lacks are read by the worker,
@@ -959,13 +1008,18 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	struct capture *cap = ctx;
 	struct capture_track track = { { process->tgid, process->start_time }, NULL, false };
 	struct capture_worker *w;
-	bool wake = false;
+	bool wake = false, parent_read = false;
 
-	if (cap->unwinder)
+	/* Where the unwinder and the symbolizer would read one /proc. */
+	if (process->parent_tgid && cap->forks && (!cap->unwinder || cap->lend_maps))
+		parent_read = capture_borrow(cap, process, &track);
+	if (cap->unwinder && !track.maps)
 		track.gone = unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
 						 cap->lend_maps ? &track.maps : NULL) == -ESRCH &&
 			     cap->lend_maps;
 	pthread_mutex_lock(&cap->core->lock);
+	cap->borrowed += process->parent_tgid && track.maps && !parent_read;
+	cap->parent_reads += parent_read;
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
 		cap->track_dropped++;
@@ -1231,19 +1285,14 @@ int capture_new(const struct capture_config *config, struct capture **out)
 		free(cap);
 		return -ENOMEM;
 	}
+	cap->forks = forkmaps_new();
 	cap->worker = worker_new(cap);
-	if (!cap->worker) {
+	if (!cap->forks || !cap->worker) {
 		capture_free(cap);
 		return -ENOMEM;
 	}
 	*out = cap;
 	return 0;
-}
-
-/* A configured /proc: NULL is the real one. */
-static const char *or_proc(const char *proc_root)
-{
-	return proc_root ? proc_root : "/proc";
 }
 
 int capture_attach(struct capture *cap, struct sampler *sampler)
@@ -1313,6 +1362,7 @@ void capture_free(struct capture *cap)
 	core_put_unlock(cap->core);
 	/* Its tables live in the sampler's maps: before sampler_free(). */
 	unwinder_free(cap->unwinder);
+	forkmaps_free(cap->forks); /* the watch thread's: stopped above */
 	free(cap);
 }
 
@@ -1342,6 +1392,8 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 		.tracked = counts.tracked,
 		.gone = counts.gone,
 		.track_dropped = cap->track_dropped,
+		.borrowed = cap->borrowed,
+		.parent_reads = cap->parent_reads,
 		.given_up = cap->given_up,
 	};
 	pthread_mutex_unlock(&cap->core->lock);

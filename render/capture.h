@@ -183,6 +183,12 @@ struct capture_stats {
 	uint64_t tracked;	/* new processes snapshot */
 	uint64_t gone;		/* new processes gone before their snapshot */
 	uint64_t track_dropped; /* new-process reports not queued: the queue was full */
+	/*
+	 * New processes that were forks (render/forkmaps.h): snapshot from maps
+	 * read from their parent for an earlier fork (borrowed), or read from
+	 * their parent for them (parent_reads), not from their own.
+	 */
+	uint64_t borrowed, parent_reads;
 	bool given_up;		/* CAPTURE_MAX_STALLS reached: nothing is named any more */
 	bool unwinding;		/* user stacks by tables: unwind below is filled */
 	struct pytrack_stats python; /* Python processes (render/pytrack), as of the last drain */

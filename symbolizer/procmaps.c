@@ -38,6 +38,7 @@ struct procmaps {
 	bool anon; /* a kept mapping is anonymous (see procmaps_is_anon) */
 	char *pool; /* every kept path, NUL-terminated */
 	size_t bytes; /* heap memory held: procmaps_bytes() */
+	unsigned int refs; /* procmaps_ref(), less procmaps_free(); atomic */
 };
 
 /* Reads a hex number ending at the character stop; advances *s past stop. */
@@ -205,6 +206,7 @@ static struct procmaps *pack(const struct builder *b)
 	    .anon = b->anon,
 	    .pool = (char *)(maps + 1) + list,
 	    .bytes = head + list + b->pool_len,
+	    .refs = 1,
 	};
 	if (b->pool_len)
 		memcpy(maps->pool, b->pool, b->pool_len);
@@ -406,9 +408,18 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 	return err;
 }
 
+struct procmaps *procmaps_ref(struct procmaps *maps)
+{
+	if (maps)
+		__atomic_add_fetch(&maps->refs, 1, __ATOMIC_RELAXED);
+	return maps;
+}
+
 void procmaps_free(struct procmaps *maps)
 {
-	free(maps);
+	/* Acquire-release: the last owner's free comes after every other's use. */
+	if (maps && !__atomic_sub_fetch(&maps->refs, 1, __ATOMIC_ACQ_REL))
+		free(maps);
 }
 
 size_t procmaps_bytes(const struct procmaps *maps)

@@ -49,6 +49,13 @@ int procmaps_load(const char *path, struct procmaps **out);
  */
 int procmaps_load_opt(const char *path, bool query, struct procmaps **out);
 
+/*
+ * One more owner of maps, which is never changed once loaded: each owner,
+ * on any thread, lets go of it with procmaps_free(), and the last one
+ * frees it. Returns maps (NULL stays NULL).
+ */
+struct procmaps *procmaps_ref(struct procmaps *maps);
+/* Lets go of maps (NULL is fine): freed once no owner is left. */
 void procmaps_free(struct procmaps *maps);
 
 /* Mappings kept, sorted by start. */

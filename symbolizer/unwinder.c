@@ -1041,6 +1041,12 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 	return err;
 }
 
+int unwinder_track_given(struct unwinder *u, uint32_t tgid, uint64_t start_time,
+			 const struct procmaps *maps, uint64_t read_at)
+{
+	return maps ? track_maps(u, tgid, start_time, maps, read_at, false) : -EINVAL;
+}
+
 int unwinder_track(struct unwinder *u, uint32_t tgid, uint64_t start_time)
 {
 	return unwinder_track_kept(u, tgid, start_time, NULL);

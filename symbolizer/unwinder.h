@@ -114,6 +114,15 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 			struct procmaps **maps);
 
 /*
+ * unwinder_track() of maps the caller has (a fork's, lent by its parent),
+ * as they were from read_at on (ns after boot): reads nothing. A copy
+ * sampled after read_at whose pc they lack asks for a read of the
+ * process's own, as after any read. Returns 0 or a negative errno.
+ */
+int unwinder_track_given(struct unwinder *u, uint32_t tgid, uint64_t start_time,
+			 const struct procmaps *maps, uint64_t read_at);
+
+/*
  * Whether process tgid, tracked under start_time, still waits for a table
  * being built (its samples are copied meanwhile); false when it is loaded,
  * or not tracked (gone, or never).

@@ -385,6 +385,30 @@ static void test_own_maps_find_own_code(void **state)
 }
 
 /*
+ * A list with two owners outlives the first one's free: the second still
+ * finds its code (ASan would report a use after free), and frees it last
+ * (LeakSanitizer would report a leak if no free did).
+ */
+static void test_ref_keeps_the_list_for_its_last_owner(void **state)
+{
+	struct procmaps *maps = NULL, *second;
+	const struct procmaps_mapping *m;
+
+	(void)state;
+	assert_int_equal(procmaps_load("/proc/self/maps", &maps), 0);
+	second = procmaps_ref(maps);
+	assert_ptr_equal(second, maps);
+	assert_null(procmaps_ref(NULL));
+	procmaps_free(maps);
+	m = procmaps_find(second, (uint64_t)(uintptr_t)&test_ref_keeps_the_list_for_its_last_owner,
+			  NULL);
+	assert_non_null(m);
+	assert_true(m->inode != 0);
+	procmaps_free(second);
+	procmaps_free(NULL);
+}
+
+/*
  * For a kernel without PROCMAP_QUERY (kfeat), the text of /proc's own
  * maps is read, never the ioctl: the gate page ([vsyscall]), which only
  * the text lists, is there whenever the text has it.
@@ -453,6 +477,7 @@ int main(void)
 	    cmocka_unit_test(test_text_only_reads_the_text_of_proc),
 	    cmocka_unit_test(test_load_missing_process),
 	    cmocka_unit_test(test_own_maps_find_own_code),
+	    cmocka_unit_test(test_ref_keeps_the_list_for_its_last_owner),
 	    cmocka_unit_test(test_load_leaves_no_file_open),
 	};
 
