@@ -1008,17 +1008,19 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	struct capture *cap = ctx;
 	struct capture_track track = { { process->tgid, process->start_time }, NULL, false };
 	struct capture_worker *w;
-	bool wake = false, parent_read = false;
+	bool wake = false, parent_read = false, borrowed = false;
 
 	/* Where the unwinder and the symbolizer would read one /proc. */
-	if (process->parent_tgid && cap->forks && (!cap->unwinder || cap->lend_maps))
+	if (process->parent_tgid && cap->forks && (!cap->unwinder || cap->lend_maps)) {
 		parent_read = capture_borrow(cap, process, &track);
+		borrowed = track.maps && !parent_read;
+	}
 	if (cap->unwinder && !track.maps)
 		track.gone = unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
 						 cap->lend_maps ? &track.maps : NULL) == -ESRCH &&
 			     cap->lend_maps;
 	pthread_mutex_lock(&cap->core->lock);
-	cap->borrowed += process->parent_tgid && track.maps && !parent_read;
+	cap->borrowed += borrowed;
 	cap->parent_reads += parent_read;
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {

@@ -27,7 +27,9 @@
 #     plugin turns them off for collectd and back on for what it forks,
 #     and none holds collectd's memory after a minute's sampling;
 #  7. the ring buffer reader (bpf/ringrd) on 6.1's ring buffer: records
-#     that wrap, a full ring, a poll's wake, the data mapped once.
+#     that wrap, a full ring, a poll's wake, the data mapped once;
+#  8. forks that never exec are named from their parent's maps: the
+#     report's parent read through 6.1's task_struct (41_names_forks.sh).
 # Sourced by bash in the guest's root, which is the host's, read-only
 # under a tmpfs overlay: build/ is the host's build.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
@@ -248,4 +250,8 @@ step "7. the ring buffer read through one mapping of its data"
 "$ROOT/build/tests/root/test_ringrd_kernel" >"$T/ringrd.log" 2>&1 ||
 	fail "7: test_ringrd_kernel failed on $release: $(cat "$T/ringrd.log")"
 ok "7: $(grep -c '^\[       OK' "$T/ringrd.log") checks of test_ringrd_kernel pass"
+
+step "8. forks named from their parent's maps: 41_names_forks.sh"
+bash "$ROOT/tests/e2e/41_names_forks.sh" || fail "41_names_forks.sh failed on $release"
+
 step "done"
