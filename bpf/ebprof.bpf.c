@@ -1057,8 +1057,12 @@ static __always_inline int walk_step(struct walk *w, struct ebprof_regs *regs)
 	struct ebprof_rule_cache_entry *e;
 	__u64 off;
 
-	if (!w->st->have_proc || !walk_mapping(w, pc))
+	if (!w->st->have_proc)
 		return UNW_NO_TABLE;
+	if (!walk_mapping(w, pc)) {
+		w->st->unmapped = true; /* mapped since user space read the maps */
+		return UNW_NO_TABLE;
+	}
 	if (!w->st->m_table) {
 		stat_add(w->c, EBPROF_STAT_UNW_FP_FRAMES);
 		return unw_step_fp(w->s, regs);
@@ -1221,7 +1225,11 @@ static long copy_chunk(__u32 k, void *arg)
  * That holds for a process whose report is put off (sampled in an exec,
  * whose copies are of a stack being replaced): waking for those took
  * back the whole saving. Off-CPU copies and, for tests, oracle copies
- * wake it.
+ * wake it. So does a copy whose sampled pc is in none of the mappings
+ * user space sent (a dlopen() since it read them; a fork lent its
+ * parent's): its maps must be read again while it runs, and a process
+ * that lives milliseconds would be gone by the next wake. At most one
+ * such wake a CPU every EBPROF_UNMAPPED_WAKE_NS, for a pc no read finds.
  */
 static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *key, __u32 type,
 				      __u64 id)
@@ -1230,6 +1238,7 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 	struct ebprof_copy_event *e = &s->copy;
 	__u64 sp = e->regs.r[UNW_RSP];
 	__u64 held = bpf_ringbuf_query(&process_events, BPF_RB_AVAIL_DATA);
+	__u64 flags = BPF_RB_FORCE_WAKEUP;
 	__u32 bytes;
 
 	if (held > copy_ring_limit)
@@ -1257,11 +1266,17 @@ static __always_inline bool send_copy(struct walk *w, const struct ebprof_key *k
 	e->stack_bytes = bytes;
 	if (bytes > EBPROF_COPY_BYTES)
 		bytes = EBPROF_COPY_BYTES;
+	if (type == EBPROF_EVENT_COPY && !id && held < copy_ring_limit / 2) {
+		flags = BPF_RB_NO_WAKEUP;
+		if (w->st->unmapped && !s->ustack.nr &&
+		    e->sampled_at - w->c->unmapped_wake_at >= EBPROF_UNMAPPED_WAKE_NS) {
+			w->c->unmapped_wake_at = e->sampled_at;
+			flags = BPF_RB_FORCE_WAKEUP;
+		}
+	}
 	return bpf_ringbuf_output(&process_events, e,
 				  __builtin_offsetof(struct ebprof_copy_event, stack) + bytes,
-				  type == EBPROF_EVENT_COPY && !id && held < copy_ring_limit / 2 ?
-					  BPF_RB_NO_WAKEUP :
-					  BPF_RB_FORCE_WAKEUP) == 0;
+				  flags) == 0;
 }
 
 #define WALK_COPIED 1

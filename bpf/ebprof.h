@@ -49,6 +49,12 @@
 #define EBPROF_MAX_CHUNKS (EBPROF_MAX_FRAMES / EBPROF_CHUNK_FRAMES)
 /* Bytes of user stack a copy carries, from the stack pointer up. */
 #define EBPROF_COPY_BYTES 16384
+/*
+ * A copy of a sample whose pc is in none of its process's mappings wakes
+ * user space, to read them again, at most once a CPU in this time (ns):
+ * a pc no read finds would otherwise wake it at every sample.
+ */
+#define EBPROF_UNMAPPED_WAKE_NS 20000000ull
 
 /* How user stacks are walked (rodata unwind_mode). */
 #define EBPROF_UNWIND_FP 0     /* bpf_get_stack(): the kernel's frame-pointer walk */
@@ -346,6 +352,7 @@ struct ebprof_cpu {
 	__u8 walk_have_proc;
 	__u8 walk_py; /* the scratch space's py holds its Python layout */
 	__u8 walk_pad[2];
+	__u64 unmapped_wake_at; /* the last copy of an unmapped pc that woke user space (send_copy()) */
 	__u64 stats[EBPROF_STAT_NR];
 };
 
@@ -438,7 +445,8 @@ struct ebprof_walk_state {
 	__u8 want_copy;
 	__u8 no_table;	     /* a missing table was walked by frame pointer */
 	__u8 m_valid;	     /* the last mapping found, below */
-	__u8 pad[3];
+	__u8 unmapped;	     /* a pc was in none of the process's mappings */
+	__u8 pad[2];
 	__u64 m_start, m_end, m_adjust;
 	__u32 m_table, m_table_id;
 	__u64 copy_sp;		     /* a copy's stack pointer (send_copy()) */

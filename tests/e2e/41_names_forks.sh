@@ -30,16 +30,17 @@ ok "forks with their parent's maps: $kept kept from an earlier fork, $parent rea
 
 total=$($FOLDED_PY "$T/forks.folded" total shortlived-fork)
 at_least "$total" 200 || fail "only $total samples of the forks (want ~600: 6 s of CPU at 99 Hz)"
-named=$($FOLDED_PY "$T/forks.folded" has shortlived-fork '^(burn_[0-9]{3}|crc32.*|dlopen.*)$')
-exiting=$($FOLDED_PY "$T/forks.folded" exiting shortlived-fork)
-all=$(python3 -c "print('%.2f' % ($named + $exiting))")
-at_least "$all" 95 || {
-	grep '^shortlived-fork;' "$T/forks.folded" | grep -v 'burn_[0-9]\|crc32\|dlopen' | sort -t' ' -k2 -n -r | head
-	fail "forks named in only $all% of their $total samples (burn_NNN, zlib's crc32, or the exit $exiting%; want >= 95%)"
+# Named: under main (the child's code, zlib's, the clock's system call), or
+# in the exit, where the user stack may be gone with the memory.
+all=$($FOLDED_PY "$T/forks.folded" has shortlived-fork '^(main|do_exit_\[k\])$')
+unknown=$($FOLDED_PY "$T/forks.folded" has shortlived-fork '^\[unknown\]$')
+at_least "$all" 95 && at_least 1.5 "$unknown" || {
+	grep '^shortlived-fork;' "$T/forks.folded" | grep -v ';main;\|;do_exit_\[k\]' | sort -t' ' -k2 -n -r | head
+	fail "forks named under main or in their exit in only $all% of their $total samples (want >= 95%), [unknown] in $unknown% (want <= 1.5%)"
 }
 zlib=$($FOLDED_PY "$T/forks.folded" has shortlived-fork '^crc32.*$')
 # A quarter of the children, less their dlopen: ~24%.
 at_least "$zlib" 15 || fail "only $zlib% of the forks' samples in zlib's crc32 (want ~24%: one child in four)"
 read -r whole _ _ < <($FOLDED_PY "$T/forks.folded" rooted shortlived-fork '^(burn_[0-9]{3}|crc32.*)$' '^_start$')
 at_least "$whole" 95 || fail "of the forks' samples in burn_NNN or crc32, only $whole% are whole down from _start"
-ok "forks named in $all% of $total samples ($zlib% in zlib, mapped after the fork); whole from _start in $whole%"
+ok "forks named in $all% of $total samples ($zlib% in zlib, mapped after the fork; [unknown] $unknown%); whole from _start in $whole%"
