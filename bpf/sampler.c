@@ -633,8 +633,9 @@ static uint64_t sampler_verified(struct bpf_object *obj)
 
 /*
  * task_struct's members the program reads, in the order of sampler_load()'s
- * task_offsets: group_leader, comm, start_boottime, mm at 0 to 3 (4 and 5
- * are the state's and mm_struct's), tgid and pid at 6 and 7, in bytes;
+ * task_offsets: group_leader, comm, start_boottime, mm at 0 to 3 (4, 5
+ * and 12 are the state's and mm_struct's start_stack and exe_file, the
+ * caller's), tgid and pid at 6 and 7, in bytes;
  * at 8 the bit of in_execve (KBTF_ABSENT if this kernel has none), set
  * while an exec replaces the process's memory; at 9 to 11 real_parent,
  * parent_exec_id and self_exec_id, in bytes (all three 0 if one is
