@@ -563,17 +563,6 @@ static __always_inline bool tgid_rejected(__u32 tgid)
 	return !hit;
 }
 
-/*
- * Reports the process unless it was reported under this start time, and
- * returns whether it now stands reported. It is marked as reported only
- * once the report is in the ring buffer, so a full buffer delays the
- * report to the next sample rather than losing it.
- *
- * Not while task is in an exec: its memory is being replaced (the maps
- * user space would read are half built), and the exec's end forgets the
- * report (ebprof_exec()), so a report made then would be made twice. The
- * next sample after the exec reports the new program once.
- */
 /* The word at task + offset (of any kernel struct); 0 if it cannot be read. */
 static __always_inline __u64 task_word(__u64 task, __u32 offset)
 {
@@ -620,6 +609,17 @@ static __always_inline void report_parent(struct ebprof_process_event *event, __
 		task_word(task_word(parent, off_group_leader), off_start_boottime);
 }
 
+/*
+ * Reports the process unless it was reported under this start time, and
+ * returns whether it now stands reported. It is marked as reported only
+ * once the report is in the ring buffer, so a full buffer delays the
+ * report to the next sample rather than losing it.
+ *
+ * Not while task is in an exec: its memory is being replaced (the maps
+ * user space would read are half built), and the exec's end forgets the
+ * report (ebprof_exec()), so a report made then would be made twice. The
+ * next sample after the exec reports the new program once.
+ */
 static __always_inline bool report_process(struct ebprof_cpu *s, const struct ebprof_key *key,
 					   __u64 task)
 {
