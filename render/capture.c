@@ -34,10 +34,8 @@
 #include "symbolizer/procmaps.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -977,11 +975,9 @@ static bool capture_borrow(struct capture *cap, const struct sampler_process *pr
 	maps = forkmaps_get(cap->forks, process->parent_tgid, process->parent_start_time, now,
 			    &read_at);
 	if (!maps) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps",
-			 or_proc(cap->config.symbolizer.proc_root), process->parent_tgid);
-		if (procmaps_load_opt(path, !cap->config.symbolizer.maps_text_only, &maps))
+		if (procmaps_load_pid(or_proc(cap->config.symbolizer.proc_root),
+				      process->parent_tgid, !cap->config.symbolizer.maps_text_only,
+				      &maps))
 			return false;
 		read_at = now;
 		read = true;

@@ -19,8 +19,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <linux/magic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -406,6 +408,14 @@ int procmaps_load_opt(const char *path, bool query, struct procmaps **out)
 	err = load_fd(fd, query, out);
 	close(fd);
 	return err;
+}
+
+int procmaps_load_pid(const char *proc_root, uint32_t tgid, bool query, struct procmaps **out)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", proc_root, tgid);
+	return procmaps_load_opt(path, query, out);
 }
 
 struct procmaps *procmaps_ref(struct procmaps *maps)

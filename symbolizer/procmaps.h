@@ -49,6 +49,9 @@ int procmaps_load(const char *path, struct procmaps **out);
  */
 int procmaps_load_opt(const char *path, bool query, struct procmaps **out);
 
+/* procmaps_load_opt() of PROC_ROOT/TGID/maps ("/proc" or a test's copy of it). */
+int procmaps_load_pid(const char *proc_root, uint32_t tgid, bool query, struct procmaps **out);
+
 /*
  * One more owner of maps, which is never changed once loaded: each owner,
  * on any thread, lets go of it with procmaps_free(), and the last one

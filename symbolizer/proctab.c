@@ -363,7 +363,6 @@ static int proc_open_perfmap(struct proctab *t, struct proc *proc)
 static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify,
 			  struct procmaps *given)
 {
-	char path[4096];
 	struct procmaps *maps = given;
 	struct proc_elf *elfs;
 	int err;
@@ -372,9 +371,8 @@ static int proc_read_maps(struct proctab *t, struct proc *proc, bool verify,
 	if (!maps && t->maps_known_gone)
 		return -ENOENT; /* read just now by the caller: not tried again */
 	if (!maps) {
-		snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", t->proc_root, proc->tgid);
 		/* A process gone before its first read keeps no maps; one read before keeps them. */
-		err = procmaps_load_opt(path, !t->maps_text_only, &maps);
+		err = procmaps_load_pid(t->proc_root, proc->tgid, !t->maps_text_only, &maps);
 		count_fds(t, err);
 		if (err)
 			return err;

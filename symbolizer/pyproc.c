@@ -756,7 +756,6 @@ int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const ch
 		       uint32_t tgid, uint64_t start_time, const struct procmaps *maps,
 		       struct ebprof_py_proc *out, char *why, size_t whylen)
 {
-	char path[PATH_MAX];
 	struct procmaps *read = NULL;
 	int err, ret = -ENOENT;
 
@@ -765,8 +764,7 @@ int pyproc_detect_maps(struct pyproc_cache *cache, struct target *gate, const ch
 	memset(out, 0, sizeof(*out));
 	out->start_time = start_time;
 	if (!maps) {
-		snprintf(path, sizeof(path), "%s/%u/maps", proc_root, tgid);
-		err = procmaps_load_opt(path, true, &read);
+		err = procmaps_load_pid(proc_root, tgid, true, &read);
 		if (err)
 			return err == -ENOENT ? -ESRCH : err;
 		maps = read;

@@ -1018,15 +1018,13 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 			struct procmaps **maps)
 {
 	struct procmaps *pm;
-	char path[4096];
 	uint64_t read_at = boottime_ns();
 	int err;
 
 	if (maps)
 		*maps = NULL;
 	/* Read before the lock: the copy walk and the builder need not wait for /proc. */
-	snprintf(path, sizeof(path), "%s/%" PRIu32 "/maps", u->proc_root, tgid);
-	err = procmaps_load_opt(path, true, &pm);
+	err = procmaps_load_pid(u->proc_root, tgid, true, &pm);
 	if (err) {
 		bool exited = err == -ENOENT || err == -ESRCH;
 
