@@ -316,6 +316,7 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	}
 	health.window_bytes = profile_bytes(ebprof.window);
 	health.interval_bytes = profile_bytes(ebprof.interval);
+	health.forks_bytes = cs.forks_bytes;
 	health.lost_window_bytes = ebprof.lost_window_bytes;
 	health.offcpu_fp = sampler_offcpu_fp(ebprof.sampler);
 	health.heap = mallinfo2();

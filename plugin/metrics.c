@@ -372,6 +372,7 @@ static int metrics_memory(struct metrics_batch *b, const struct metrics_health *
 		{ "cache_window", h->window_bytes },
 		{ "cache_interval", h->interval_bytes },
 		{ "cache_unwind", h->unwind_user_bytes },
+		{ "cache_forks", h->forks_bytes },
 	};
 	int err = 0;
 

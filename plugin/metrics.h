@@ -145,6 +145,7 @@ struct metrics_health {
 	uint64_t python_native_only;
 	uint64_t window_bytes;	     /* the spool window's tree now */
 	uint64_t interval_bytes;     /* the interval's tree now */
+	uint64_t forks_bytes;	     /* parents' maps kept for their forks, now */
 	uint64_t lost_window_bytes;  /* since start: of lost_memory, over SpoolWindowMemory */
 	/* Off-CPU user stacks walked by frame pointer, the table walk refused by the
 	 * kernel's verifier (Linux 6.1): 1, else 0. */

@@ -185,6 +185,7 @@ struct capture {
 	size_t n_quarantine;
 	uint64_t received, lost_stalled, stalls, interrupts, track_dropped;
 	uint64_t borrowed, parent_reads; /* see struct capture_stats */
+	uint64_t forks_bytes;		 /* forkmaps_bytes(forks), as of its last change */
 	bool given_up;
 };
 
@@ -1005,11 +1006,14 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	struct capture_track track = { { process->tgid, process->start_time }, NULL, false };
 	struct capture_worker *w;
 	bool wake = false, parent_read = false, borrowed = false;
+	size_t forks_bytes = 0;
 
 	/* Where the unwinder and the symbolizer would read one /proc. */
 	if (process->parent_tgid && cap->forks && (!cap->unwinder || cap->lend_maps)) {
 		parent_read = capture_borrow(cap, process, &track);
 		borrowed = track.maps && !parent_read;
+		if (parent_read)
+			forks_bytes = forkmaps_bytes(cap->forks);
 	}
 	if (cap->unwinder && !track.maps)
 		track.gone = unwinder_track_kept(cap->unwinder, process->tgid, process->start_time,
@@ -1018,6 +1022,8 @@ static int capture_track(const struct sampler_process *process, void *ctx)
 	pthread_mutex_lock(&cap->core->lock);
 	cap->borrowed += borrowed;
 	cap->parent_reads += parent_read;
+	if (parent_read) /* the only change to forks */
+		cap->forks_bytes = forks_bytes;
 	w = cap->worker;
 	if (!w || w->n_tracks == CAPTURE_TRACK_QUEUE) {
 		cap->track_dropped++;
@@ -1392,6 +1398,7 @@ void capture_stats(struct capture *cap, struct capture_stats *stats)
 		.track_dropped = cap->track_dropped,
 		.borrowed = cap->borrowed,
 		.parent_reads = cap->parent_reads,
+		.forks_bytes = cap->forks_bytes,
 		.given_up = cap->given_up,
 	};
 	pthread_mutex_unlock(&cap->core->lock);

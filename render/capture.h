@@ -189,6 +189,9 @@ struct capture_stats {
 	 * their parent for them (parent_reads), not from their own.
 	 */
 	uint64_t borrowed, parent_reads;
+	/* The heap memory of the parents' maps kept for their forks, now (a list
+	 * a process record shares is counted here and in the symbolizer's). */
+	uint64_t forks_bytes;
 	bool given_up;		/* CAPTURE_MAX_STALLS reached: nothing is named any more */
 	bool unwinding;		/* user stacks by tables: unwind below is filled */
 	struct pytrack_stats python; /* Python processes (render/pytrack), as of the last drain */

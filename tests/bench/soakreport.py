@@ -135,7 +135,7 @@ def main():
          after[0]['rss_shmem_kb'], after[-1]['rss_shmem_kb']))
     for name in ('cache_symbols', 'cache_processes', 'cache_perfmaps', 'cache_names',
                  'cache_window', 'cache_interval', 'cache_unwind', 'unwind_tables',
-                 'cache_inline', 'cache_python', 'kernel_symbols'):
+                 'cache_inline', 'cache_python', 'kernel_symbols', 'cache_forks'):
         vals = [num(r.get(name)) for r in rows if num(r.get(name)) is not None]
         if not vals:
             continue

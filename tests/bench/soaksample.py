@@ -21,7 +21,8 @@ import sys
 
 HEALTH = ['heap_in_use', 'heap_free', 'heap_mapped', 'cache_symbols', 'cache_processes',
           'cache_perfmaps', 'cache_names', 'cache_window', 'cache_interval', 'cache_unwind',
-          'unwind_tables', 'cache_inline', 'cache_python', 'kernel_symbols']
+          'unwind_tables', 'cache_inline', 'cache_python', 'kernel_symbols',
+          'cache_forks']
 COLUMNS = (['seconds', 'rss_kb', 'rss_anon_kb', 'rss_file_kb', 'rss_shmem_kb', 'fds', 'threads', 'map_entries', 'map_fullest_pct'] +
            HEALTH + ['lost_window'])
 

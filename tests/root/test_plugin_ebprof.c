@@ -46,6 +46,34 @@ static pid_t start_spinner(void)
 	return pid;
 }
 
+/* A loop of forks, none exec'd, each spinning for 20 ms of its own. */
+static pid_t start_forker(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;) {
+			pid_t child = fork();
+
+			if (child == 0) {
+				struct timespec t0, t;
+
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				do
+					clock_gettime(CLOCK_MONOTONIC, &t);
+				while ((t.tv_sec - t0.tv_sec) * 1000000000L + t.tv_nsec - t0.tv_nsec <
+				       20000000L);
+				_exit(0);
+			}
+			if (child > 0)
+				waitpid(child, NULL, 0);
+		}
+	}
+	return pid;
+}
+
 static void stop(pid_t pid)
 {
 	kill(pid, SIGKILL);
@@ -287,6 +315,39 @@ static void test_window_bound_and_memory_metrics(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/*
+ * Forks sampled before an exec borrow their parent's maps, kept for the
+ * next forks: a cache of its own, reported as cache_forks.
+ */
+static void test_forks_parents_maps_are_a_memory_metric(void **state)
+{
+	char dir[] = "/tmp/ebprof-plugin.XXXXXX", cmd[64];
+	oconfig_item_t *root = stub_ci_block("Plugin");
+	const value_list_t *vl;
+	pid_t child;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	child = start_forker();
+	stub_ci_number(stub_ci_child(root, "Frequency"), 999);
+	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
+	assert_int_equal(configure(root), 0);
+	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
+	assert_int_equal(stub.init(), 0);
+	for (int i = 0; i < 3; i++) {
+		sleep_ms(500);
+		assert_int_equal(stub.read(NULL), 0);
+	}
+	vl = stub_dispatched("health", "cache_forks");
+	assert_non_null(vl);
+	/* ~40 forks of 20 ms, each sampled ~20 times: the loop's maps are kept. */
+	assert_true(vl->values[0].gauge > 0);
+	stop(child);
+	assert_int_equal(stub.shutdown(), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 /* collectd reads right after init; that read waits for a real window. */
 static void test_read_right_after_init_is_skipped(void **state)
 {
@@ -358,6 +419,7 @@ int main(void)
 		cmocka_unit_test_setup(test_reads_dispatch_metrics_and_spool, setup),
 		cmocka_unit_test_setup(test_read_right_after_init_is_skipped, setup),
 		cmocka_unit_test_setup(test_window_bound_and_memory_metrics, setup),
+		cmocka_unit_test_setup(test_forks_parents_maps_are_a_memory_metric, setup),
 		cmocka_unit_test_setup(test_spool_failure_logged_once_metrics_flow, setup),
 	};
 

@@ -482,7 +482,7 @@ static void test_heap_and_cache_sizes(void **state)
 	};
 	struct metrics_health h = {
 		.seconds = 1, .files = &files, .window_bytes = 5000, .interval_bytes = 6000,
-		.unwind_user_bytes = 7000, .lost_window_bytes = 12,
+		.unwind_user_bytes = 7000, .forks_bytes = 3500, .lost_window_bytes = 12,
 		.heap = { .arena = 800000, .uordblks = 500000, .fordblks = 300000, .hblkhd = 90000 },
 	};
 	const struct {
@@ -493,7 +493,7 @@ static void test_heap_and_cache_sizes(void **state)
 		{ "cache_symbols", 1000 }, { "cache_processes", 2000 }, { "cache_perfmaps", 300 },
 		{ "cache_names", 4000 },   { "cache_window", 5000 },	{ "cache_interval", 6000 },
 		{ "cache_unwind", 7000 },  { "cache_inline", 450 },	{ "cache_python", 800 },
-		{ "kernel_symbols", 900 },
+		{ "kernel_symbols", 900 },  { "cache_forks", 3500 },
 	};
 	struct metrics_batch b;
 	const value_list_t *vl;
