@@ -31,7 +31,7 @@ echo "kernel $(uname -r); $HZ Hz; sampling at ${SECONDS} s; waiting ${SECS} s"
 sleep "$SECS"
 echo "alone: VmRSS $(rss $A) kB, PSS $(pss $A) kB"
 echo "plugin: VmRSS $(rss $P) kB, PSS $(pss $P) kB, in huge pages $(thp $P) kB"
-for f in kernel_symbols cache_symbols cache_processes cache_names cache_window cache_interval cache_unwind cache_python heap_in_use heap_free heap_mapped; do
+for f in kernel_symbols cache_symbols cache_processes cache_names cache_window cache_interval cache_unwind cache_python cache_forks heap_in_use heap_free heap_mapped; do
 	g=$(ls -t $DP/csv/e2ehost/*/bytes-$f-* 2>/dev/null | head -1)
 	[ -n "$g" ] && echo "$f $(tail -1 "$g" | cut -d, -f2)"
 done
