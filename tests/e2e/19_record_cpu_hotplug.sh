@@ -31,13 +31,15 @@ REC=$!; BG_PIDS+=("$REC")
 wait_sampling "$T/summary"
 wait_for 60 has_rows 2 "$H/derive-cpus-went_offline-*" || { show_log "$D"; fail "no cpus-went_offline values"; }
 
-# away: offline for AWAY seconds, back, and a workload pinned there for WORK seconds.
+# A copy, so that its samples are told from any other split7030's (the 6.1 smoke suite runs one).
+cp "$EX/split7030" "$T/pinned7030"
+# away AWAY WORK: offline for AWAY seconds, back, and a workload pinned there for WORK seconds.
 away() {
 	echo 0 >"$ONLINE" || fail "could not take CPU $CPU offline"
 	sleep "$1"
 	echo 1 >"$ONLINE" || fail "could not bring CPU $CPU back online"
 	sleep 2 # both drain within a second: the CPU has its event again
-	taskset -c "$CPU" "$EX/split7030" "$2" >/dev/null || fail "split7030 pinned to CPU $CPU failed"
+	taskset -c "$CPU" "$T/pinned7030" "$2" >/dev/null || fail "split7030 pinned to CPU $CPU failed"
 }
 away 3 3
 away 0.2 2
@@ -51,7 +53,7 @@ cat "$T/summary"
 grep -q "CPU hotplug: 2 CPUs went offline, 2 came online" "$T/summary" ||
 	fail "the summary does not report the CPU's two hotplugs"
 summary_accounts "$T/summary" "hotplug"
-got=$($FOLDED_PY "$T/hotplug.folded" total split7030)
+got=$($FOLDED_PY "$T/hotplug.folded" total pinned7030)
 at_least "$got" $((5 * HZ * 8 / 10)) ||
 	fail "split7030 on CPU $CPU after it came back: $got samples (want ~$((5 * HZ)), 5 s at $HZ Hz)"
 missed=$(sed -n 's/^ebprof: ticks missed: \([0-9]*\) .*/\1/p' "$T/summary")
