@@ -938,6 +938,7 @@ static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, 
 	}
 	if (!s->prealloc)
 		sampler_prime_stacks(s, online, -1);
+	s->n_online = 0;
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
 		s->n_online += online[cpu];
 	if (s->task_tgids && s->mode != SAMPLER_MODE_OFFCPU && !sampler_attach_tasks(s, frequency))
