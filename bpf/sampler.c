@@ -61,13 +61,13 @@
 
 #include "bpf/ebprof.h"
 #include "bpf/ebprof.skel.h"
+#include "bpf/cpuevents.h"
 #include "bpf/grow.h"
 #include "bpf/kbtf.h"
 #include "bpf/ringrd.h"
 #include "bpf/stacktab.h"
 #include "bpf/steal.h"
 #include "bpf/taskev.h"
-#include "bpf/tickgrid.h"
 #include "bpf/sampler.h"
 #include "bpf/sampler_diag.h"
 #include "bpf/unwind.h"
@@ -174,8 +174,11 @@ struct offcpu_copy {
 
 struct sampler {
 	struct ebprof_bpf *skel;
-	struct bpf_link **links;
+	struct bpf_link **links; /* per-thread events (taskev) */
 	int n_links;
+	struct cpuevents cpus;	 /* per-CPU events, and their ticks' grid */
+	bool *online;		 /* per possible CPU, for sampler_follow_cpus() */
+	uint64_t *cpu_ticks;	 /* per possible CPU, the program's runs there */
 	/* A fixed PID filter's processes, traced by per-thread events (taskev); NULL: per CPU. */
 	uint32_t *task_tgids;
 	size_t n_task_tgids;
@@ -238,8 +241,9 @@ struct sampler {
 	struct ebprof_cpu *percpu; /* one slot per possible CPU, for the stats */
 	struct sampler_stack ustack;
 	uint64_t kernel_totals[EBPROF_STAT_NR];
-	struct tickgrid grid;	     /* the per-CPU events' ticks, for ticks_missed */
 	uint64_t grid_missed;	     /* tickgrid_missed() at the last stats read */
+	uint64_t cpus_detached;	     /* s->cpus.detached at the last stats read */
+	uint64_t cpus_reopened;	     /* s->cpus.reopened at the last stats read */
 	struct sampler_stats totals;
 };
 
@@ -806,9 +810,9 @@ static int sampler_fill_filters(struct sampler *s, const struct sampler_config *
  * empty for the second one and be lost. One insert from user space on that
  * CPU takes the element and raises the refill; the delete gives it back.
  * A CPU outside our affinity mask is skipped: its first such sample may
- * then be lost, and is counted in stacks_full.
+ * then be lost, and is counted in stacks_full. only: that CPU alone (-1: every online one).
  */
-static void sampler_prime_stacks(struct sampler *s, const bool *online)
+static void sampler_prime_stacks(struct sampler *s, const bool *online, int only)
 {
 	size_t size = CPU_ALLOC_SIZE(s->n_possible_cpus);
 	cpu_set_t *saved = CPU_ALLOC(s->n_possible_cpus);
@@ -820,7 +824,7 @@ static void sampler_prime_stacks(struct sampler *s, const bool *online)
 	if (!saved || !one || sched_getaffinity(0, size, saved))
 		goto free_sets;
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
-		if (!online[cpu] || !CPU_ISSET_S(cpu, size, saved))
+		if (!online[cpu] || (only >= 0 && cpu != only) || !CPU_ISSET_S(cpu, size, saved))
 			continue;
 		CPU_ZERO_S(size, one);
 		CPU_SET_S(cpu, size, one);
@@ -865,7 +869,6 @@ static int sampler_attach_tasks(struct sampler *s, unsigned int frequency)
 	size_t whylen = sizeof(s->task_events_why);
 	struct bpf_link **links;
 	struct taskev t;
-	size_t room;
 	int ret;
 
 	ret = taskev_open(&t, s->task_tgids, s->n_task_tgids, frequency, limit, why, whylen);
@@ -876,9 +879,7 @@ static int sampler_attach_tasks(struct sampler *s, unsigned int frequency)
 		ret = -ESRCH;
 		goto free_events;
 	}
-	/* Room for the per-CPU events too, should these fail to attach. */
-	room = t.n > (size_t)s->n_possible_cpus ? t.n : (size_t)s->n_possible_cpus;
-	links = realloc(s->links, room * sizeof(*links));
+	links = realloc(s->links, t.n * sizeof(*links));
 	if (!links) {
 		snprintf(why, whylen, "out of memory for %zu perf events", t.n);
 		ret = -ENOMEM;
@@ -915,60 +916,77 @@ free_events:
 static int sampler_attach(struct sampler *s, unsigned int frequency, char *err, size_t errlen)
 {
 	bool *online;
-	int ret = 0;
+	int ret;
 
-	online = calloc((size_t)s->n_possible_cpus, sizeof(*online));
-	s->links = calloc((size_t)s->n_possible_cpus, sizeof(*s->links));
-	if (!online || !s->links || tickgrid_init(&s->grid, s->n_possible_cpus, frequency)) {
-		ret = -ENOMEM;
-		goto free_online;
-	}
+	/* A start tried again after a failure begins afresh. */
+	cpuevents_free(&s->cpus);
+	free(s->online);
+	free(s->cpu_ticks);
+	s->online = calloc((size_t)s->n_possible_cpus, sizeof(*s->online));
+	s->cpu_ticks = calloc((size_t)s->n_possible_cpus, sizeof(*s->cpu_ticks));
+	if (!s->online || !s->cpu_ticks)
+		return -ENOMEM;
+	ret = cpuevents_init(&s->cpus, s->skel->progs.ebprof_sample, s->n_possible_cpus,
+			     frequency);
+	if (ret)
+		return ret;
+	online = s->online;
 	if (sampler_diag_online_cpus(online, s->n_possible_cpus) < 0) {
 		/* No sysfs: try every CPU; an offline one answers ENODEV. */
 		for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
 			online[cpu] = true;
 	}
 	if (!s->prealloc)
-		sampler_prime_stacks(s, online);
+		sampler_prime_stacks(s, online, -1);
+	s->n_online = 0;
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
 		s->n_online += online[cpu];
 	if (s->task_tgids && s->mode != SAMPLER_MODE_OFFCPU && !sampler_attach_tasks(s, frequency))
-		goto free_online;
+		return 0;
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
-		struct bpf_link *link;
-		int fd;
-
 		if (!online[cpu] || s->mode == SAMPLER_MODE_OFFCPU)
 			continue;
-		fd = taskev_clock_open(-1, cpu, frequency);
-		if (fd == -ENODEV)
+		ret = cpuevents_open(&s->cpus, cpu, 0, err, errlen);
+		if (ret == -ENODEV)
 			continue;
-		if (fd >= 0)
-			tickgrid_start(&s->grid, cpu, tickgrid_now_ns());
-		if (fd < 0) {
-			ret = fd;
-			sampler_diag_perf_event(fd, cpu, frequency, err, errlen);
-			goto free_online;
-		}
-		link = bpf_program__attach_perf_event(s->skel->progs.ebprof_sample, fd);
-		if (!link) {
-			char advice[64];
-
-			ret = -errno;
-			close(fd);
-			snprintf(err, errlen, "attaching the BPF program to CPU %d: %s%s", cpu,
-				 strerror(-ret), sampler_diag_advice(ret, advice, sizeof(advice)));
-			goto free_online;
-		}
-		s->links[s->n_links++] = link;
+		if (ret)
+			return ret;
 	}
-	if (s->n_links == 0 && s->mode != SAMPLER_MODE_OFFCPU) {
-		ret = -ENODEV;
+	cpuevents_opened(&s->cpus);
+	if (s->cpus.n_open == 0 && s->mode != SAMPLER_MODE_OFFCPU) {
 		snprintf(err, errlen, "no online CPU accepted a CPU-clock perf event");
+		return -ENODEV;
 	}
-free_online:
-	free(online);
-	return ret;
+	return 0;
+}
+
+/*
+ * With per-CPU events: closes those whose CPU went offline, and opens one
+ * on each online CPU without one (bpf/cpuevents.h). Before the grid's
+ * update, with the program's runs per CPU in s->percpu. An event that
+ * cannot be opened is tried again at the next stats read.
+ */
+static void sampler_follow_cpus(struct sampler *s, uint64_t now_ns)
+{
+	char err[256];
+	bool online;
+
+	if (!s->started || s->mode == SAMPLER_MODE_OFFCPU || s->n_task_events ||
+	    s->cpus.grid.stop_ns)
+		return;
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
+		s->cpu_ticks[cpu] = s->percpu[cpu].stats[EBPROF_STAT_SAMPLES];
+	online = sampler_diag_online_cpus(s->online, s->n_possible_cpus) >= 0;
+	cpuevents_look(&s->cpus, now_ns, online ? s->online : NULL, s->cpu_ticks);
+	if (!online)
+		return;
+	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++) {
+		if (!s->online[cpu] || cpuevents_has(&s->cpus, cpu))
+			continue;
+		if (!s->prealloc)
+			sampler_prime_stacks(s, s->online, cpu);
+		cpuevents_open(&s->cpus, cpu, s->cpu_ticks[cpu], err, sizeof(err));
+	}
 }
 
 /* Appends one unwound copy to the late queue; on no memory it is counted lost. */
@@ -1626,11 +1644,16 @@ static int sampler_read_stats(struct sampler *s, struct sampler_stats *delta)
 	/* now before the read: every tick due by then ran, or is in flight. */
 	if (bpf_map_lookup_elem(fd, &zero, s->percpu))
 		return -errno;
+	sampler_follow_cpus(s, now);
 	for (int cpu = 0; cpu < s->n_possible_cpus; cpu++)
-		tickgrid_update(&s->grid, cpu, now, s->percpu[cpu].stats[EBPROF_STAT_SAMPLES]);
-	missed = tickgrid_missed(&s->grid);
+		tickgrid_update(&s->cpus.grid, cpu, now, s->percpu[cpu].stats[EBPROF_STAT_SAMPLES]);
+	missed = tickgrid_missed(&s->cpus.grid);
 	delta->ticks_missed = missed - s->grid_missed;
 	s->grid_missed = missed;
+	delta->cpus_detached = s->cpus.detached - s->cpus_detached;
+	delta->cpus_reopened = s->cpus.reopened - s->cpus_reopened;
+	s->cpus_detached = s->cpus.detached;
+	s->cpus_reopened = s->cpus.reopened;
 	for (uint32_t i = 0; i < EBPROF_STAT_NR; i++) {
 		uint64_t sum = 0;
 
@@ -1709,6 +1732,8 @@ static void sampler_stats_add(struct sampler_stats *sum, const struct sampler_st
 	sum->py_frames += d->py_frames;
 	sum->py_faults += d->py_faults;
 	sum->ticks_missed += d->ticks_missed;
+	sum->cpus_detached += d->cpus_detached;
+	sum->cpus_reopened += d->cpus_reopened;
 	sum->slot_counted += d->slot_counted;
 }
 
@@ -2321,7 +2346,7 @@ int sampler_steal_ns(const struct sampler *s, uint64_t *ns)
 double sampler_sampled_s(const struct sampler *s)
 {
 	/* sampler_stop() stops the grid, with or without per-CPU events. */
-	uint64_t end = s->grid.stop_ns ? s->grid.stop_ns : tickgrid_now_ns();
+	uint64_t end = s->cpus.grid.stop_ns ? s->cpus.grid.stop_ns : tickgrid_now_ns();
 
 	return s->started_ns && end > s->started_ns ? (end - s->started_ns) / 1e9 : 0.0;
 }
@@ -2358,7 +2383,7 @@ int sampler_parse_mode(const char *name)
 
 int sampler_cpu_count(const struct sampler *s)
 {
-	return s->mode == SAMPLER_MODE_OFFCPU || s->n_task_events ? s->n_online : s->n_links;
+	return s->mode == SAMPLER_MODE_OFFCPU || s->n_task_events ? s->n_online : s->cpus.n_open;
 }
 
 size_t sampler_task_events(const struct sampler *s, const char **why)
@@ -2370,7 +2395,7 @@ size_t sampler_task_events(const struct sampler *s, const char **why)
 
 bool sampler_ticks_measured(const struct sampler *s)
 {
-	return !s->n_task_events && tickgrid_active(&s->grid);
+	return !s->n_task_events && tickgrid_active(&s->cpus.grid);
 }
 
 void sampler_stop(struct sampler *s)
@@ -2381,7 +2406,7 @@ void sampler_stop(struct sampler *s)
 	 * half counted when the caller drains. No tick falls due after the
 	 * close starts.
 	 */
-	tickgrid_stop(&s->grid, tickgrid_now_ns());
+	cpuevents_stop(&s->cpus, tickgrid_now_ns());
 	for (int i = 0; i < s->n_links; i++) {
 		bpf_link__destroy(s->links[i]);
 		s->links[i] = NULL;
@@ -2417,7 +2442,9 @@ void sampler_free(struct sampler *s)
 	stacktab_free(&s->table);
 	free(s->percpu);
 	free(s->pending);
-	tickgrid_free(&s->grid);
+	cpuevents_free(&s->cpus);
+	free(s->online);
+	free(s->cpu_ticks);
 	free(s->copy_ips);
 	free(s->late.words);
 	for (uint32_t i = 0; s->offcpu_copies && i < SAMPLER_OFFCPU_COPIES; i++)

@@ -240,6 +240,14 @@ struct sampler_stats {
 	 */
 	uint64_t ticks_missed;
 	/*
+	 * Per-CPU events closed because their CPU went offline (the kernel
+	 * detaches them for good), and opened on a CPU that came online after
+	 * the start (bpf/cpuevents.h). A CPU's time away is in neither the
+	 * samples nor ticks_missed.
+	 */
+	uint64_t cpus_detached;
+	uint64_t cpus_reopened;
+	/*
 	 * Of the samples handed out, those a CPU counted in its pending
 	 * slots (struct ebprof_pending), without a hash map lookup.
 	 */

@@ -25,6 +25,8 @@ int taskev_clock_open(pid_t pid, int cpu, unsigned int frequency)
 		.sample_freq = frequency,
 		.freq = 1,
 		.inherit = pid >= 0,
+		/* read(): the count, then the ns it was enabled (bpf/cpuevents.h). */
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 	};
 	long fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 

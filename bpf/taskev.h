@@ -40,7 +40,8 @@ struct taskev {
  * The one CPU-clock sampling event at frequency Hz: on thread pid (any
  * CPU, cpu = -1; inherited by the threads and children it starts), or,
  * with pid = -1, on CPU cpu (every task there). Returns the fd (close on
- * exec) or a negative errno.
+ * exec) or a negative errno. A read() of it gives two u64: the count (ns
+ * on the CPU) and the ns it has been enabled.
  */
 int taskev_clock_open(pid_t pid, int cpu, unsigned int frequency);
 

@@ -19,8 +19,10 @@ int tickgrid_init(struct tickgrid *g, int n_cpus, unsigned int frequency)
 	if (g->period_ns < TICKGRID_MIN_PERIOD_NS)
 		g->period_ns = TICKGRID_MIN_PERIOD_NS;
 	g->start_ns = calloc((size_t)n_cpus, sizeof(*g->start_ns));
+	g->base = calloc((size_t)n_cpus, sizeof(*g->base));
 	g->missed = calloc((size_t)n_cpus, sizeof(*g->missed));
-	if (!g->start_ns || !g->missed) {
+	g->ended = calloc((size_t)n_cpus, sizeof(*g->ended));
+	if (!g->start_ns || !g->base || !g->missed || !g->ended) {
 		tickgrid_free(g);
 		return -ENOMEM;
 	}
@@ -28,10 +30,23 @@ int tickgrid_init(struct tickgrid *g, int n_cpus, unsigned int frequency)
 	return 0;
 }
 
-void tickgrid_start(struct tickgrid *g, int cpu, uint64_t now_ns)
+void tickgrid_start(struct tickgrid *g, int cpu, uint64_t now_ns, uint64_t ticks)
 {
-	if (cpu >= 0 && cpu < g->n_cpus)
-		g->start_ns[cpu] = now_ns ? now_ns : 1;
+	if (cpu < 0 || cpu >= g->n_cpus)
+		return;
+	g->start_ns[cpu] = now_ns ? now_ns : 1;
+	g->base[cpu] = ticks;
+	g->started = true;
+}
+
+void tickgrid_end(struct tickgrid *g, int cpu, uint64_t at_ns, uint64_t ticks)
+{
+	if (cpu < 0 || cpu >= g->n_cpus || !g->start_ns[cpu])
+		return;
+	tickgrid_update(g, cpu, at_ns, ticks);
+	g->ended[cpu] += g->missed[cpu];
+	g->missed[cpu] = 0;
+	g->start_ns[cpu] = 0;
 }
 
 void tickgrid_stop(struct tickgrid *g, uint64_t now_ns)
@@ -44,16 +59,20 @@ uint64_t tickgrid_update(struct tickgrid *g, int cpu, uint64_t now_ns, uint64_t 
 {
 	uint64_t due;
 
-	if (cpu < 0 || cpu >= g->n_cpus || !g->start_ns[cpu])
+	if (cpu < 0 || cpu >= g->n_cpus)
 		return 0;
+	if (!g->start_ns[cpu])
+		return g->ended[cpu];
 	if (g->stop_ns && now_ns > g->stop_ns)
 		now_ns = g->stop_ns;
 	/* The first tick falls due a period after the start. */
 	due = now_ns > g->start_ns[cpu] ? (now_ns - g->start_ns[cpu]) / g->period_ns : 0;
+	/* This event's runs (a late tick of the one before may land in them). */
+	ticks = ticks > g->base[cpu] ? ticks - g->base[cpu] : 0;
 	/* One left out: a tick in flight as the stats were read. */
 	if (due > ticks + 1 && due - ticks - 1 > g->missed[cpu])
 		g->missed[cpu] = due - ticks - 1;
-	return g->missed[cpu];
+	return g->ended[cpu] + g->missed[cpu];
 }
 
 uint64_t tickgrid_missed(const struct tickgrid *g)
@@ -61,16 +80,13 @@ uint64_t tickgrid_missed(const struct tickgrid *g)
 	uint64_t sum = 0;
 
 	for (int cpu = 0; cpu < g->n_cpus; cpu++)
-		sum += g->missed[cpu];
+		sum += g->ended[cpu] + g->missed[cpu];
 	return sum;
 }
 
 bool tickgrid_active(const struct tickgrid *g)
 {
-	for (int cpu = 0; cpu < g->n_cpus; cpu++)
-		if (g->start_ns[cpu])
-			return true;
-	return false;
+	return g->started;
 }
 
 uint64_t tickgrid_now_ns(void)
@@ -84,8 +100,12 @@ uint64_t tickgrid_now_ns(void)
 void tickgrid_free(struct tickgrid *g)
 {
 	free(g->start_ns);
+	free(g->base);
 	free(g->missed);
+	free(g->ended);
 	g->start_ns = NULL;
+	g->base = NULL;
 	g->missed = NULL;
+	g->ended = NULL;
 	g->n_cpus = 0;
 }

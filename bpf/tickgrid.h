@@ -15,6 +15,11 @@
  * the start known to within the open call), so a CPU's count leaves one
  * out, and never goes down. Per-thread events have no grid (they stop
  * while their thread is off the CPU): the sampler does not use this then.
+ *
+ * A CPU's event can end before the others and a new one start there
+ * later (the CPU went offline, and came back: bpf/cpuevents.h): no tick
+ * falls due between the two, and each event's grid is its own, its ticks
+ * counted from the program's runs at its start.
  */
 #ifndef EBPROF_BPF_TICKGRID_H
 #define EBPROF_BPF_TICKGRID_H
@@ -26,29 +31,42 @@ struct tickgrid {
 	uint64_t period_ns; /* as the kernel sets it from the frequency */
 	int n_cpus;
 	uint64_t *start_ns; /* per CPU, CLOCK_MONOTONIC; 0: no event there */
-	uint64_t *missed;   /* per CPU, the most counted so far */
+	uint64_t *base;	    /* per CPU, the program's runs there at its event's start */
+	uint64_t *missed;   /* per CPU, the most counted so far for its event */
+	uint64_t *ended;    /* per CPU, counted for its events that ended */
 	uint64_t stop_ns;   /* 0 while the events run */
+	bool started;	    /* a CPU has had an event */
 };
 
 /* For n_cpus CPUs at frequency Hz. Returns 0 or -ENOMEM (-EINVAL: no frequency). */
 int tickgrid_init(struct tickgrid *g, int n_cpus, unsigned int frequency);
 
-/* cpu's event was opened, and started, just before now_ns. */
-void tickgrid_start(struct tickgrid *g, int cpu, uint64_t now_ns);
+/*
+ * cpu's event was opened, and started, just before now_ns, when the
+ * program had run ticks times there (0 for the first event).
+ */
+void tickgrid_start(struct tickgrid *g, int cpu, uint64_t now_ns, uint64_t ticks);
+
+/*
+ * cpu's event ran until at_ns, and the program ran ticks times there: its
+ * last update, after which no tick falls due on cpu until a new start.
+ */
+void tickgrid_end(struct tickgrid *g, int cpu, uint64_t at_ns, uint64_t ticks);
 
 /* Every event was closed at now_ns: no tick falls due after it. */
 void tickgrid_stop(struct tickgrid *g, uint64_t now_ns);
 
 /*
- * cpu's program ran ticks times (from its start) by now_ns: updates and
- * returns the ticks missed there so far (0 for a CPU without an event).
+ * cpu's program ran ticks times (from the start of its first event) by
+ * now_ns: updates and returns the ticks missed there so far, by its
+ * events that ended too (0 for a CPU that never had one).
  */
 uint64_t tickgrid_update(struct tickgrid *g, int cpu, uint64_t now_ns, uint64_t ticks);
 
 /* The sum over the CPUs of what tickgrid_update() last returned. */
 uint64_t tickgrid_missed(const struct tickgrid *g);
 
-/* True once a CPU has an event. */
+/* True once a CPU has had an event. */
 bool tickgrid_active(const struct tickgrid *g);
 
 /* CLOCK_MONOTONIC now, in ns: the clock the events' timers run on. */

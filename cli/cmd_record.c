@@ -290,6 +290,13 @@ static void print_held(const struct sampler *s, const struct sampler_stats *t, u
 			"interrupts off, the event throttled); their time is in no sample\n",
 			(unsigned long long)t->ticks_missed, t->ticks_missed * 1e3 / hz, hz,
 			due ? 100.0 * t->ticks_missed / due : 0.0);
+		if (t->cpus_detached || t->cpus_reopened)
+			fprintf(stderr,
+				"ebprof: CPU hotplug: %llu CPUs went offline, %llu came online and "
+				"were sampled from the next drain; the time a CPU was offline is in "
+				"no sample and no tick missed\n",
+				(unsigned long long)t->cpus_detached,
+				(unsigned long long)t->cpus_reopened);
 	}
 }
 

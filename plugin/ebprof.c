@@ -288,6 +288,13 @@ static int ebprof_build_metrics(const struct sampler_stats *window, double secon
 	int rc;
 
 	capture_stats(ebprof.capture, &cs);
+	if (window->cpus_detached)
+		INFO(PLUGIN_LOG "CPU hotplug: %llu CPUs went offline; %d CPUs sampled now",
+		     (unsigned long long)window->cpus_detached, sampler_cpu_count(ebprof.sampler));
+	if (window->cpus_reopened)
+		INFO(PLUGIN_LOG "CPU hotplug: %llu CPUs came online, sampled from this read on; "
+			       "%d CPUs sampled now",
+		     (unsigned long long)window->cpus_reopened, sampler_cpu_count(ebprof.sampler));
 	health.lost_memory = ebprof.lost_memory + cs.lost_memory;
 	health.lost_stalled = cs.lost_stalled;
 	health.stalls = cs.stalls;

@@ -400,6 +400,9 @@ int metrics_health(struct metrics_batch *b, const struct metrics_health *h)
 		{ "lost-process_event", h->total.process_events_lost },
 		/* Not samples: ticks that fell due and never ran the program (bpf/tickgrid.h). */
 		{ "ticks-missed", h->total.ticks_missed },
+		/* Not samples: CPUs that went offline, and came online (bpf/cpuevents.h). */
+		{ "cpus-went_offline", h->total.cpus_detached },
+		{ "cpus-came_online", h->total.cpus_reopened },
 		/* Off-CPU: samples over the per-CPU cap, and waits never timed. */
 		{ "lost-offcpu_throttled", h->total.offcpu_throttled },
 		{ "lost-offcpu_untimed", h->total.offcpu_untimed },

@@ -29,7 +29,10 @@
 #  7. the ring buffer reader (bpf/ringrd) on 6.1's ring buffer: records
 #     that wrap, a full ring, a poll's wake, the data mapped once;
 #  8. forks that never exec are named from their parent's maps: the
-#     report's parent read through 6.1's task_struct (41_names_forks.sh).
+#     report's parent read through 6.1's task_struct (41_names_forks.sh);
+#  9. a CPU taken offline and brought back is sampled again, by `record`
+#     and the plugin, its time away not counted as ticks missed
+#     (19_record_cpu_hotplug.sh).
 # Sourced by bash in the guest's root, which is the host's, read-only
 # under a tmpfs overlay: build/ is the host's build.
 source "$(dirname "${BASH_SOURCE[0]}")/../e2e/collectd.bash"
@@ -253,5 +256,8 @@ ok "7: $(grep -c '^\[       OK' "$T/ringrd.log") checks of test_ringrd_kernel pa
 
 step "8. forks named from their parent's maps: 41_names_forks.sh"
 bash "$ROOT/tests/e2e/41_names_forks.sh" || fail "41_names_forks.sh failed on $release"
+
+step "9. a CPU offline and back: 19_record_cpu_hotplug.sh"
+bash "$ROOT/tests/e2e/19_record_cpu_hotplug.sh" || fail "19_record_cpu_hotplug.sh failed on $release"
 
 step "done"
