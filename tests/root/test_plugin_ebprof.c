@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <limits.h>
 #include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
@@ -118,6 +119,26 @@ static int configure(oconfig_item_t *root)
 	return rc;
 }
 
+/* Configures root, starts the plugin at a 0.5 s interval, and reads 3 times. */
+static void start_and_read_thrice(oconfig_item_t *root)
+{
+	assert_int_equal(configure(root), 0);
+	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
+	assert_int_equal(stub.init(), 0);
+	for (int i = 0; i < 3; i++) {
+		sleep_ms(500);
+		assert_int_equal(stub.read(NULL), 0);
+	}
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[PATH_MAX + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void test_registers_config_init_shutdown_but_no_read(void **state)
 {
 	(void)state;
@@ -197,7 +218,7 @@ static void test_init_without_capabilities_says_what_to_fix(void **state)
  * shutdown that writes the last partial window and frees everything. */
 static void test_reads_dispatch_metrics_and_spool(void **state)
 {
-	char dir[] = "/tmp/ebprof-plugin.XXXXXX", pid_text[16], cmd[64];
+	char dir[] = "/tmp/ebprof-plugin.XXXXXX", pid_text[16];
 	oconfig_item_t *root = stub_ci_block("Plugin");
 	const value_list_t *vl;
 	pid_t child;
@@ -261,8 +282,7 @@ static void test_reads_dispatch_metrics_and_spool(void **state)
 	assert_int_equal(count_entries(dir, "ebprof-"), (int)files_before + 2);
 	assert_int_equal(count_entries(dir, "."), 2 + 0); /* "." and ".." only */
 	assert_int_equal(stub_log_count(LOG_ERR), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 /*
@@ -272,7 +292,7 @@ static void test_reads_dispatch_metrics_and_spool(void **state)
  */
 static void test_window_bound_and_memory_metrics(void **state)
 {
-	char dir[] = "/tmp/ebprof-plugin.XXXXXX", cmd[64];
+	char dir[] = "/tmp/ebprof-plugin.XXXXXX";
 	oconfig_item_t *root = stub_ci_block("Plugin");
 	const value_list_t *vl;
 	pid_t child;
@@ -285,13 +305,7 @@ static void test_window_bound_and_memory_metrics(void **state)
 	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
 	stub_ci_number(stub_ci_child(root, "SpoolInterval"), 2);
 	stub_ci_string(stub_ci_child(root, "SpoolWindowMemory"), "64KiB");
-	assert_int_equal(configure(root), 0);
-	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
-	assert_int_equal(stub.init(), 0);
-	for (int i = 0; i < 3; i++) {
-		sleep_ms(500);
-		assert_int_equal(stub.read(NULL), 0);
-	}
+	start_and_read_thrice(root);
 	/* The first read's tree (a node chunk and an arena block: ~0.5 MB)
 	 * took the window past 64 KiB: the next two reads' samples are out. */
 	vl = stub_dispatched("health", "cache_window");
@@ -311,8 +325,7 @@ static void test_window_bound_and_memory_metrics(void **state)
 	assert_true(stub_dispatched("health", "cache_processes")->values[0].gauge > 0);
 	stop(child);
 	assert_int_equal(stub.shutdown(), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 /*
@@ -321,7 +334,7 @@ static void test_window_bound_and_memory_metrics(void **state)
  */
 static void test_forks_parents_maps_are_a_memory_metric(void **state)
 {
-	char dir[] = "/tmp/ebprof-plugin.XXXXXX", cmd[64];
+	char dir[] = "/tmp/ebprof-plugin.XXXXXX";
 	oconfig_item_t *root = stub_ci_block("Plugin");
 	const value_list_t *vl;
 	pid_t child;
@@ -331,21 +344,14 @@ static void test_forks_parents_maps_are_a_memory_metric(void **state)
 	child = start_forker();
 	stub_ci_number(stub_ci_child(root, "Frequency"), 999);
 	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
-	assert_int_equal(configure(root), 0);
-	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
-	assert_int_equal(stub.init(), 0);
-	for (int i = 0; i < 3; i++) {
-		sleep_ms(500);
-		assert_int_equal(stub.read(NULL), 0);
-	}
+	start_and_read_thrice(root);
 	vl = stub_dispatched("health", "cache_forks");
 	assert_non_null(vl);
 	/* ~40 forks of 20 ms, each sampled ~20 times: the loop's maps are kept. */
 	assert_true(vl->values[0].gauge > 0);
 	stop(child);
 	assert_int_equal(stub.shutdown(), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 /* collectd reads right after init; that read waits for a real window. */
@@ -405,8 +411,7 @@ static void test_spool_failure_logged_once_metrics_flow(void **state)
 	assert_true(stub_log_has("ebprof plugin: spool: writing to", file, "again", NULL));
 	assert_int_equal(count_entries(file, "ebprof-"), 2);
 	assert_int_equal(stub.shutdown(), 0);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	assert_int_equal(system(cmd), 0);
+	remove_dir(dir);
 }
 
 int main(void)
