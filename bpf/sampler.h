@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include <linux/types.h>
 
@@ -400,6 +401,18 @@ void sampler_watch_stop(struct sampler_watch *w);
 
 /* The counters since sampler_open(). */
 void sampler_totals(const struct sampler *s, struct sampler_stats *total);
+
+/*
+ * Now on the sampler's clock (the program's bpf_ktime_get_boot_ns(), and
+ * the kernel's start times of processes): ns after boot, CLOCK_BOOTTIME.
+ */
+static inline uint64_t sampler_boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /*
  * A sample of a process whose tables were not loaded, as the program

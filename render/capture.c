@@ -966,13 +966,10 @@ static const char *or_proc(const char *proc_root)
 static bool capture_borrow(struct capture *cap, const struct sampler_process *process,
 			   struct capture_track *track)
 {
-	struct timespec ts;
-	uint64_t now, read_at;
+	uint64_t now = sampler_boot_ns(), read_at;
 	struct procmaps *maps;
 	bool read = false;
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	maps = forkmaps_get(cap->forks, process->parent_tgid, process->parent_start_time, now,
 			    &read_at);
 	if (!maps) {

@@ -158,15 +158,6 @@ static uint64_t monotonic_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The sampler's clock (bpf_ktime_get_boot_ns()), for struct sampler_copy's sampled_at. */
-static uint64_t boottime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
-
 int unwinder_new(struct unwmaps *maps, const struct unwinder_config *config,
 		 struct unwinder **out)
 {
@@ -1018,7 +1009,7 @@ int unwinder_track_kept(struct unwinder *u, uint32_t tgid, uint64_t start_time,
 			struct procmaps **maps)
 {
 	struct procmaps *pm;
-	uint64_t read_at = boottime_ns();
+	uint64_t read_at = sampler_boot_ns();
 	int err;
 
 	if (maps)
