@@ -17,7 +17,9 @@
  * is read while its program runs at the frequency. A closed event's grid
  * of ticks ends at its last run, taken as the time of its runs since the
  * last look, so that the time a CPU was away is not counted as ticks
- * missed (nor any missed in its last drain before it went).
+ * missed, to within an eighth of a look (one that goes in a look's last
+ * eighth is seen at the next); nor are those it missed in the look it
+ * went in.
  * cpuevents_open() then opens an event on a CPU that came back, or came
  * for the first time, with a grid of its own.
  *

@@ -810,7 +810,8 @@ static int sampler_fill_filters(struct sampler *s, const struct sampler_config *
  * empty for the second one and be lost. One insert from user space on that
  * CPU takes the element and raises the refill; the delete gives it back.
  * A CPU outside our affinity mask is skipped: its first such sample may
- * then be lost, and is counted in stacks_full. only: that CPU alone (-1: every online one).
+ * then be lost, and is counted in stacks_full. With only >= 0, primes that
+ * CPU alone (one that came online after the start); -1: every online one.
  */
 static void sampler_prime_stacks(struct sampler *s, const bool *online, int only)
 {
