@@ -119,14 +119,18 @@ static int configure(oconfig_item_t *root)
 	return rc;
 }
 
-/* Configures root, starts the plugin at a 0.5 s interval, and reads 3 times. */
-static void start_and_read_thrice(oconfig_item_t *root)
+/*
+ * Configures root, starts the plugin at a read interval of interval_s,
+ * and reads 3 times, every_ms apart (a read sooner than half an interval
+ * after the last is skipped).
+ */
+static void start_and_read_thrice(oconfig_item_t *root, double interval_s, long every_ms)
 {
 	assert_int_equal(configure(root), 0);
-	stub.interval = DOUBLE_TO_CDTIME_T_STATIC(0.5);
+	stub.interval = DOUBLE_TO_CDTIME_T(interval_s);
 	assert_int_equal(stub.init(), 0);
 	for (int i = 0; i < 3; i++) {
-		sleep_ms(500);
+		sleep_ms(every_ms);
 		assert_int_equal(stub.read(NULL), 0);
 	}
 }
@@ -305,7 +309,7 @@ static void test_window_bound_and_memory_metrics(void **state)
 	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
 	stub_ci_number(stub_ci_child(root, "SpoolInterval"), 2);
 	stub_ci_string(stub_ci_child(root, "SpoolWindowMemory"), "64KiB");
-	start_and_read_thrice(root);
+	start_and_read_thrice(root, 0.5, 500);
 	/* The first read's tree (a node chunk and an arena block: ~0.5 MB)
 	 * took the window past 64 KiB: the next two reads' samples are out. */
 	vl = stub_dispatched("health", "cache_window");
@@ -344,7 +348,7 @@ static void test_forks_parents_maps_are_a_memory_metric(void **state)
 	child = start_forker();
 	stub_ci_number(stub_ci_child(root, "Frequency"), 999);
 	stub_ci_string(stub_ci_child(root, "SpoolDir"), dir);
-	start_and_read_thrice(root);
+	start_and_read_thrice(root, 0.5, 500);
 	vl = stub_dispatched("health", "cache_forks");
 	assert_non_null(vl);
 	/* ~40 forks of 20 ms, each sampled ~20 times: the loop's maps are kept. */
@@ -389,14 +393,7 @@ static void test_spool_failure_logged_once_metrics_flow(void **state)
 	stub_ci_number(stub_ci_child(root, "PID"), 1);
 	stub_ci_string(stub_ci_child(root, "SpoolDir"), file);
 	stub_ci_number(stub_ci_child(root, "SpoolInterval"), 1);
-	assert_int_equal(configure(root), 0);
-	stub.interval = TIME_T_TO_CDTIME_T_STATIC(1);
-	assert_int_equal(stub.init(), 0);
-	/* Three windows (a read sooner than half an interval is skipped). */
-	for (int i = 0; i < 3; i++) {
-		sleep_ms(600);
-		assert_int_equal(stub.read(NULL), 0);
-	}
+	start_and_read_thrice(root, 1, 600); /* three windows */
 	assert_int_equal(stub_log_count(LOG_ERR), 1);
 	assert_true(stub_log_has("ebprof plugin: spool:", file, "Not a directory", NULL));
 	assert_non_null(stub_dispatched("self", "[other]"));
